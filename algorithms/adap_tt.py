@@ -1,0 +1,276 @@
+"""AdaP-TT (seed 004: Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023, Algorithm 2 + Appendix D).
+
+ε-global-DP fixed-confidence best-arm identification in the ``user`` table model: row t of the
+table is user t's potential rewards, read at round t for the pulled arm only.
+
+Faithful to Algorithm 2 and the digest ../shared/specs/004_adap_tt.md §2.2:
+
+* initialisation pulls arms 1..K once; phase 1 of arm a is that single sample, released as
+  μ̃ = x + Lap(1/ε) with Ñ = 1 (ambiguity A1: the paper never defines the phase-1 estimate);
+* per-arm doubling: arm a switches phase when its global count doubles (eq. 10); only the arm
+  pulled last can switch (Lemma 3: N = 2^(k−1), Ñ = 2^(k−2));
+* forgetting: the phase mean uses this phase's samples only (eq. 11), noised with a fresh
+  Lap(1/(ε·Ñ)) draw (eq. 12);
+* private GLR stopping rule with candidate â = argmax μ̃ (Line 11, A15), local counts Ñ and
+  threshold 2·c_{ε,k_â,k_b}(Ñ_â, Ñ_b, δ) of eq. (4) with C_G computed exactly (A3, A6);
+  evaluated at every switch and once after initialisation (Alg. 2 evaluates it every round;
+  its inputs only change at switches, A4);
+* private UCB leader B = argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a) (eq. 22, A8);
+* private TC challenger with global counts (eq. 23, A9), tracking with β (A10);
+* τ = number of samples taken (A5); ties broken towards the lowest index (A11).
+
+Named options for the documented ambiguities: ``threshold`` (``theory`` = eq. 4, default;
+``heuristic`` = the public draft code's threshold, digest §2.8 (iv)), ``bonus`` (``phase`` =
+eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for starvation A18),
+``s`` (not stated in the paper, default 2), ``max_steps`` (data-independent cap: a run that
+reaches it halts without a decision and is reported as *capped*, never dropped).
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+from scipy.special import zeta
+
+from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
+from dpaudit.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED
+
+from .glr import cg_table, max_phase
+
+# theta layout of the AdaP-TT kernel
+EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S = range(9)
+THRESHOLDS = ("theory", "heuristic")
+BONUSES = ("phase", "log")
+
+MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # seed 004 Section 5 instance μ1 (K = 6)
+
+
+@nb.njit(cache=True)
+def _reward(rng, table, means, t, a):
+    if t < table.shape[0]:
+        return table[t, a]
+    return 1.0 if rng.random() < means[a] else 0.0
+
+
+@nb.njit(cache=True)
+def _log_release(releases, i, t, arm, phase, count, value, noise, scale):
+    if i < releases.shape[0]:
+        r = releases[i]
+        r[0], r[1], r[2], r[3] = t, arm, phase, count
+        r[4], r[5], r[6], r[7] = value, value + noise, scale, LAPLACE
+    return value + noise
+
+
+@nb.njit(cache=True)
+def _threshold(theta, aux, K, k1, k2, n1, n2):
+    """2·c (the GLR statistic is compared with this), eq. (4) or the heuristic."""
+    eps, risk = theta[EPS], theta[RISK]
+    if theta[THRESHOLD] == 0.0:
+        s = theta[S]
+        lz = math.log(2.0 * K * theta[ZETA_S] / risk)
+        c_np = 2.0 * aux[k1 * k2] + 2.0 * math.log(4.0 + math.log(n1)) \
+            + 2.0 * math.log(4.0 + math.log(n2))
+        lap = (lz + s * math.log(k1)) ** 2 / (n1 * eps * eps) \
+            + (lz + s * math.log(k2)) ** 2 / (n2 * eps * eps)
+        return 2.0 * (2.0 * c_np + lap)
+    L = math.log(1.0 / risk)
+    return 2.0 * (L + math.log(1.0 + math.log(n1)) + math.log(1.0 + math.log(n2))
+                  + (1.0 / n1 + 1.0 / n2) * L * L / (eps * eps))
+
+
+@nb.njit(cache=True)
+def _argmax(x):
+    best = 0
+    for a in range(1, x.shape[0]):
+        if x[a] > x[best]:
+            best = a
+    return best
+
+
+@nb.njit(cache=True)
+def _glr_stop(mu, ntil, kph, theta, aux):
+    """Private GLR stopping rule (Alg. 2 Lines 11–12): returns â if it fires, else -1."""
+    K = mu.shape[0]
+    ahat = _argmax(mu)
+    for b in range(K):
+        if b == ahat:
+            continue
+        d = mu[ahat] - mu[b]
+        z = d * d / (1.0 / ntil[ahat] + 1.0 / ntil[b])
+        if z < _threshold(theta, aux, K, kph[ahat], kph[b], ntil[ahat], ntil[b]):
+            return -1
+    return ahat
+
+
+@nb.njit(cache=True)
+def _leader(mu, ntil, kph, eps, log_bonus, n):
+    """Private UCB leader (eq. 22): argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a)."""
+    best, best_v = 0, -np.inf
+    for a in range(mu.shape[0]):
+        r = math.log(n) if log_bonus else kph[a]
+        v = mu[a] + math.sqrt(r / ntil[a]) + r / (eps * ntil[a])
+        if v > best_v:
+            best, best_v = a, v
+    return best
+
+
+@nb.njit(cache=True)
+def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
+    """One run of AdaP-TT (seed 004 Algorithm 2). Kernel contract: dpaudit.simulate.
+
+    ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s));
+    ``aux`` = C_G table indexed by k1·k2 (eq. 14 at δ/2). Returns (τ, â, status, n_rel);
+    every phase mean μ̃ is logged to ``releases``.
+    With forgetting = 0 (the ``adap-tt-no-forgetting`` mutant) the phase mean is taken over
+    *all* samples of the arm so far, with the same noise scale 1/(ε·Ñ): not private.
+    """
+    K = means.shape[0]
+    eps = theta[EPS]
+    beta = theta[BETA]
+    log_bonus = theta[BONUS] == 1.0
+    forgetting = theta[FORGETTING] == 1.0
+    max_steps = np.int64(theta[MAX_STEPS])
+    n_rec = actions.shape[0]
+
+    N = np.zeros(K, np.int64)        # global counts
+    kph = np.ones(K, np.int64)       # phase indices
+    nsw = np.ones(K, np.int64)       # global count at the start of the current phase
+    ntil = np.ones(K)                # local count of the last completed phase
+    mu = np.empty(K)                 # private means μ̃
+    S = np.zeros(K)                  # reward sum of the phase in progress
+    C = np.zeros(K, np.int64)        # sample count of the phase in progress
+    Stot = np.zeros(K)               # reward sum since the start (mutant only)
+    L = np.zeros(K, np.int64)        # rounds with a as leader
+    M = np.zeros(K, np.int64)        # rounds with a as leader and a pulled
+
+    n = 0                            # samples taken
+    nr = 0                           # releases made
+    for a in range(K):               # initialisation: rows 0..K-1
+        if n >= max_steps:
+            return n, -1, CAPPED, nr
+        if n >= limit:
+            return n, -1, TRUNCATED, nr
+        x = _reward(rng, table, means, n, a)
+        if n < n_rec:
+            actions[n] = a
+        n += 1
+        N[a] = 1
+        Stot[a] = x
+    for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε) (A1)
+        mu[a] = _log_release(releases, nr, K, a, 1, 1, Stot[a], rng.laplace(0.0, 1.0 / eps),
+                             1.0 / eps)
+        nr += 1
+
+    ahat = _glr_stop(mu, ntil, kph, theta, aux)
+    if ahat >= 0:
+        return n, ahat, STOPPED, nr
+    B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+    last = -1
+    while True:
+        if last >= 0 and C[last] >= nsw[last]:          # per-arm doubling (eq. 10)
+            a = last
+            kph[a] += 1
+            ntil[a] = C[a]
+            mean = S[a] / C[a] if forgetting else Stot[a] / N[a]
+            scale = 1.0 / (eps * ntil[a])
+            mu[a] = _log_release(releases, nr, n, a, kph[a], C[a], mean,
+                                 rng.laplace(0.0, scale), scale)            # eq. 12
+            nr += 1
+            nsw[a] = N[a]
+            S[a] = 0.0
+            C[a] = 0
+            ahat = _glr_stop(mu, ntil, kph, theta, aux)
+            if ahat >= 0:
+                return n, ahat, STOPPED, nr
+            B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+        elif log_bonus:
+            B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+        if n >= max_steps:
+            return n, -1, CAPPED, nr
+        if n >= limit:
+            return n, -1, TRUNCATED, nr
+        if M[B] <= beta * (L[B] + 1):                   # tracking (A10)
+            I = B
+        else:                                           # TC challenger, global counts (A9)
+            I, best = -1, np.inf
+            inv_b = 1.0 / N[B]
+            for a in range(K):
+                if a != B:
+                    v = (mu[B] - mu[a]) / math.sqrt(inv_b + 1.0 / N[a])
+                    if v < best:
+                        I, best = a, v
+        x = _reward(rng, table, means, n, I)
+        if n < n_rec:
+            actions[n] = I
+        n += 1
+        N[I] += 1
+        S[I] += x
+        C[I] += 1
+        Stot[I] += x
+        L[B] += 1
+        if I == B:
+            M[B] += 1
+        last = I
+
+
+def _params(horizon_default: int) -> tuple[Param, ...]:
+    return (
+        Param("means", MU1, "floats", "Bernoulli instance: base tables and rows beyond the table",
+              low=0.0, high=1.0, min_len=2),
+        Param("risk", 0.01, "float", "BAI risk δ", low=0.0, high=1.0, open_low=True, open_high=True),
+        Param("beta", 0.5, "float", "Top Two tracking proportion β", low=0.0, high=1.0,
+              open_low=True, open_high=True),
+        Param("s", 2.0, "float", "exponent s > 1 of the threshold's union bound (paper: unstated)",
+              low=1.0, high=100.0, open_low=True),
+        Param("threshold", "theory", "choice", "stopping threshold: eq. (4) or the draft code's",
+              choices=THRESHOLDS),
+        Param("bonus", "phase", "choice", "leader bonus: k_a (eq. 22) or ln n", choices=BONUSES),
+        Param("max_steps", 1 << 24, "int", "data-independent cap on samples (capped runs are "
+              "reported)", low=1, high=2.0 ** 62),
+        Param("horizon", horizon_default, "int", "audit table rows: transcripts are audited up to "
+              "this many samples", low=2, high=1 << 20),
+    )
+
+
+def _prepare(forgetting: bool):
+    def prepare(eps: float, p: dict) -> Prepared:
+        K = len(p["means"])
+        theta = np.zeros(9)
+        theta[EPS], theta[RISK], theta[BETA], theta[S] = eps, p["risk"], p["beta"], p["s"]
+        theta[THRESHOLD] = THRESHOLDS.index(p["threshold"])
+        theta[BONUS] = BONUSES.index(p["bonus"])
+        theta[FORGETTING] = 1.0 if forgetting else 0.0
+        theta[MAX_STEPS] = p["max_steps"]
+        theta[ZETA_S] = zeta(p["s"])
+        kmax = max_phase(p["max_steps"])
+        aux = cg_table(p["risk"] / 2, K, p["s"], kmax)   # c_{k1k2}(·, ·, δ/2) in eq. (4)
+        return Prepared(theta=theta, aux=aux, means=np.asarray(p["means"], dtype=np.float64))
+    return prepare
+
+
+def _structure(p: dict) -> list[tuple[int, str]]:
+    """Rows whose change reaches an early release (digest §6.1–6.2)."""
+    K = len(p["means"])
+    return [(0, "initial pull of arm 0 (its phase-1 release, Ñ = 1)"),
+            (K - 1, f"initial pull of arm {K - 1}"),
+            (K, "first post-initialisation sample (phase 2 of the first leader, Ñ = 1)"),
+            (K + 1, "second post-initialisation sample")]
+
+
+PAPER = "seed 004: Azize et al., On the Complexity of DP Best-Arm Identification with Fixed Confidence, NeurIPS 2023"
+HORIZON = 32
+
+register(AlgorithmSpec(
+    name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model="user",
+    private=True, kernel=adap_tt_kernel, params=_params(HORIZON), prepare=_prepare(True),
+    structure=_structure, audit_horizon=lambda p: p["horizon"],
+    description="ε-global-DP Top Two with per-arm doubling, forgetting and Laplace phase means"))
+
+register(AlgorithmSpec(
+    name="adap-tt-no-forgetting", title="AdaP-TT mutant: no forgetting", paper=PAPER,
+    model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
+    prepare=_prepare(False), structure=_structure, audit_horizon=lambda p: p["horizon"],
+    mutant_of="adap-tt",
+    description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
+                "re-enters every later release of its arm (digest §6.4, first row)"))

@@ -1,0 +1,196 @@
+"""Algorithm registry: what `dpaudit list` shows and what `dpaudit run --algo NAME` runs.
+
+Every reference implementation in :mod:`dpaudit.algorithms` registers one :class:`AlgorithmSpec`.
+A spec ties together
+
+* the compiled kernel (the kernel contract is documented in :mod:`dpaudit.simulate`),
+* the algorithm's parameters (:class:`Param`, shared names of DESIGN.md §5: ``means``, ``risk``,
+  ``beta``, ``horizon``, ``max_steps``, ...), validated before any work starts,
+* ``prepare``: validated parameters -> :class:`Prepared` (the numeric ``theta``/``aux`` arrays
+  the kernel reads),
+* ``structure``: table rows whose change is most revealing for this algorithm (used by the
+  neighbour generator, :mod:`dpaudit.neighbours`).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from dpaudit.errors import InputError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter.
+
+    ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"floats"`` (a comma-separated list of
+    floats, e.g. ``means``). ``low``/``high`` bound numeric values (and every element of
+    ``floats``); ``open_low``/``open_high`` make the bound strict.
+    """
+
+    name: str
+    default: Any
+    kind: str
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple[str, ...] = ()
+    min_len: int = 1
+
+    def range_text(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "(" if (self.open_low or self.low is None) else "["
+        right = ")" if (self.open_high or self.high is None) else "]"
+        what = "integer" if self.kind == "int" else "number"
+        if self.kind == "floats":
+            what = f"comma-separated list of at least {self.min_len} numbers, each"
+        return f"{what} in {left}{lo}, {hi}{right}"
+
+    def _check_number(self, x: float, shown: str) -> None:
+        ok = math.isfinite(x)
+        if ok and self.low is not None:
+            ok = x > self.low if self.open_low else x >= self.low
+        if ok and self.high is not None:
+            ok = x < self.high if self.open_high else x <= self.high
+        if not ok:
+            raise InputError(f"{self.name}={shown} is out of range: expected {self.range_text()}")
+
+    def parse(self, value: Any) -> Any:
+        """Convert ``value`` (a string from the CLI or a Python value) and check its range.
+
+        Raises :class:`InputError` naming the bad value and the accepted range.
+        """
+        shown = value if isinstance(value, str) else repr(value)
+        try:
+            if self.kind == "choice":
+                v = str(value)
+                if v not in self.choices:
+                    raise ValueError
+                return v
+            if self.kind == "int":
+                if isinstance(value, str):
+                    f = float(value)
+                else:
+                    f = float(value)
+                if not math.isfinite(f) or f != int(f):
+                    raise ValueError
+                v = int(f)
+                self._check_number(v, shown)
+                return v
+            if self.kind == "float":
+                v = float(value)
+                self._check_number(v, shown)
+                return v
+            if self.kind == "floats":
+                items = value.split(",") if isinstance(value, str) else list(value)
+                v = tuple(float(x) for x in items)
+                if len(v) < self.min_len:
+                    raise InputError(
+                        f"{self.name}={shown} is out of range: expected {self.range_text()}")
+                for x in v:
+                    self._check_number(x, shown)
+                return v
+        except InputError:
+            raise
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name}={shown} is not valid: expected {self.range_text()}")
+        raise AssertionError(self.kind)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Numeric inputs of a kernel call, built by ``AlgorithmSpec.prepare``.
+
+    ``theta``: float64 vector of scalar parameters in the kernel's documented layout;
+    ``aux``: float64 vector of precomputed tables (e.g. C_G values); ``means``: shape (K,)
+    Bernoulli means used for rows beyond a fixed table.
+    """
+
+    theta: np.ndarray
+    aux: np.ndarray
+    means: np.ndarray
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """A registered algorithm (reference implementation, baseline or mutant)."""
+
+    name: str
+    title: str
+    paper: str
+    model: str  # "user" | "stream" | "full" | "local" (DESIGN.md §1)
+    private: bool  # claims eps-DP; False for non-private comparators (positive controls)
+    kernel: Any  # numba dispatcher following the kernel contract of dpaudit.simulate
+    params: tuple[Param, ...]
+    prepare: Callable[[float, dict], Prepared]
+    structure: Callable[[dict], list[tuple[int, str]]]
+    audit_horizon: Callable[[dict], int]
+    mutant_of: str | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def claim(self) -> str:
+        return "eps-DP (pure)" if self.private else "not private (positive control)"
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults overridden by ``given``; every value parsed and range-checked.
+
+        Raises :class:`InputError` for unknown names (with close matches) or bad values.
+        """
+        names = [p.name for p in self.params]
+        out = {}
+        for key in given:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise InputError(f"unknown parameter {key!r} for {self.name}{hint}; "
+                                 f"accepted: {', '.join(names)}")
+        for p in self.params:
+            out[p.name] = p.parse(given[p.name]) if p.name in given else p.parse(p.default)
+        return out
+
+
+_REGISTRY: dict[str, AlgorithmSpec] = {}
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Add ``spec`` to the registry (called at import time by :mod:`dpaudit.algorithms`)."""
+    if spec.name in _REGISTRY:
+        raise ValueError(f"algorithm {spec.name!r} registered twice")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    import dpaudit.algorithms  # noqa: F401  (registers on import)
+
+
+def all_specs() -> list[AlgorithmSpec]:
+    _load()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.mutant_of is not None, s.name))
+
+
+def get(name: str) -> AlgorithmSpec:
+    """The spec registered as ``name``; :class:`InputError` with close names otherwise."""
+    _load()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"unknown algorithm {name!r}{hint} (see `dpaudit list`)")

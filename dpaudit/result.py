@@ -1,0 +1,117 @@
+"""Audit results: the verdict JSON of DESIGN.md §4, its atomic writing and the text summary."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
+
+
+def versions() -> dict:
+    import numba
+    import numpy
+    import scipy
+    import statsmodels
+
+    import dpaudit
+    return {"dpaudit": dpaudit.__version__, "numpy": numpy.__version__, "numba": numba.__version__,
+            "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
+            "python": platform.python_version()}
+
+
+def _jsonable(x):
+    """Floats that JSON cannot hold (inf, nan) become strings "inf", "-inf", "nan"."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+@dataclass
+class AuditResult:
+    """Outcome of one audit. ``to_dict()`` is the stable JSON of DESIGN.md §4."""
+
+    algorithm: str
+    params: dict
+    eps: float
+    delta: float
+    verdict: str
+    eps_lb: float
+    eps_hat: float
+    alpha: float
+    neighbours: dict
+    event: dict
+    counts: dict
+    loss_table: list
+    seed: int
+    runtime_s: float
+    detectable_eps: float
+    search: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return _jsonable({
+            "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
+            "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
+            "eps_lb": self.eps_lb, "eps_hat": self.eps_hat, "alpha": self.alpha,
+            "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
+            "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
+            "loss_table": self.loss_table, "search": self.search, "seed": self.seed,
+            "runtime_s": self.runtime_s, "versions": versions()})
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def summary(self) -> str:
+        """Human-readable summary (what `dpaudit run` prints on stdout)."""
+        nb = self.neighbours
+        m = self.counts["measurement"]
+        ev = self.event
+        lines = [
+            f"dpaudit: {self.algorithm}  claim eps={self.eps:g} (pure DP)  verdict: "
+            f"{self.verdict.upper()}",
+            f"  eps_lb = {self.eps_lb:.4f} at confidence {1 - self.alpha:.0%} "
+            f"(alpha = {self.alpha:g}; point estimate {self.eps_hat:.4f})",
+            f"  smallest loss this audit could flag on its event: {self.detectable_eps:.4f}",
+            f"  neighbours: {nb['model']} tables {nb['rows']}x{nb['arms']}, base "
+            f"{nb['base']['name']}, row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
+            f"{_row(nb['row_d_prime'])} in d'",
+            f"    ({nb['why']})",
+            f"  event: {ev['text']}",
+            f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
+            f"d' {m['hits_d_prime']}/{m['runs_d_prime']}; "
+            f"{self.search['candidates']} pairs tried on {self.counts['selection']['runs_per_side']}"
+            f" pilot runs per side each",
+            f"  seed {self.seed}, {self.runtime_s:.1f} s",
+        ]
+        return "\n".join(lines)
+
+
+def _row(values) -> str:
+    if len(set(values)) == 1:
+        return f"all {values[0]:g}"
+    return "(" + ", ".join(f"{v:g}" for v in values) + ")"
+
+
+def write_json_atomic(path: str, obj: dict) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then
+    rename): a reader never sees a half-written file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
