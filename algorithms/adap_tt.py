@@ -104,6 +104,20 @@ def _glr_stop(mu, ntil, kph, theta, aux):
 
 
 @nb.njit(cache=True)
+def _tc_challenger(mu, N, B):
+    """Transportation-cost challenger argmin_{a≠B} (μ_B − μ_a)/sqrt(1/N_B + 1/N_a) with global
+    counts ``N`` (seed 004 eq. 23 for AdaP-TT with μ̃; TTUCB with μ̂). Ties: lowest index."""
+    C, best = -1, np.inf
+    inv_b = 1.0 / N[B]
+    for a in range(mu.shape[0]):
+        if a != B:
+            v = (mu[B] - mu[a]) / math.sqrt(inv_b + 1.0 / N[a])
+            if v < best:
+                C, best = a, v
+    return C
+
+
+@nb.njit(cache=True)
 def _leader(mu, ntil, kph, eps, log_bonus, n):
     """Private UCB leader (eq. 22): argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a)."""
     best, best_v = 0, -np.inf
@@ -193,13 +207,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
         if M[B] <= beta * (L[B] + 1):                   # tracking (A10)
             I = B
         else:                                           # TC challenger, global counts (A9)
-            I, best = -1, np.inf
-            inv_b = 1.0 / N[B]
-            for a in range(K):
-                if a != B:
-                    v = (mu[B] - mu[a]) / math.sqrt(inv_b + 1.0 / N[a])
-                    if v < best:
-                        I, best = a, v
+            I = _tc_challenger(mu, N, B)
         x = _reward(rng, table, means, n, I)
         if n < n_rec:
             actions[n] = I
@@ -258,7 +266,7 @@ def _structure(p: dict) -> list[tuple[int, str]]:
             (K + 1, "second post-initialisation sample")]
 
 
-PAPER = "seed 004: Azize et al., On the Complexity of DP Best-Arm Identification with Fixed Confidence, NeurIPS 2023"
+PAPER = "seed 004 (Azize et al., NeurIPS 2023)"
 HORIZON = 32
 
 register(AlgorithmSpec(

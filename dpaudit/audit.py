@@ -96,7 +96,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, alpha: floa
     H = pairs[0].d.shape[0]
     views = view_lengths(K, H)
     total = 4 * (pilot_runs // 2) * len(pairs) + 2 * runs * min(finalists, len(pairs))
-    bar = tqdm(total=total, unit="run", unit_scale=True, disable=not progress, leave=False,
+    bar = tqdm(total=total, unit="run", unit_scale=True, disable=None if progress else True, leave=False,
                desc=f"audit {spec.name}")
 
     def sim(table, n, s):

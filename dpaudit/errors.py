@@ -1,7 +1,7 @@
 """Errors that the CLI turns into a one-line message and exit code 2 (DESIGN.md §5)."""
 
 
-class InputError(ValueError):
+class InputError(Exception):
     """Bad user input: an unknown name, an out-of-range or malformed value.
 
     The message is one line naming the bad value and the accepted range.

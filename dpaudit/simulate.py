@@ -195,6 +195,9 @@ def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.S
     jobs = [(_ref(kernel), table, means, theta, aux, limit, n, views, s)
             for n, s in zip(sizes, children)]
     if workers > 1 and len(jobs) > 1:
+        # compile (and write numba's cache) here first: workers then only load it, which
+        # avoids concurrent cache writes of the same signature
+        run_batch(kernel, np.random.default_rng(0), table, means, theta, aux, limit, 0, views)
         results = []
         for res, n in zip(_pool(workers).map(_chunk_job, jobs), sizes):
             results.append(res)

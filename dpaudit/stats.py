@@ -47,7 +47,7 @@ def eps_lower_bound(k_num, n_num, k_den, n_den, alpha):
 def log_ratio(k_num, n_num, k_den, n_den) -> float:
     """Point estimate ln(p̂_num/p̂_den) (±inf where a side has no hits; nan if both have none)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.log((k_num / n_num) / (k_den / n_den)))
+        return float(np.log(np.float64(k_num) / n_num) - np.log(np.float64(k_den) / n_den))
 
 
 def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
@@ -66,10 +66,11 @@ def detectable_eps(p_den: float, n: int, claim: float, alpha: float) -> float:
     """Smallest true loss on an event of probability ``p_den`` (denominator side) that would
     give, at the expected counts with ``n`` runs per side, ε_lb > ``claim`` at level 1 − α.
 
-    Returns inf when even a certain event on the numerator side would not suffice.
+    An event never seen on the denominator side is taken at one hit in ``n`` (the
+    smallest probability the counts can express). Returns inf when even a certain event on the
+    numerator side would not suffice.
     """
-    if p_den <= 0:
-        return float("inf")
+    p_den = max(p_den, 1.0 / n)
 
     def f(loss):
         return float(eps_lower_bound(min(n, n * p_den * np.exp(loss)), n, n * p_den, n, alpha)) - claim

@@ -1,0 +1,184 @@
+"""Command line (DESIGN.md §5): ``dpaudit list | run | bench``.
+
+Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
+output file), 3 inconclusive. Progress bars go to stderr, summaries to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from dpaudit.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage + error by default)
+        raise InputError(message)
+
+
+def _eps(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"--eps {text!r} is not a number: expected a finite number > 0")
+    if not math.isfinite(v) or v <= 0:
+        raise InputError(f"--eps {text} is out of range: expected a finite number > 0")
+    return v
+
+
+def _alpha(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"--alpha {text!r} is not a number: expected a number in (0, 1)")
+    if not 0 < v < 1:
+        raise InputError(f"--alpha {text} is out of range: expected a number in (0, 1)")
+    return v
+
+
+def _positive_int(flag):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise InputError(f"{flag} {text!r} is not an integer: expected an integer >= 1")
+        if v < 1:
+            raise InputError(f"{flag} {text} is out of range: expected an integer >= 1")
+        return v
+    return parse
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise InputError(f"--seed {text!r} is not an integer: expected an integer in [0, 2^63)")
+    if not 0 <= v < 2 ** 63:
+        raise InputError(f"--seed {text} is out of range: expected an integer in [0, 2^63)")
+    return v
+
+
+def _params(items) -> dict:
+    out = {}
+    for item in [x for group in (items or []) for x in group]:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise InputError(f"malformed --param {item!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _load_pair(path: str):
+    from dpaudit.tables import NeighbourPair
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except OSError as e:
+        raise InputError(f"--pair {path}: cannot read ({e.strerror})")
+    except json.JSONDecodeError as e:
+        raise InputError(f"--pair {path}: not valid JSON ({e.msg} at line {e.lineno})")
+    if not isinstance(obj, dict) or "d" not in obj or "d_prime" not in obj:
+        raise InputError(f"--pair {path}: expected a JSON object with keys 'd' and 'd_prime'")
+    return NeighbourPair.from_tables(obj["d"], obj["d_prime"], {"kind": "file", "path": path,
+                                                                "name": "file"},
+                                     obj.get("why", f"explicit pair from {path}"))
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dpaudit", description="Audit differentially private bandit algorithms.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
+
+    run = sub.add_parser("run", help="audit an algorithm against its privacy claim")
+    run.add_argument("--algo", required=True, help="registry name (see `dpaudit list`)")
+    run.add_argument("--eps", required=True, type=_eps, help="claimed ε (pure DP)")
+    run.add_argument("--seed", type=_seed, help="root seed (drawn and reported if omitted)")
+    run.add_argument("--runs", type=_positive_int("--runs"),
+                     help="measurement runs per side per finalist pair (default 2000000)")
+    run.add_argument("--alpha", type=_alpha, default=0.05,
+                     help="total error probability of the verdict (default 0.05)")
+    run.add_argument("--workers", type=_positive_int("--workers"),
+                     help="processes (default: all cores); results do not depend on it")
+    run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
+    run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                     help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
+    run.add_argument("--pair", metavar="FILE.json",
+                     help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]}")
+
+    b = sub.add_parser("bench", help="simulation throughput per core on the default instance")
+    b.add_argument("--algo", required=True)
+    b.add_argument("--eps", type=_eps, default=0.5, help="ε used by the algorithm (default 0.5)")
+    b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
+    b.add_argument("--seconds", type=float, default=3.0, help="wall time to measure (default 3)")
+    b.add_argument("--json", metavar="PATH")
+    return p
+
+
+def _list() -> int:
+    from dpaudit import registry
+    specs = registry.all_specs()
+    w = max(len(s.name) for s in specs)
+    print(f"{'name':<{w}}  model  claim                            paper / note")
+    for s in specs:
+        note = f"{s.paper}: {s.title}" + (f" [mutant of {s.mutant_of}]" if s.mutant_of else "")
+        print(f"{s.name:<{w}}  {s.model:<5}  {s.claim:<31}  {note}")
+    return 0
+
+
+def _run(a) -> int:
+    from dpaudit import registry
+    from dpaudit.audit import audit_algorithm
+    from dpaudit.result import write_json_atomic
+    spec = registry.get(a.algo)
+    params = spec.resolve_params(_params(a.param))
+    pair = _load_pair(a.pair) if a.pair else None
+    _check_output(a.json)
+    res = audit_algorithm(spec, a.eps, params=params, alpha=a.alpha, runs=a.runs, seed=a.seed,
+                          workers=a.workers, pair=pair, progress=True)
+    if a.json:
+        write_json_atomic(a.json, res.to_dict())
+    print(res.summary())
+    return res.exit_code
+
+
+def _check_output(path):
+    import os
+    if path:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InputError(f"--json {path}: folder {folder} does not exist")
+
+
+def _bench(a) -> int:
+    from dpaudit.bench import bench
+    from dpaudit.result import write_json_atomic
+    if not (math.isfinite(a.seconds) and a.seconds > 0):
+        raise InputError(f"--seconds {a.seconds} is out of range: expected a number > 0")
+    _check_output(a.json)
+    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds)
+    if a.json:
+        write_json_atomic(a.json, r)
+    st = ", ".join(f"{k} {v}" for k, v in r["status"].items())
+    print(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
+          f"runs/s per core ({r['runs']} full runs, {r['steps']} steps in {r['seconds']:.1f} s; "
+          f"{st}) at eps={r['eps']:g}, means={','.join(map(str, r['params']['means']))}")
+    return 0
+
+
+def main(argv=None) -> int:
+    try:
+        a = _parser().parse_args(argv)
+        return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a)}[
+            a.command]()
+    except InputError as e:
+        print(f"dpaudit: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
