@@ -192,9 +192,10 @@ def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.S
     limit = table.shape[0] if limit is None else int(limit)
     sizes = [CHUNK] * (n_runs // CHUNK) + ([n_runs % CHUNK] if n_runs % CHUNK else [])
     children = seed.spawn(len(sizes))
-    jobs = [(_ref(kernel), table, means, theta, aux, limit, n, views, s)
+    pooled = workers > 1 and len(sizes) > 1
+    jobs = [(_ref(kernel) if pooled else kernel, table, means, theta, aux, limit, n, views, s)
             for n, s in zip(sizes, children)]
-    if workers > 1 and len(jobs) > 1:
+    if pooled:
         # compile (and write numba's cache) here first: workers then only load it, which
         # avoids concurrent cache writes of the same signature
         run_batch(kernel, np.random.default_rng(0), table, means, theta, aux, limit, 0, views)

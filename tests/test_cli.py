@@ -1,0 +1,107 @@
+"""The command line: bad input, the JSON contract of DESIGN.md §4, determinism, bench."""
+import json
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+DPAUDIT = [sys.executable, "-m", "dpaudit"]
+SMALL = ["--runs", "20000", "--seed", "3"]
+
+
+def cli(*args):
+    # run outside the source tree: the installed package (with dpaudit.algorithms) is tested
+    return subprocess.run(DPAUDIT + list(args), capture_output=True, text=True,
+                          cwd=tempfile.gettempdir(), timeout=600)
+
+
+BAD = [
+    (["run", "--algo", "adap-t", "--eps", "0.5"], "did you mean adap-tt"),
+    (["run", "--algo", "adap-tt", "--eps", "0"], "--eps 0"),
+    (["run", "--algo", "adap-tt", "--eps", "-1"], "--eps -1"),
+    (["run", "--algo", "adap-tt", "--eps", "nan"], "--eps nan"),
+    (["run", "--algo", "adap-tt", "--eps", "inf"], "--eps inf"),
+    (["run", "--algo", "adap-tt", "--eps", "abc"], "'abc'"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--alpha", "0"], "(0, 1)"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--alpha", "1"], "(0, 1)"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--runs", "0"], "--runs 0"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--workers", "0"], "--workers 0"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk"], "key=value"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "rsk=0.1"], "did you mean risk"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk=1"], "risk=1"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk=x"], "risk=x"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "means=0.5,1.2"], "[0, 1]"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "beta=0"], "beta=0"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "threshold=none"], "theory"),
+    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "horizon=2.5"], "horizon"),
+    (["bench", "--algo", "nope"], "unknown algorithm"),
+    (["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD)
+def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path):
+    out = tmp_path / "out.json"
+    p = cli(*args, "--json", str(out)) if args[0] != "frobnicate" else cli(*args)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpaudit: error:"), p.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_list_names_the_algorithms():
+    p = cli("list")
+    assert p.returncode == 0
+    for name in ("adap-tt", "adap-tt-no-forgetting", "ttucb", "dp-se"):
+        assert any(line.split()[0] == name for line in p.stdout.splitlines()[1:])
+
+
+def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
+    outs = []
+    for i, workers in enumerate(("1", "2")):
+        out = tmp_path / f"out{i}.json"
+        p = cli("run", "--algo", "adap-tt", "--eps", "0.5", *SMALL, "--workers", workers,
+                "--json", str(out))
+        assert p.returncode == 0, p.stderr
+        assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
+        outs.append(json.loads(out.read_text()))
+    d = outs[0]
+    for key in ("schema_version", "algorithm", "params", "claim", "verdict", "eps_lb", "eps_hat",
+                "alpha", "neighbours", "event", "counts", "loss_table", "seed", "runtime_s",
+                "versions"):
+        assert key in d
+    assert d["schema_version"] == 1 and d["algorithm"] == "adap-tt"
+    assert d["claim"] == {"eps": 0.5, "delta": 0.0} and d["verdict"] == "pass"
+    assert d["params"]["risk"] == 0.01 and d["params"]["means"] == [0.95, 0.9, 0.9, 0.9, 0.9, 0.5]
+    assert d["counts"]["measurement"]["runs_d"] == 20000
+    assert set(d["versions"]) >= {"dpaudit", "numpy", "numba", "python"}
+    assert d["loss_table"] and {"p_d", "p_d_prime", "ln_ratio", "ci"} <= set(d["loss_table"][0])
+    for o in outs:
+        o.pop("runtime_s")
+    assert outs[0] == outs[1]   # same seed ⇒ identical results, whatever the worker count
+
+
+def test_violation_exit_code_and_explicit_pair(tmp_path):
+    pair = tmp_path / "pair.json"
+    d = [[1.0] * 6 for _ in range(16)]
+    dp = [row[:] for row in d]
+    d[0] = [0.0] * 6
+    pair.write_text(json.dumps({"d": d, "d_prime": dp}))
+    p = cli("run", "--algo", "ttucb", "--eps", "1", *SMALL, "--pair", str(pair))
+    assert p.returncode == 1 and "VIOLATION" in p.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"d": d, "d_prime": d}))
+    p = cli("run", "--algo", "ttucb", "--eps", "1", "--pair", str(bad))
+    assert p.returncode == 2 and "differ in 0 rows" in p.stderr
+
+
+def test_bench_reports_steps_per_second(tmp_path):
+    out = tmp_path / "bench.json"
+    p = cli("bench", "--algo", "adap-tt", "--seconds", "0.5", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    r = json.loads(out.read_text())
+    assert r["steps_per_s"] > 0 and r["runs"] >= 1 and "steps/s per core" in p.stdout
+    assert r["steps"] == pytest.approx(r["steps_per_s"] * r["seconds"])
