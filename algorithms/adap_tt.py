@@ -48,6 +48,9 @@ MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # seed 004 Section 5 instance μ1 (K = 6)
 
 @nb.njit(cache=True)
 def _reward(rng, table, means, t, a):
+    """Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
+    beyond the table (kernel contract, dpaudit.simulate). Kernels record the action inline
+    after this call: a shared "pull and record" helper measured 1.4–4x slower."""
     if t < table.shape[0]:
         return table[t, a]
     return 1.0 if rng.random() < means[a] else 0.0

@@ -18,46 +18,26 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def _eps(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"--eps {text!r} is not a number: expected a finite number > 0")
-    if not math.isfinite(v) or v <= 0:
-        raise InputError(f"--eps {text} is out of range: expected a finite number > 0")
-    return v
-
-
-def _alpha(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"--alpha {text!r} is not a number: expected a number in (0, 1)")
-    if not 0 < v < 1:
-        raise InputError(f"--alpha {text} is out of range: expected a number in (0, 1)")
-    return v
-
-
-def _positive_int(flag):
-    def parse(text: str) -> int:
+def _number(flag: str, convert, ok, expected: str):
+    """argparse type: ``convert`` the text, accept it if ``ok(value)``; InputError otherwise."""
+    def parse(text: str):
         try:
-            v = int(text)
+            v = convert(text)
         except ValueError:
-            raise InputError(f"{flag} {text!r} is not an integer: expected an integer >= 1")
-        if v < 1:
-            raise InputError(f"{flag} {text} is out of range: expected an integer >= 1")
+            raise InputError(f"{flag} {text!r} is not valid: expected {expected}")
+        if not ok(v):
+            raise InputError(f"{flag} {text} is out of range: expected {expected}")
         return v
     return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise InputError(f"--seed {text!r} is not an integer: expected an integer in [0, 2^63)")
-    if not 0 <= v < 2 ** 63:
-        raise InputError(f"--seed {text} is out of range: expected an integer in [0, 2^63)")
-    return v
+_eps = _number("--eps", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
+_alpha = _number("--alpha", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_seed = _number("--seed", int, lambda v: 0 <= v < 2 ** 63, "an integer in [0, 2^63)")
+
+
+def _positive_int(flag):
+    return _number(flag, int, lambda v: v >= 1, "an integer >= 1")
 
 
 def _params(items) -> dict:
