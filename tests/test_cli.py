@@ -16,6 +16,7 @@ def cli(*args):
                           cwd=tempfile.gettempdir(), timeout=600)
 
 
+RUN = ["run", "--algo", "adap-tt", "--eps", "0.5"]
 BAD = [
     (["run", "--algo", "adap-t", "--eps", "0.5"], "did you mean adap-tt"),
     (["run", "--algo", "adap-tt", "--eps", "0"], "--eps 0"),
@@ -23,18 +24,18 @@ BAD = [
     (["run", "--algo", "adap-tt", "--eps", "nan"], "--eps nan"),
     (["run", "--algo", "adap-tt", "--eps", "inf"], "--eps inf"),
     (["run", "--algo", "adap-tt", "--eps", "abc"], "'abc'"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--alpha", "0"], "(0, 1)"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--alpha", "1"], "(0, 1)"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--runs", "0"], "--runs 0"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--workers", "0"], "--workers 0"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk"], "key=value"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "rsk=0.1"], "did you mean risk"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk=1"], "risk=1"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "risk=x"], "risk=x"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "means=0.5,1.2"], "[0, 1]"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "beta=0"], "beta=0"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "threshold=none"], "theory"),
-    (["run", "--algo", "adap-tt", "--eps", "0.5", "--param", "horizon=2.5"], "horizon"),
+    ([*RUN, "--alpha", "0"], "(0, 1)"),
+    ([*RUN, "--alpha", "1"], "(0, 1)"),
+    ([*RUN, "--runs", "0"], "--runs 0"),
+    ([*RUN, "--workers", "0"], "--workers 0"),
+    ([*RUN, "--param", "risk"], "key=value"),
+    ([*RUN, "--param", "rsk=0.1"], "did you mean risk"),
+    ([*RUN, "--param", "risk=1"], "risk=1"),
+    ([*RUN, "--param", "risk=x"], "risk=x"),
+    ([*RUN, "--param", "means=0.5,1.2"], "[0, 1]"),
+    ([*RUN, "--param", "beta=0"], "beta=0"),
+    ([*RUN, "--param", "threshold=none"], "theory"),
+    ([*RUN, "--param", "horizon=2.5"], "horizon"),
     (["bench", "--algo", "nope"], "unknown algorithm"),
     (["frobnicate"], "invalid choice"),
 ]
