@@ -24,6 +24,10 @@ Named options for the documented ambiguities: ``threshold`` (``theory`` = eq. 4,
 eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for starvation A18),
 ``s`` (not stated in the paper, default 2), ``max_steps`` (data-independent cap: a run that
 reaches it halts without a decision and is reported as *capped*, never dropped).
+
+Mutants share the one kernel through theta flags: ``adap-tt-no-forgetting`` (FORGETTING = 0:
+phase means over all past samples, digest §6.4) and ``adap-tt-raw-leader`` (RAW_LEADER = 1: the
+UCB leader of eq. 22 reads the exact phase means, digest §6.1 (iii)).
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from dpaudit.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED
 from .glr import cg_table, max_phase
 
 # theta layout of the AdaP-TT kernel
-EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S = range(9)
+EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER = range(10)
 THRESHOLDS = ("theory", "heuristic")
 BONUSES = ("phase", "log")
 
@@ -57,12 +61,18 @@ def _reward(rng, table, means, t, a):
 
 
 @nb.njit(cache=True)
-def _log_release(releases, i, t, arm, phase, count, value, noise, scale):
+def _log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
+    """Release i (0-based) of a Laplace statistic: returns the released value and logs it.
+
+    ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
+    not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and
+    ``value + noise`` otherwise; it is logged to ``releases`` row i while rows remain."""
+    y = frozen[i] if i < frozen.shape[0] else value + noise
     if i < releases.shape[0]:
         r = releases[i]
         r[0], r[1], r[2], r[3] = t, arm, phase, count
-        r[4], r[5], r[6], r[7] = value, value + noise, scale, LAPLACE
-    return value + noise
+        r[4], r[5], r[6], r[7] = value, y, scale, LAPLACE
+    return y
 
 
 @nb.njit(cache=True)
@@ -133,20 +143,24 @@ def _leader(mu, ntil, kph, eps, log_bonus, n):
 
 
 @nb.njit(cache=True)
-def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
+def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of AdaP-TT (seed 004 Algorithm 2). Kernel contract: dpaudit.simulate.
 
-    ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s));
-    ``aux`` = C_G table indexed by k1·k2 (eq. 14 at δ/2). Returns (τ, â, status, n_rel);
-    every phase mean μ̃ is logged to ``releases``.
+    ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s),
+    raw_leader 0/1); ``aux`` = C_G table indexed by k1·k2 (eq. 14 at δ/2). Returns
+    (τ, â, status, n_rel); every phase mean μ̃ is logged to ``releases`` (``frozen``: replayed
+    released values, kernel contract).
     With forgetting = 0 (the ``adap-tt-no-forgetting`` mutant) the phase mean is taken over
     *all* samples of the arm so far, with the same noise scale 1/(ε·Ñ): not private.
+    With raw_leader = 1 (the ``adap-tt-raw-leader`` mutant) the UCB leader of eq. 22 reads the
+    exact phase means μ̂ instead of μ̃ (the releases are unchanged): not private.
     """
     K = means.shape[0]
     eps = theta[EPS]
     beta = theta[BETA]
     log_bonus = theta[BONUS] == 1.0
     forgetting = theta[FORGETTING] == 1.0
+    raw_leader = theta[RAW_LEADER] == 1.0
     max_steps = np.int64(theta[MAX_STEPS])
     n_rec = actions.shape[0]
 
@@ -155,6 +169,8 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
     nsw = np.ones(K, np.int64)       # global count at the start of the current phase
     ntil = np.ones(K)                # local count of the last completed phase
     mu = np.empty(K)                 # private means μ̃
+    mraw = np.empty(K)               # exact phase means μ̂ (read by the raw-leader mutant only)
+    lead = mraw if raw_leader else mu  # the means the UCB leader reads
     S = np.zeros(K)                  # reward sum of the phase in progress
     C = np.zeros(K, np.int64)        # sample count of the phase in progress
     Stot = np.zeros(K)               # reward sum since the start (mutant only)
@@ -175,14 +191,15 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
         N[a] = 1
         Stot[a] = x
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε) (A1)
-        mu[a] = _log_release(releases, nr, K, a, 1, 1, Stot[a], rng.laplace(0.0, 1.0 / eps),
-                             1.0 / eps)
+        mraw[a] = Stot[a]
+        mu[a] = _log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
+                             rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
         nr += 1
 
     ahat = _glr_stop(mu, ntil, kph, theta, aux)
     if ahat >= 0:
         return n, ahat, STOPPED, nr
-    B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+    B = _leader(lead, ntil, kph, eps, log_bonus, n + 1)
     last = -1
     while True:
         if last >= 0 and C[last] >= nsw[last]:          # per-arm doubling (eq. 10)
@@ -191,7 +208,8 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
             ntil[a] = C[a]
             mean = S[a] / C[a] if forgetting else Stot[a] / N[a]
             scale = 1.0 / (eps * ntil[a])
-            mu[a] = _log_release(releases, nr, n, a, kph[a], C[a], mean,
+            mraw[a] = mean
+            mu[a] = _log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
                                  rng.laplace(0.0, scale), scale)            # eq. 12
             nr += 1
             nsw[a] = N[a]
@@ -200,9 +218,9 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases):
             ahat = _glr_stop(mu, ntil, kph, theta, aux)
             if ahat >= 0:
                 return n, ahat, STOPPED, nr
-            B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+            B = _leader(lead, ntil, kph, eps, log_bonus, n + 1)
         elif log_bonus:
-            B = _leader(mu, ntil, kph, eps, log_bonus, n + 1)
+            B = _leader(lead, ntil, kph, eps, log_bonus, n + 1)
         if n >= max_steps:
             return n, -1, CAPPED, nr
         if n >= limit:
@@ -244,16 +262,17 @@ def _params(horizon_default: int) -> tuple[Param, ...]:
     )
 
 
-def _prepare(forgetting: bool):
+def _prepare(forgetting: bool, raw_leader: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
         K = len(p["means"])
-        theta = np.zeros(9)
+        theta = np.zeros(10)
         theta[EPS], theta[RISK], theta[BETA], theta[S] = eps, p["risk"], p["beta"], p["s"]
         theta[THRESHOLD] = THRESHOLDS.index(p["threshold"])
         theta[BONUS] = BONUSES.index(p["bonus"])
         theta[FORGETTING] = 1.0 if forgetting else 0.0
         theta[MAX_STEPS] = p["max_steps"]
         theta[ZETA_S] = zeta(p["s"])
+        theta[RAW_LEADER] = 1.0 if raw_leader else 0.0
         kmax = max_phase(p["max_steps"])
         aux = cg_table(p["risk"] / 2, K, p["s"], kmax)   # c_{k1k2}(·, ·, δ/2) in eq. (4)
         return Prepared(theta=theta, aux=aux, means=np.asarray(p["means"], dtype=np.float64))
@@ -285,3 +304,12 @@ register(AlgorithmSpec(
     mutant_of="adap-tt",
     description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
                 "re-enters every later release of its arm (digest §6.4, first row)"))
+
+register(AlgorithmSpec(
+    name="adap-tt-raw-leader", title="AdaP-TT mutant: leader on raw means", paper=PAPER,
+    model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
+    prepare=_prepare(True, raw_leader=True), structure=_structure,
+    audit_horizon=lambda p: p["horizon"], mutant_of="adap-tt",
+    description="UCB leader (eq. 22) computed from the exact phase means μ̂ instead of μ̃: a "
+                "decision reads raw rewards without noise (digest §6.1 checklist (iii): leader "
+                "and challenger must use μ̃)"))

@@ -106,13 +106,13 @@ def _ttucb_next(mu, N, L, M, beta, n):
 
 
 @nb.njit(cache=True)
-def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases):
+def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of TTUCB (digest §2.6). Kernel contract: dpaudit.simulate.
 
-    ``theta`` = (δ, β, max_steps, C_G(½·ln((K−1)/δ))), shape (4,) (indices TT_*); ``aux``
-    and ``releases`` unused. Other shapes as in the contract (``table`` (T, K), ``means`` (K,),
-    ``actions`` int16). Returns int64 (τ, â or -1, status, 0): no noisy release. ``rng`` is read
-    only for rewards of rows beyond the table. Raises nothing.
+    ``theta`` = (δ, β, max_steps, C_G(½·ln((K−1)/δ))), shape (4,) (indices TT_*); ``aux``,
+    ``releases`` and ``frozen`` unused. Other shapes as in the contract (``table`` (T, K),
+    ``means`` (K,), ``actions`` int16). Returns int64 (τ, â or -1, status, 0): no noisy
+    release. ``rng`` is read only for rewards of rows beyond the table. Raises nothing.
     """
     K = means.shape[0]
     beta = theta[TT_BETA]
@@ -196,13 +196,14 @@ def epoch_length(n_active, e, eps, risk):
 
 
 @nb.njit(cache=True)
-def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases):
+def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of DP-SE converted to FC-BAI (digest §2.7). Kernel contract: dpaudit.simulate.
 
     ``theta`` = (ε, δ, max_steps, epoch_mean 0 = epoch / 1 = cumulative-count) (indices SE_*);
     shape (4,); ``aux`` unused; other shapes as in the contract. Every epoch mean is logged to
     ``releases`` (t = samples taken when released = end of the arm's block, arm, phase = epoch
-    e, count = R_e, value = the exact mean, noisy, scale = 1/(ε·R_e), dist = Laplace).
+    e, count = R_e, value = the exact mean, noisy, scale = 1/(ε·R_e), dist = Laplace);
+    ``frozen``: replayed released values (kernel contract).
     Returns int64 (τ, â or -1, status, n_rel). Raises nothing.
     """
     K = means.shape[0]
@@ -237,7 +238,8 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases):
             ncum[a] += R
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
-            mt[a] = _log_release(releases, nr, n, a, e, R, mean, rng.laplace(0.0, scale), scale)
+            mt[a] = _log_release(releases, frozen, nr, n, a, e, R, mean, rng.laplace(0.0, scale),
+                                 scale)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))
         c = math.log(4.0 * n_act * e * e / risk) / (eps * R)

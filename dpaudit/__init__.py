@@ -1,2 +1,19 @@
-"""dpaudit: audit and verify differentially private bandit algorithms."""
+"""dpaudit: audit and verify differentially private bandit algorithms.
+
+Public API: :func:`audit_algorithm` (registered bandit algorithms on neighbouring reward
+tables), :func:`audit_mechanism` (any ``mechanism(rng, data, n)`` on a fixed pair of inputs)
+and :func:`audit_callable` (a plain Python bandit ``function(rng, data, eps)``). Each returns an
+:class:`~dpaudit.result.AuditResult`.
+"""
 __version__ = "0.1.0"
+
+_API = {"audit_algorithm": "dpaudit.audit", "audit_mechanism": "dpaudit.mechanism",
+        "audit_callable": "dpaudit.plugin", "AuditResult": "dpaudit.result"}
+__all__ = list(_API)
+
+
+def __getattr__(name):   # imported on first use: `import dpaudit` stays light
+    if name in _API:
+        import importlib
+        return getattr(importlib.import_module(_API[name]), name)
+    raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")

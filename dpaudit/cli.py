@@ -11,6 +11,7 @@ import math
 import sys
 
 from dpaudit.errors import InputError
+from dpaudit.plugin import MODELS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,6 +34,7 @@ def _number(flag: str, convert, ok, expected: str):
 
 _eps = _number("--eps", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
 _alpha = _number("--alpha", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_delta = _number("--delta", float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 _seed = _number("--seed", int, lambda v: 0 <= v < 2 ** 63, "an integer in [0, 2^63)")
 
 
@@ -72,11 +74,20 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
 
     run = sub.add_parser("run", help="audit an algorithm against its privacy claim")
-    run.add_argument("--algo", required=True, help="registry name (see `dpaudit list`)")
-    run.add_argument("--eps", required=True, type=_eps, help="claimed ε (pure DP)")
+    run.add_argument("--algo", required=True,
+                     help="registry name (see `dpaudit list`), or your own Python callable "
+                          "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
+    run.add_argument("--eps", required=True, type=_eps, help="claimed ε")
+    run.add_argument("--delta", type=_delta, default=0.0,
+                     help="claimed DP δ (default 0: pure ε-DP)")
+    run.add_argument("--model", choices=MODELS, default=None,
+                     help="privacy model of a FILE.py:FUNCTION algorithm (default user): its "
+                          "input is a (T, K) table (user, full), a (K, T) table (stream) or "
+                          "one reward (local); set T and K with --param horizon=T means=...")
     run.add_argument("--seed", type=_seed, help="root seed (drawn and reported if omitted)")
     run.add_argument("--runs", type=_positive_int("--runs"),
-                     help="measurement runs per side per finalist pair (default 2000000)")
+                     help="measurement runs per side per finalist pair at the last look "
+                          "(default 2000000; 200000 for FILE.py:FUNCTION callables)")
     run.add_argument("--alpha", type=_alpha, default=0.05,
                      help="total error probability of the verdict (default 0.05)")
     run.add_argument("--workers", type=_positive_int("--workers"),
@@ -108,19 +119,46 @@ def _list() -> int:
 
 
 def _run(a) -> int:
-    from dpaudit import registry
-    from dpaudit.audit import audit_algorithm
     from dpaudit.result import write_json_atomic
-    spec = registry.get(a.algo)
-    params = spec.resolve_params(_params(a.param))
-    pair = _load_pair(a.pair) if a.pair else None
     _check_output(a.json)
-    res = audit_algorithm(spec, a.eps, params=params, alpha=a.alpha, runs=a.runs, seed=a.seed,
-                          workers=a.workers, pair=pair, progress=True)
+    res = _run_callable(a) if ":" in a.algo else _run_registered(a)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
     print(res.summary())
     return res.exit_code
+
+
+def _run_registered(a):
+    from dpaudit import registry
+    from dpaudit.audit import audit_algorithm
+    if a.model is not None:
+        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
+                         "own model (see `dpaudit list`)")
+    spec = registry.get(a.algo)
+    params = spec.resolve_params(_params(a.param))
+    pair = _load_pair(a.pair) if a.pair else None
+    return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
+                           runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
+                           progress=True)
+
+
+def _run_callable(a):
+    from dpaudit.plugin import audit_callable
+    from dpaudit.registry import Param
+    p = _params(a.param)
+    unknown = sorted(set(p) - {"means", "horizon"})
+    if unknown:
+        raise InputError(f"--param {unknown[0]} is not a parameter of FILE.py:FUNCTION "
+                         "algorithms: expected means or horizon")
+    if a.pair:
+        raise InputError("--pair applies to registered algorithms only")
+    means = Param("means", None, "floats", "", low=0.0, high=1.0, min_len=2).parse(
+        p.get("means", "0.9,0.5"))
+    horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(
+        p.get("horizon", "8"))
+    return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta,
+                          means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
+                          seed=a.seed, progress=True)
 
 
 def _check_output(path):

@@ -8,6 +8,8 @@ import platform
 import tempfile
 from dataclasses import dataclass, field
 
+import numpy as np
+
 SCHEMA_VERSION = 1
 EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
 
@@ -55,6 +57,7 @@ class AuditResult:
     runtime_s: float
     detectable_eps: float
     search: dict = field(default_factory=dict)
+    whitebox: dict = field(default_factory=dict)   # dpaudit.whitebox (registered kernels)
 
     def to_dict(self) -> dict:
         return _jsonable({
@@ -63,7 +66,8 @@ class AuditResult:
             "eps_lb": self.eps_lb, "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
             "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
-            "loss_table": self.loss_table, "search": self.search, "seed": self.seed,
+            "loss_table": self.loss_table, "search": self.search,
+            **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
             "runtime_s": self.runtime_s, "versions": versions()})
 
     @property
@@ -72,30 +76,55 @@ class AuditResult:
 
     def summary(self) -> str:
         """Human-readable summary (what `dpaudit run` prints on stdout)."""
-        nb = self.neighbours
         m = self.counts["measurement"]
         ev = self.event
+        claim = f"eps={self.eps:g}" + (f", delta={self.delta:g}" if self.delta else " (pure DP)")
         lines = [
-            f"dpaudit: {self.algorithm}  claim eps={self.eps:g} (pure DP)  verdict: "
-            f"{self.verdict.upper()}",
-            f"  eps_lb = {self.eps_lb:.4f} at confidence {1 - self.alpha:.0%} "
+            f"dpaudit: {self.algorithm}  claim {claim}  verdict: {self.verdict.upper()}",
+            f"  eps_lb = {self.eps_lb:.4f} at confidence {100 * (1 - self.alpha):.6g}% "
             f"(alpha = {self.alpha:g}; point estimate {self.eps_hat:.4f})",
             f"  smallest loss this audit could flag on its event: {self.detectable_eps:.4f}",
-            f"  neighbours: {nb['model']} tables {nb['rows']}x{nb['arms']}, base "
-            f"{nb['base']['name']}, row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
-            f"{_row(nb['row_d_prime'])} in d'",
-            f"    ({nb['why']})",
+            *_neighbours_lines(self.neighbours),
             f"  event: {ev['text']}",
             f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
-            f"d' {m['hits_d_prime']}/{m['runs_d_prime']}; "
+            f"d' {m['hits_d_prime']}/{m['runs_d_prime']}; {m['tests']} tests at alpha "
+            f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}; "
             f"{self.search['candidates']} pairs tried on {self.counts['selection']['runs_per_side']}"
             f" pilot runs per side each",
+            *_whitebox_lines(self.whitebox),
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)
 
 
+def _whitebox_lines(w: dict) -> list[str]:
+    if not w:
+        return []
+    rp = w["replay"]
+    step = rp["first_divergent_step"]
+    replay = ("no run diverged" if not rp["diverged_runs"] else
+              f"{rp['diverged_runs']} runs diverged (first at step {step}): raw data reached a "
+              "decision without noise")
+    return [f"  white-box: largest privacy loss of the releases over {2 * w['runs']} runs = "
+            f"{w['max_loss']:.4f} ({w['releases_verdict']}: "
+            f"{'exceeds' if w['releases_verdict'] == 'violation' else 'within'} eps)",
+            f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
+
+
+def _neighbours_lines(nb: dict) -> list[str]:
+    if "changed_row" not in nb:      # a generic mechanism's inputs
+        return [f"  neighbours: d = {_row(nb['d'])} vs d' = {_row(nb['d_prime'])}"]
+    return [f"  neighbours: {nb['model']} tables {nb['rows']}x{nb['arms']}, base "
+            f"{nb['base']['name']}, row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
+            f"{_row(nb['row_d_prime'])} in d'", f"    ({nb['why']})"]
+
+
 def _row(values) -> str:
+    values = list(np.ravel(values))
+    if len(values) > 12:
+        return f"array of {len(values)} values"
+    if len(values) == 1:
+        return f"{values[0]:g}"
     if len(set(values)) == 1:
         return f"all {values[0]:g}"
     return "(" + ", ".join(f"{v:g}" for v in values) + ")"

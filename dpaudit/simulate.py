@@ -4,7 +4,8 @@ Kernel contract
 ---------------
 Every algorithm is one numba ``@njit`` function::
 
-    kernel(rng, table, means, theta, aux, limit, actions, releases) -> (tau, rec, status, n_rel)
+    kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
+        -> (tau, rec, status, n_rel)
 
 * ``rng``: a ``numpy.random.Generator`` (the run's only source of randomness besides the
   rewards of rows beyond the table).
@@ -21,7 +22,19 @@ Every algorithm is one numba ``@njit`` function::
   writes one row per noisy release while rows remain, with columns :data:`RELEASE_COLUMNS`
   (``t`` = samples taken when released, ``arm``, ``phase``, ``count`` = samples in the
   released statistic, ``value`` = the exact statistic, ``noisy`` = the released value,
-  ``scale`` = noise scale, ``dist`` = noise family: 0 Laplace). ``n_rel`` = releases made.
+  ``scale`` = noise scale, ``dist`` = noise family). ``n_rel`` = releases made. Families:
+
+  - :data:`LAPLACE` (0): ``noisy = value + Lap(scale)``, density ∝ exp(−|y − value|/scale);
+  - :data:`GAUSSIAN` (1): ``noisy = value + N(0, scale²)`` (``scale`` = standard deviation);
+  - :data:`RANDOMISED_RESPONSE` (2): binary output ``noisy`` ∈ {0, 1} for ``value`` v ∈ [0, 1]
+    with P(noisy = 1 | v) = (1 + v·(e^s − 1))/(1 + e^s), ``scale`` = s (v = 1 is kept with
+    probability e^s/(1 + e^s)).
+* ``frozen``: float64 1-D array of released values to replay (gray-box replay, DESIGN.md §2):
+  release j (0-based) releases ``frozen[j]`` when ``j < len(frozen)`` and its own noisy value
+  otherwise. The noise of every release is **always drawn** from ``rng`` first, frozen or not,
+  so a replay with the same rng stream stays aligned with the run it replays. Normal simulation
+  passes an empty array. :mod:`dpaudit.whitebox` uses it to compute the exact privacy loss of
+  the releases and to detect decisions that read raw data.
 
 It returns ``tau`` (number of samples taken, the toolkit's τ), ``rec`` (recommended arm, or -1)
 and ``status``: :data:`STOPPED`, :data:`TRUNCATED` (``limit`` reached, the algorithm would go
@@ -52,7 +65,7 @@ import numpy as np
 
 STOPPED, TRUNCATED, CAPPED = 0, 1, 2
 RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dist")
-LAPLACE = 0
+LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE = 0, 1, 2  # release noise families (column dist)
 STATUS_NAMES = ("stopped", "truncated", "capped")
 CHUNK = 1 << 15  # runs per chunk (a fixed constant: part of the seeding contract)
 
@@ -95,13 +108,15 @@ def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=
     buf_len = views[n_views - 1] if n_views > 0 else 0
     actions = np.empty(buf_len, np.int16)
     releases = np.empty((0, 8))
+    frozen = np.empty(0)
     kept = np.full((keep, buf_len), -1, np.int16)
     cells = np.empty((n_runs, n_views), np.uint64)
     taus = np.empty(n_runs, np.int64)
     recs = np.empty(n_runs, np.int64)
     stats = np.empty(n_runs, np.int8)
     for i in range(n_runs):
-        tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, actions, releases)
+        tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, actions, releases,
+                                     frozen)
         taus[i] = tau
         recs[i] = rec
         stats[i] = status

@@ -8,6 +8,10 @@ privacy-loss lower bound for an event S measured on independent runs,
 holds with probability ≥ 1 − α (union bound over the two one-sided bounds) for any event fixed
 before the measurement runs were drawn. It is clipped at 0 (the privacy loss of a pair of
 distributions is ≥ 0).
+
+(ε, δ) claims: the mechanism violates (ε, δ)-DP on S when P_num(S) − e^ε·P_den(S) > δ, i.e. when
+the *δ-loss* ln((P_num(S) − δ)/P_den(S)) exceeds ε. Its lower bound replaces CP_lower(k_num) by
+CP_lower(k_num) − δ; with δ = 0 it is the pure-DP bound above.
 """
 from __future__ import annotations
 
@@ -32,16 +36,38 @@ def cp_upper(k, n, alpha):
     return np.nan_to_num(np.asarray(hi, dtype=float), nan=1.0)
 
 
-def eps_lower_bound(k_num, n_num, k_den, n_den, alpha):
-    """Lower confidence bound (level 1 − α) on ln(P_num(S)/P_den(S)); ≥ 0.
+def eps_lower_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
+    """Lower confidence bound (level 1 − α) on the δ-loss ln((P_num(S) − δ)/P_den(S)); ≥ 0.
 
     Vectorised over ``k_num``/``k_den``. α/2 goes to each of the two one-sided bounds.
     """
-    lo = cp_lower(k_num, n_num, alpha / 2)
+    lo = cp_lower(k_num, n_num, alpha / 2) - delta
     hi = cp_upper(k_den, n_den, alpha / 2)
-    with np.errstate(divide="ignore"):
-        out = np.log(lo) - np.log(hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(np.maximum(lo, 0.0)) - np.log(hi)
     return np.maximum(out, 0.0)
+
+
+def eps_upper_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
+    """Upper confidence bound (level 1 − α) on the δ-loss ln((P_num(S) − δ)/P_den(S)):
+    +inf when the denominator's lower bound is 0, −inf when P_num(S) ≤ δ with confidence."""
+    hi = cp_upper(k_num, n_num, alpha / 2) - delta
+    lo = cp_lower(k_den, n_den, alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(hi <= 0, -np.inf, np.log(np.maximum(hi, 0.0)) - np.log(lo))
+
+
+def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
+    """p-value of H0: P_num(S) ≤ e^ε·P_den(S) + δ for the test behind :func:`eps_lower_bound`:
+    the smallest α at which the bound exceeds ε (1 if it never does; floored at 1e-300)."""
+    def f(log10_a):
+        return float(eps_lower_bound(k_num, n_num, k_den, n_den, 10.0 ** log10_a, delta)) - eps
+
+    if f(-1e-12) <= 0:
+        return 1.0
+    if f(-300.0) > 0:
+        return 1e-300
+    return float(10.0 ** brentq(f, -300.0, -1e-12, xtol=1e-13))
 
 
 def log_ratio(k_num, n_num, k_den, n_den) -> float:
@@ -62,9 +88,10 @@ def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
     return float(lo), float(hi)
 
 
-def detectable_eps(p_den: float, n: int, claim: float, alpha: float) -> float:
+def detectable_eps(p_den: float, n: int, claim: float, alpha: float, delta: float = 0.0) -> float:
     """Smallest true loss on an event of probability ``p_den`` (denominator side) that would
-    give, at the expected counts with ``n`` runs per side, ε_lb > ``claim`` at level 1 − α.
+    give, at the expected counts with ``n`` runs per side, ε_lb > ``claim`` at level 1 − α
+    (for an (ε, δ) claim: the smallest δ-loss, P_num = e^loss·p_den + δ).
 
     An event never seen on the denominator side is taken at one hit in ``n`` (the
     smallest probability the counts can express). Returns inf when even a certain event on the
@@ -73,7 +100,8 @@ def detectable_eps(p_den: float, n: int, claim: float, alpha: float) -> float:
     p_den = max(p_den, 1.0 / n)
 
     def f(loss):
-        return float(eps_lower_bound(min(n, n * p_den * np.exp(loss)), n, n * p_den, n, alpha)) - claim
+        k_num = min(n, n * (p_den * np.exp(loss) + delta))
+        return float(eps_lower_bound(k_num, n, n * p_den, n, alpha, delta)) - claim
 
     hi = -np.log(p_den)
     if f(hi) <= 0:

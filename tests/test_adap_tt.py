@@ -22,7 +22,8 @@ def run(name, eps, params, table, seed, limit=None, n_rec=1 << 16):
     releases = np.zeros((4096, 8))
     limit = table.shape[0] if limit is None else limit
     tau, rec, status, nr = spec.kernel(np.random.default_rng(seed), table, prep.means,
-                                       prep.theta, prep.aux, limit, actions, releases)
+                                       prep.theta, prep.aux, limit, actions, releases,
+                                       np.empty(0))
     return tau, rec, status, actions[:min(tau, n_rec)], releases[:nr], p
 
 

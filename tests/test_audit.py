@@ -20,7 +20,7 @@ EDGES = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])
 
 
 @nb.njit
-def laplace_kernel(rng, table, means, theta, aux, limit, actions, releases):
+def laplace_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """Laplace mechanism on row 0, arm 0: y = x + Lap(factor/ε), released as its bin in EDGES
     (factor < 1: an insufficient-noise mutant with true loss ε/factor)."""
     y = table[0, 0] + rng.laplace(0.0, theta[1] / theta[0])
@@ -71,13 +71,16 @@ def test_adap_tt_passes_with_an_informative_bound():
 
 def test_no_forgetting_mutant_is_caught():
     # Its initial sample re-enters every later release of its arm: events such as "arm 0 leads
-    # at steps 7 and 8" have ln ratio ≈ 0.6. Measured at this budget (n = 6e5, α = 0.05) over
-    # seeds 100–107: ε_lb ∈ [0.569, 0.606], mean 0.586, sd 0.013: the claim 0.5 is 6.6 sd
-    # below the mean (failure probability ≈ 2e-11 under a normal approximation).
+    # at steps 7 and 8" have ln ratio ≈ 0.6. Measured at this budget (n = 6e5, α = 0.05,
+    # seeds 100–107): every audit stopped with a violation at the first look (75 000 runs),
+    # ε_lb 0.516–0.586. Missing it needs every look to fail, including the last (6e5 runs),
+    # where the same events give ε_lb ≈ 0.575 with sd ≈ 0.013: a > 5.5 sd deviation.
     r = audit_algorithm("adap-tt-no-forgetting", 0.5, runs=600_000, seed=21, workers=2)
     assert r.verdict == "violation"
     assert r.eps_lb > 0.5
     assert r.neighbours["changed_row"] < 6   # an initial pull: its sample is reused forever
+    # white-box: the reused sample pushes the releases' loss past ε, deterministically
+    assert r.whitebox["releases_verdict"] == "violation" and r.whitebox["max_loss"] > 0.5
 
 
 def test_explicit_pair_and_determinism_across_workers():
@@ -88,6 +91,7 @@ def test_explicit_pair_and_determinism_across_workers():
     b = audit_algorithm("adap-tt", 0.5, runs=50_000, seed=3, workers=2, pair=pair).to_dict()
     for d in (a, b):
         d.pop("runtime_s")
+        d["whitebox"].pop("runtime_s")
     assert a == b
     assert a["counts"]["selection"]["pairs"] == 1
     assert a["search"]["views"] == view_lengths(K, H) == [7, 8, 10, 14, 16]

@@ -26,7 +26,8 @@ def run(name, eps, table, limit=None, seed=0, n_rel=256, **params):
     actions = np.full(table.shape[0], -1, np.int16)
     releases = np.full((n_rel, 8), np.nan)
     tau, rec, status, nr = spec.kernel(np.random.default_rng(seed), table, prep.means,
-                                       prep.theta, prep.aux, limit, actions, releases)
+                                       prep.theta, prep.aux, limit, actions, releases,
+                                       np.empty(0))
     return tau, rec, status, nr, actions[:tau], releases[:min(nr, n_rel)]
 
 
@@ -132,7 +133,7 @@ def test_ttucb_releases_nothing():
     prep = spec.prepare(1.0, spec.resolve_params({}))
     buf = np.full((16, 8), np.nan)
     spec.kernel(np.random.default_rng(0), table, prep.means, prep.theta, prep.aux, 500,
-                np.empty(500, np.int16), buf)
+                np.empty(500, np.int16), buf, np.empty(0))
     assert np.isnan(buf).all()
 
 
@@ -269,7 +270,8 @@ def test_dpse_noise_is_laplace_with_logged_scale():
     acts, rel = np.empty(0, np.int16), np.empty((2, 8))
     z = np.empty((runs, 2))
     for i in range(runs):
-        *_, nr = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, K * R1, acts, rel)
+        *_, nr = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, K * R1, acts, rel,
+                             np.empty(0))
         assert nr == 2
         z[i] = (rel[:, 5] - rel[:, 4]) / rel[:, 6]
         assert rel[0, 6] == rel[1, 6] == pytest.approx(1 / (eps * R1), rel=1e-15)

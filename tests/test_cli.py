@@ -1,5 +1,7 @@
 """The command line: bad input, the JSON contract of DESIGN.md §4, determinism, bench."""
 import json
+import pathlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ def cli(*args):
 
 
 RUN = ["run", "--algo", "adap-tt", "--eps", "0.5"]
+EXAMPLE = str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "private_etc.py")
 BAD = [
     (["run", "--algo", "adap-t", "--eps", "0.5"], "did you mean adap-tt"),
     (["run", "--algo", "adap-tt", "--eps", "0"], "--eps 0"),
@@ -36,6 +39,15 @@ BAD = [
     ([*RUN, "--param", "beta=0"], "beta=0"),
     ([*RUN, "--param", "threshold=none"], "theory"),
     ([*RUN, "--param", "horizon=2.5"], "horizon"),
+    ([*RUN, "--delta", "1"], "--delta 1"),
+    ([*RUN, "--model", "local"], "--model applies to FILE.py:FUNCTION"),
+    (["run", "--algo", "nowhere.py:f", "--eps", "1"], "does not exist"),
+    (["run", "--algo", f"{EXAMPLE}:nope", "--eps", "1"], "no callable named 'nope'"),
+    (["run", "--algo", "no_such_module_xyz:f", "--eps", "1"], "ModuleNotFoundError"),
+    (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--model", "cloud"], "invalid choice"),
+    (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--param", "risk=0.1"],
+     "expected means or horizon"),
+    (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--param", "horizon=0"], "horizon=0"),
     (["bench", "--algo", "nope"], "unknown algorithm"),
     (["frobnicate"], "invalid choice"),
 ]
@@ -77,11 +89,16 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert d["schema_version"] == 1 and d["algorithm"] == "adap-tt"
     assert d["claim"] == {"eps": 0.5, "delta": 0.0} and d["verdict"] == "pass"
     assert d["params"]["risk"] == 0.01 and d["params"]["means"] == [0.95, 0.9, 0.9, 0.9, 0.9, 0.5]
-    assert d["counts"]["measurement"]["runs_d"] == 20000
+    m = d["counts"]["measurement"]
+    assert m["runs_d"] in (2500, 5000, 10000, 20000) and m["tests"] == 8   # 4 looks x 2 pairs
+    assert m["stopped"] in ("budget", "futility") and m["runs_d"] == m["runs_d_prime"]
+    assert d["whitebox"]["releases_verdict"] == "pass" and d["whitebox"]["max_loss"] <= 0.5 + 1e-9
+    assert d["whitebox"]["replay"]["diverged_runs"] == 0
     assert set(d["versions"]) >= {"dpaudit", "numpy", "numba", "python"}
     assert d["loss_table"] and {"p_d", "p_d_prime", "ln_ratio", "ci"} <= set(d["loss_table"][0])
     for o in outs:
         o.pop("runtime_s")
+        o["whitebox"].pop("runtime_s")
     assert outs[0] == outs[1]   # same seed ⇒ identical results, whatever the worker count
 
 
@@ -106,3 +123,32 @@ def test_bench_reports_steps_per_second(tmp_path):
     r = json.loads(out.read_text())
     assert r["steps_per_s"] > 0 and r["runs"] >= 1 and "steps/s per core" in p.stdout
     assert r["steps"] == pytest.approx(r["steps_per_s"] * r["seconds"])
+
+
+def test_bring_your_own_callable(tmp_path):
+    # etc_half_noise has loss 2ε on its recommendation (README example): ε_lb ≈ 1.3 at this
+    # budget with sd ≈ 0.05, so missing the violation needs a > 5 sd deviation on a measured
+    # distribution far from the boundary; etc (correct) passes unless the α = 1e-6 bound fails
+    out = tmp_path / "byo.json"
+    bad = cli("run", "--algo", f"{EXAMPLE}:etc_half_noise", "--eps", "1", "--runs", "40000",
+              "--seed", "1", "--json", str(out))
+    assert bad.returncode == 1, bad.stderr
+    j = json.loads(out.read_text())
+    assert j["verdict"] == "violation" and j["params"]["model"] == "user"
+    assert j["algorithm"].endswith("private_etc.py:etc_half_noise")
+    ok = cli("run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--runs", "40000", "--seed", "1",
+             "--alpha", "1e-6")
+    assert ok.returncode == 0, ok.stderr
+    # the MODULE:FUNCTION form, with the local model (one reward in, one bit out)
+    (tmp_path / "rr_plugin.py").write_text(
+        "import math\n"
+        "def rr(rng, r, eps):\n"
+        "    keep = math.exp(eps) / (1 + math.exp(eps))\n"
+        "    bit = int(rng.random() < r)\n"
+        "    return bit if rng.random() < keep else 1 - bit\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    p = subprocess.run(DPAUDIT + ["run", "--algo", "rr_plugin:rr", "--model", "local", "--eps",
+                                  "0.5", "--runs", "40000", "--seed", "2", "--alpha", "1e-6"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "d = 0 vs d' = 1" in p.stdout

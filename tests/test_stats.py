@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.stats import (cp_lower, cp_upper, detectable_eps, eps_lower_bound,
-                           log_ratio_interval)
+                           eps_upper_bound, log_ratio_interval, p_value)
 
 
 @pytest.mark.parametrize("k,n,want", [   # one-sided 95 % upper bounds, digest 004 §6.5
@@ -68,3 +68,46 @@ def test_detectable_eps_is_where_the_expected_bound_meets_the_claim():
     assert float(eps_lower_bound(1e6 * 0.1 * math.exp(d), 10 ** 6, 1e5, 10 ** 6, 0.05)) == \
         pytest.approx(0.5, abs=1e-5)
     assert detectable_eps(1e-7, 100, 10.0, 0.05) == math.inf   # 100 runs cannot certify 10
+
+
+@settings(max_examples=200, deadline=None)
+@given(k=counts, j=counts, alpha=st.floats(1e-6, 0.5), delta=st.floats(0, 0.2))
+def test_delta_bounds_are_monotone_and_bracket_the_estimate(k, j, alpha, delta):
+    n = 500
+    lb = float(eps_lower_bound(k, n, j, n, alpha, delta))
+    ub = float(eps_upper_bound(k, n, j, n, alpha, delta))
+    assert lb <= float(eps_lower_bound(k, n, j, n, alpha, 0.0))   # δ only weakens the bound
+    assert lb <= float(eps_lower_bound(k + 1, n, j, n, alpha, delta))
+    assert ub >= float(eps_upper_bound(k, n, j + 1, n, alpha, delta))
+    if k / n > delta and j > 0:
+        est = math.log((k / n - delta) / (j / n))
+        assert lb <= max(est, 0.0) + 1e-12 and est <= ub + 1e-12
+
+
+@settings(max_examples=50, deadline=None)
+@given(k=st.integers(1, 400), j=st.integers(0, 400), eps=st.floats(0.01, 3))
+def test_p_value_is_where_the_bound_crosses_eps(k, j, eps):
+    n = 400
+    p = p_value(k, n, j, n, eps)
+    if p < 1.0:   # just above p the bound exceeds eps, just below it does not
+        assert eps_lower_bound(k, n, j, n, min(p * 1.001, 0.999)) > eps
+        assert eps_lower_bound(k, n, j, n, p * 0.999) <= eps
+    else:
+        assert eps_lower_bound(k, n, j, n, 0.999) <= eps
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.02])
+def test_lower_and_upper_bounds_cover_the_true_delta_loss(delta):
+    # true δ-loss exactly 0.4 on an event: each one-sided bound may miss with probability
+    # ≤ α = 0.05; misses ~ Binomial(20 000, ≤ 0.05) exceed 1 200 with probability < 1e-8
+    rng = np.random.default_rng(11)
+    p_den = 0.1
+    p_num = p_den * math.exp(0.4) + delta
+    n = 3000
+    k_num = rng.binomial(n, p_num, 20_000)
+    k_den = rng.binomial(n, p_den, 20_000)
+    assert np.sum(eps_lower_bound(k_num, n, k_den, n, 0.05, delta) > 0.4) <= 1200
+    assert np.sum(eps_upper_bound(k_num, n, k_den, n, 0.05, delta) < 0.4) <= 1200
+    lo = [log_ratio_interval(a, n, b, n, 0.05)[0] for a, b in zip(k_num[:4000], k_den[:4000])]
+    if delta == 0:   # two-sided interval: lower end misses with probability ≤ α/2
+        assert np.sum(np.array(lo) > 0.4) <= 200      # Binomial(4000, 0.025) > 200: < 1e-15

@@ -1,0 +1,107 @@
+"""Measurement with early stopping (dpaudit.measure) and the event search's symmetry.
+
+False-failure rates: the validity test counts false violations among 1000 replications whose
+true loss is exactly ε; under a valid procedure they are ≤ Binomial(1000, α) and the threshold
+is its 1 − 1e-6 quantile. The other assertions are deterministic or have margins > 10 sd.
+"""
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+from dpaudit.events import Event, best_event
+from dpaudit.measure import LOOKS, Finalist, look_sizes, measure
+from dpaudit.simulate import Counts
+
+IN, OUT = np.uint64(1), np.uint64(2)
+EVENT = Event(view=1, view_index=0, cells=np.array([IN], np.uint64), numerator="d_prime",
+              predicted_lb=1.0, scoring_hits=(0, 0))
+
+
+def two_cell_counts(k, n):
+    return Counts(n_runs=n, views=np.array([1]), cells=[np.array([IN, OUT])],
+                  counts=[np.array([k, n - k])], status=np.array([n, 0, 0]), tau_sum=0,
+                  rec=np.zeros(0, np.int64))
+
+
+def binomial_source(p_d, p_dp):
+    """draw(side, n, seed): n runs whose event indicator is Bernoulli(p_d or p_dp)."""
+    def draw(side, n, seed):
+        k = np.random.default_rng(seed).binomial(n, (p_d, p_dp)[side])
+        return two_cell_counts(int(k), n)
+    return draw
+
+
+def test_look_sizes():
+    assert look_sizes(8_000_000) == [1_000_000, 2_000_000, 4_000_000, 8_000_000]
+    assert look_sizes(3) == [1, 3]
+    assert len(look_sizes(10 ** 7)) == LOOKS
+
+
+def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
+    eps, alpha, reps = 0.5, 0.05, 1000
+    p_d = 0.2
+    draw = binomial_source(p_d, p_d * math.exp(eps))      # true loss exactly ε
+    root = np.random.SeedSequence(99)
+    false = sum(measure([Finalist(EVENT, draw)], 20_000, eps, 0.0, alpha, s).stopped
+                == "violation" for s in root.spawn(reps))
+    assert false <= binom.isf(1e-6, reps, alpha)
+
+
+def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility():
+    m = measure([Finalist(EVENT, binomial_source(0.1, 0.1 * math.exp(1.0)))], 800_000, 0.5,
+                0.0, 0.05, np.random.SeedSequence(1))
+    assert m.stopped == "violation" and m.best.n == 100_000 and len(m.looks) == 1
+    assert m.best.eps_lb > 0.5 and m.p_adjusted <= 0.05
+    safe = measure([Finalist(EVENT, binomial_source(0.3, 0.3))], 800_000, 0.5, 0.0, 0.05,
+                   np.random.SeedSequence(2))
+    assert safe.stopped == "futility" and safe.best.n == 100_000 and safe.p_adjusted == 1.0
+    undecided = measure([Finalist(EVENT, binomial_source(0.2, 0.2 * math.exp(0.5)))], 800_000,
+                        0.5, 0.0, 0.05, np.random.SeedSequence(3))
+    assert undecided.stopped == "budget" and undecided.best.n == 800_000
+    assert undecided.tests == LOOKS and undecided.alpha_per_test == 0.05 / LOOKS
+
+
+def test_delta_claims_tolerate_delta_extra_mass():
+    # P_d'(S) = e^0.5·P_d(S) + 0.05: a violation of (0.5, 0)-DP, not of (0.5, 0.06)-DP
+    draw = binomial_source(0.2, 0.2 * math.exp(0.5) + 0.05)
+    pure = measure([Finalist(EVENT, draw)], 400_000, 0.5, 0.0, 0.05, np.random.SeedSequence(4))
+    approx = measure([Finalist(EVENT, draw)], 400_000, 0.5, 0.06, 0.05,
+                     np.random.SeedSequence(4))
+    assert pure.stopped == "violation"
+    assert approx.stopped != "violation" and approx.best.eps_lb < 0.5
+
+
+def test_measurement_is_deterministic_for_a_seed():
+    draw = binomial_source(0.2, 0.3)
+    a = measure([Finalist(EVENT, draw)] * 2, 10_000, 0.5, 0.0, 0.05, np.random.SeedSequence(5))
+    b = measure([Finalist(EVENT, draw)] * 2, 10_000, 0.5, 0.0, 0.05, np.random.SeedSequence(5))
+    assert a.looks == b.looks and [m.hits for m in a.measured] == [m.hits for m in b.measured]
+    assert a.tests == 2 * LOOKS
+
+
+def _counts(values, n):
+    cells = np.arange(1, len(values) + 1, dtype=np.uint64)
+    return Counts(n_runs=n, views=np.array([1]), cells=[cells], counts=[np.array(values)],
+                  status=np.array([n, 0, 0]), tau_sum=0, rec=np.zeros(0, np.int64))
+
+
+cell_counts = st.lists(st.integers(0, 300), min_size=4, max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=cell_counts, b=cell_counts, c=cell_counts, e=cell_counts)
+def test_swapping_d_and_d_prime_mirrors_the_chosen_event(a, b, c, e):
+    n = 1200
+    rank, score = (_counts(a, n), _counts(b, n)), (_counts(c, n), _counts(e, n))
+    ev = best_event(rank, score, 10 ** 5, 0.05)
+    ev2 = best_event(rank[::-1], score[::-1], 10 ** 5, 0.05)
+    assert (ev is None) == (ev2 is None)
+    if ev is not None:
+        assert ev.predicted_lb == ev2.predicted_lb
+        if not np.array_equal(ev.cells, ev2.cells):   # ties between directions: same bound
+            return
+        assert {ev.numerator, ev2.numerator} == {"d", "d_prime"}
+        assert ev.scoring_hits == ev2.scoring_hits
