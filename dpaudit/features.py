@@ -8,8 +8,8 @@ returns a :class:`Features` map used unchanged on every later sample:
   (per exact row for (n, m) outputs). 1-D values are encoded order-preservingly, so their
   natural order gives threshold events y ≥ t / y ≤ t.
 * **continuous** 1-D outputs: B bins between quantiles of the pooled fitting sample, B =
-  :data:`BINS` or fewer for small samples (about :data:`PER_BIN` outputs per bin); the
-  natural order of the bins gives threshold events.
+  :data:`BINS` or fewer for small samples (about :data:`PER_BIN` outputs per bin), plus
+  log-spaced quantiles in both tails; the natural order of the bins gives threshold events.
 * **continuous** (n, m) outputs: a grid of b bins per coordinate (b^m ≤ :data:`BINS`, b ≥ 2);
   each coordinate's order gives threshold events on that coordinate.
 
@@ -26,6 +26,7 @@ from dpaudit.errors import InputError
 MAX_DISCRETE = 1024
 BINS = 2000
 PER_BIN = 25
+TAIL_LEVELS = 40
 _SIGN = np.uint64(1 << 63)
 _FNV_OFFSET = np.uint64(1469598103934665603)
 _FNV_PRIME = np.uint64(1099511628211)
@@ -150,7 +151,21 @@ def fit(y_d: np.ndarray, y_dp: np.ndarray) -> Features:
             examples = {int(h): r.tolist() for h, r in zip(_row_hash(_ordered_code(rows)), rows)}
         return Features("discrete", dim, y.dtype.kind, examples=examples)
     total = int(np.clip(y.shape[0] // PER_BIN, 10, BINS))
-    b = total if dim == 1 else max(2, int(total ** (1.0 / dim)))
+    if dim == 1:
+        qs = _levels(total, y.shape[0])
+        return Features("continuous", 1, "f", edges=[np.unique(np.quantile(y[:, 0], qs))],
+                        bins=qs.size + 1)
+    b = max(2, int(total ** (1.0 / dim)))
     qs = np.linspace(0.0, 1.0, b + 1)[1:-1]
     edges = [np.unique(np.quantile(y[:, j], qs)) for j in range(dim)]
     return Features("continuous", dim, "f", edges=edges, bins=b)
+
+
+def _levels(bins: int, n: int) -> np.ndarray:
+    """Quantile levels of the 1-D bin edges: ``bins`` equal-mass bins, refined in both tails
+    by :data:`TAIL_LEVELS` log-spaced levels down to ``PER_BIN / n`` (tail thresholds matter:
+    an (ε, δ) violation of a Gaussian mechanism lives on events of mass ~10^-4)."""
+    inner = np.linspace(0.0, 1.0, bins + 1)[1:-1]
+    lo = min(PER_BIN / n, 1.0 / bins)
+    tail = np.geomspace(lo, 1.0 / bins, TAIL_LEVELS)
+    return np.unique(np.concatenate([tail, inner, 1.0 - tail]))

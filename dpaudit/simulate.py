@@ -96,14 +96,8 @@ def _hash_views(actions, tau, rec, status, views, out):
 
 
 @nb.njit(cache=True)
-def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
-    """Run ``kernel`` ``n_runs`` times; return per-run view cells and (τ, â, status).
-
-    ``views``: int64 sorted prefix lengths (each ≤ ``limit``). Returns ``cells`` uint64
-    (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
-    (n_runs,), and the action prefixes (length max(views)) of the first ``keep`` runs, int16
-    (keep, max(views)), -1 past τ.
-    """
+def _run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
+    """Compiled body of :func:`run_batch`."""
     n_views = views.shape[0]
     buf_len = views[n_views - 1] if n_views > 0 else 0
     actions = np.empty(buf_len, np.int16)
@@ -124,6 +118,29 @@ def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=
         if i < keep:
             kept[i, :min(tau, buf_len)] = actions[:min(tau, buf_len)]
     return cells, taus, recs, stats, kept
+
+
+_run_batch_uncached = nb.njit(_run_batch.py_func)
+
+
+def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
+    """Run ``kernel`` ``n_runs`` times; return per-run view cells and (τ, â, status).
+
+    ``views``: int64 sorted prefix lengths (each ≤ ``limit``). Returns ``cells`` uint64
+    (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
+    (n_runs,), and the action prefixes (length max(views)) of the first ``keep`` runs, int16
+    (keep, max(views)), -1 past τ.
+
+    The compiled loop is cached on disk per kernel. numba can corrupt the on-disk index of a
+    cached function that takes other jitted functions as arguments ("ReferenceError:
+    underlying object has vanished" when it saves a new entry, numba issue #9348); the loop
+    then runs from an uncached compilation of the same code (a few seconds more, same result).
+    """
+    args = (kernel, rng, table, means, theta, aux, limit, n_runs, views, keep)
+    try:
+        return _run_batch(*args)
+    except ReferenceError:
+        return _run_batch_uncached(*args)
 
 
 @dataclass

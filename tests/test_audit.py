@@ -111,3 +111,22 @@ def test_bad_arguments_raise_input_errors():
         eps = kw.pop("eps")
         with pytest.raises(InputError):
             audit_algorithm("adap-tt", eps, **kw)
+
+
+def test_run_batch_survives_a_corrupted_numba_cache(monkeypatch):
+    # numba#9348: saving to a corrupted cache index raises ReferenceError; the batch loop must
+    # then give the same result from an uncached compilation
+    from dpaudit import registry, simulate
+    spec = registry.get("adap-tt")
+    prep = spec.prepare(0.5, spec.resolve_params({}))
+    args = (spec.kernel, None, np.ones((16, 6)), prep.means, prep.theta, prep.aux, 16, 200,
+            np.array([7, 8, 16]))
+    want = simulate.run_batch(*((args[0], np.random.default_rng(1)) + args[2:]))
+
+    class Corrupted:
+        def __call__(self, *a):
+            raise ReferenceError("underlying object has vanished")
+    monkeypatch.setattr(simulate, "_run_batch", Corrupted())
+    got = simulate.run_batch(*((args[0], np.random.default_rng(1)) + args[2:]))
+    for w, g in zip(want, got):
+        assert np.array_equal(w, g)

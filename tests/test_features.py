@@ -27,10 +27,15 @@ def test_continuous_outputs_get_quantile_bins_and_interval_descriptions():
     rng = np.random.default_rng(0)
     a, b = rng.normal(0, 1, 50_000), rng.normal(1, 1, 50_000)
     f = features.fit(a, b)
-    assert f.kind == "continuous" and f.edges[0].size == features.BINS - 1
+    e = f.edges[0]
+    assert f.kind == "continuous" and e.size == f.bins - 1 >= features.BINS - 1
+    pooled = np.concatenate([a, b])
+    # tails are refined: edges below the 1/BINS quantile, down to ~PER_BIN outputs
+    assert np.sum(pooled < e[0]) <= 2 * features.PER_BIN
+    assert np.sum(e < np.quantile(pooled, 1 / features.BINS)) >= 10
     cells = f.cells(np.array([-50.0, 0.0, 50.0]))
-    assert cells[0] == 0 and cells[2] == features.BINS - 1 and 0 < cells[1] < cells[2]
-    top = np.arange(cells[1], features.BINS, dtype=np.uint64)        # a threshold event
+    assert cells[0] == 0 and cells[2] == e.size and 0 < cells[1] < cells[2]
+    top = np.arange(cells[1], e.size + 1, dtype=np.uint64)        # a threshold event
     text = f.describe(top)
     assert text.startswith("y in [") and text.endswith(", inf)") and " or " not in text
     names = [n for n, _ in f.orderings(0, np.sort(np.unique(f.cells(a))))]
