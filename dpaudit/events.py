@@ -56,9 +56,10 @@ def lookup(keys: np.ndarray, c: Counts, v: int) -> np.ndarray:
     return np.where(hit, c.counts[v][pos] if found else 0, 0)
 
 
-def _aligned(v: int, *samples: Counts) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Union of the cells of view ``v`` over ``samples`` and each sample's counts on it."""
-    keys = np.unique(np.concatenate([c.cells[v] for c in samples]))
+def _aligned(v: int, rank: tuple[Counts, Counts], *samples: Counts):
+    """Cells of view ``v`` seen on the ranking half (either side), and every sample's counts
+    on them (cells never seen while ranking have no ratio to rank them by: left out)."""
+    keys = np.union1d(rank[0].cells[v], rank[1].cells[v])
     return keys, [lookup(keys, c, v) for c in samples]
 
 
@@ -87,7 +88,7 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     if r_d.n_runs != r_dp.n_runs or s_d.n_runs != s_dp.n_runs:
         raise ValueError("both sides of a pilot half need the same number of runs")
     for v, L in enumerate(r_d.views):
-        keys, (rd, rdp, sd, sdp) = _aligned(v, r_d, r_dp, s_d, s_dp)
+        keys, (rd, rdp, sd, sdp) = _aligned(v, rank, r_d, r_dp, s_d, s_dp)
         if keys.size == 0:
             continue
         extra = orderings(v, keys) if orderings else []
