@@ -59,15 +59,16 @@ def eps_upper_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
 
 def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
     """p-value of H0: P_num(S) ≤ e^ε·P_den(S) + δ for the test behind :func:`eps_lower_bound`:
-    the smallest α at which the bound exceeds ε (1 if it never does; floored at 1e-300)."""
+    the smallest α at which the bound exceeds ε (1 if it never does; floored at 1e-50, below
+    which scipy's beta quantiles stop converging)."""
     def f(log10_a):
         return float(eps_lower_bound(k_num, n_num, k_den, n_den, 10.0 ** log10_a, delta)) - eps
 
     if f(-1e-12) <= 0:
         return 1.0
-    if f(-300.0) > 0:
-        return 1e-300
-    return float(10.0 ** brentq(f, -300.0, -1e-12, xtol=1e-13))
+    if f(-50.0) > 0:
+        return 1e-50
+    return float(10.0 ** brentq(f, -50.0, -1e-12, xtol=1e-13))
 
 
 def log_ratio(k_num, n_num, k_den, n_den) -> float:
