@@ -72,7 +72,9 @@ def test_two_dimensional_outputs():
         return data[0] + rng.laplace(0.0, 2.0, (n, 2))
     r = dpaudit.audit_mechanism(laplace2, [0.0], [1.0], eps=1.0, alpha=1e-6, n=2_000_000,
                                 seed=2)
-    assert r.verdict == "pass" and r.eps_lb > 0.5    # more than one coordinate alone gives
+    # one coordinate alone can show at most 0.5; the joint likelihood-ratio cells of the grid
+    # gave 0.960–0.964 over seeds 2–4 (sd ≈ 0.01): 0.8 is a > 15 sd margin
+    assert r.verdict == "pass" and r.eps_lb > 0.8
 
     def leaky(rng, data, n):      # the same releases with half the noise each
         return data[0] + rng.laplace(0.0, 1.0, (n, 2))
