@@ -57,6 +57,9 @@ def eps_upper_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
         return np.where(hi <= 0, -np.inf, np.log(np.maximum(hi, 0.0)) - np.log(lo))
 
 
+P_FLOOR_LOG10 = 50.0   # p-values are floored at 1e-50
+
+
 def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
     """p-value of H0: P_num(S) ≤ e^ε·P_den(S) + δ for the test behind :func:`eps_lower_bound`:
     the smallest α at which the bound exceeds ε (1 if it never does; floored at 1e-50, below
@@ -66,9 +69,9 @@ def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
 
     if f(-1e-12) <= 0:
         return 1.0
-    if f(-50.0) > 0:
-        return 1e-50
-    return float(10.0 ** brentq(f, -50.0, -1e-12, xtol=1e-13))
+    if f(-P_FLOOR_LOG10) > 0:
+        return 10.0 ** -P_FLOOR_LOG10
+    return float(10.0 ** brentq(f, -P_FLOOR_LOG10, -1e-12, xtol=1e-13))
 
 
 def log_ratio(k_num, n_num, k_den, n_den) -> float:

@@ -3,11 +3,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpaudit.stats import (cp_lower, cp_upper, detectable_eps, eps_lower_bound,
                            eps_upper_bound, log_ratio_interval, p_value)
+from dpaudit.stats import P_FLOOR_LOG10
 
 
 @pytest.mark.parametrize("k,n,want", [   # one-sided 95 % upper bounds, digest 004 §6.5
@@ -86,10 +87,13 @@ def test_delta_bounds_are_monotone_and_bracket_the_estimate(k, j, alpha, delta):
 
 @settings(max_examples=50, deadline=None)
 @given(k=st.integers(1, 400), j=st.integers(0, 400), eps=st.floats(0.01, 3))
+@example(k=314, j=0, eps=0.5)       # the p-value floor
 def test_p_value_is_where_the_bound_crosses_eps(k, j, eps):
     n = 400
     p = p_value(k, n, j, n, eps)
-    if p < 1.0:   # just above p the bound exceeds eps, just below it does not
+    if p == 10.0 ** -P_FLOOR_LOG10:   # floored: the bound exceeds eps even there
+        assert eps_lower_bound(k, n, j, n, p) > eps
+    elif p < 1.0:   # just above p the bound exceeds eps, just below it does not
         assert eps_lower_bound(k, n, j, n, min(p * 1.001, 0.999)) > eps
         assert eps_lower_bound(k, n, j, n, p * 0.999) <= eps
     else:
