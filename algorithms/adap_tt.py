@@ -38,12 +38,13 @@ import numpy as np
 from scipy.special import zeta
 
 from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
-from dpaudit.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulate import (CAPPED, LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record,
+                              register_batch)
 
 from .glr import cg_table, max_phase
 
 # theta layout of the AdaP-TT kernel
-EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER = range(10)
+EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER, LOG_TERM = range(11)
 THRESHOLDS = ("theory", "heuristic")
 BONUSES = ("phase", "log")
 
@@ -93,6 +94,21 @@ def _threshold(theta, aux, K, k1, k2, n1, n2):
 
 
 @nb.njit(cache=True)
+def _threshold_floor(theta, aux, k1, k2, n1, n2):
+    """A lower bound on :func:`_threshold` from one table lookup and no logarithm: ln(4 + ln n)
+    ≥ ln 4, ln(1 + ln n) ≥ 0 and ln k ≥ 0 for n, k ≥ 1 (``theta[LOG_TERM]`` = ln(2Kζ(s)/δ),
+    or ln(1/δ) for the heuristic). Shaved by 1e-12 (relative) against rounding, so that
+    ``z < floor`` implies ``z < threshold``: a shortcut that never changes a decision."""
+    eps, lz = theta[EPS], theta[LOG_TERM]
+    lap = (1.0 / n1 + 1.0 / n2) * lz * lz / (eps * eps)
+    if theta[THRESHOLD] == 0.0:
+        floor = 2.0 * (2.0 * (2.0 * aux[k1 * k2] + 4.0 * math.log(4.0)) + lap)
+    else:
+        floor = 2.0 * (lz + lap)
+    return floor * (1.0 - 1e-12)
+
+
+@nb.njit(cache=True)
 def _argmax(x):
     best = 0
     for a in range(1, x.shape[0]):
@@ -111,6 +127,8 @@ def _glr_stop(mu, ntil, kph, theta, aux):
             continue
         d = mu[ahat] - mu[b]
         z = d * d / (1.0 / ntil[ahat] + 1.0 / ntil[b])
+        if z < _threshold_floor(theta, aux, kph[ahat], kph[b], ntil[ahat], ntil[b]):
+            return -1
         if z < _threshold(theta, aux, K, kph[ahat], kph[b], ntil[ahat], ntil[b]):
             return -1
     return ahat
@@ -243,6 +261,19 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
         last = I
 
 
+@nb.njit(cache=True)
+def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`adap_tt_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = adap_tt_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(adap_tt_kernel, adap_tt_batch)
+
+
 def _params(horizon_default: int) -> tuple[Param, ...]:
     return (
         Param("means", MU1, "floats", "Bernoulli instance: base tables and rows beyond the table",
@@ -265,7 +296,7 @@ def _params(horizon_default: int) -> tuple[Param, ...]:
 def _prepare(forgetting: bool, raw_leader: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
         K = len(p["means"])
-        theta = np.zeros(10)
+        theta = np.zeros(11)
         theta[EPS], theta[RISK], theta[BETA], theta[S] = eps, p["risk"], p["beta"], p["s"]
         theta[THRESHOLD] = THRESHOLDS.index(p["threshold"])
         theta[BONUS] = BONUSES.index(p["bonus"])
@@ -273,6 +304,8 @@ def _prepare(forgetting: bool, raw_leader: bool = False):
         theta[MAX_STEPS] = p["max_steps"]
         theta[ZETA_S] = zeta(p["s"])
         theta[RAW_LEADER] = 1.0 if raw_leader else 0.0
+        theta[LOG_TERM] = (math.log(2.0 * K * theta[ZETA_S] / p["risk"]) if theta[THRESHOLD] == 0
+                           else math.log(1.0 / p["risk"]))
         kmax = max_phase(p["max_steps"])
         aux = cg_table(p["risk"] / 2, K, p["s"], kmax)   # c_{k1k2}(·, ·, δ/2) in eq. (4)
         return Prepared(theta=theta, aux=aux, means=np.asarray(p["means"], dtype=np.float64))

@@ -53,7 +53,8 @@ import numba as nb
 import numpy as np
 
 from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
-from dpaudit.simulate import CAPPED, STOPPED, TRUNCATED
+from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
+                              register_batch)
 
 from .adap_tt import MU1, PAPER, _argmax, _log_release, _params, _reward, _tc_challenger
 from .glr import C_G
@@ -153,6 +154,19 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
         S[I] += x
         mu[I] = S[I] / N[I]
         glog[I] = 2.0 * math.log(4.0 + math.log(N[I]))
+
+
+@nb.njit(cache=True)
+def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`ttucb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = ttucb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(ttucb_kernel, ttucb_batch)
 
 
 def _ttucb_prepare(eps: float, p: dict) -> Prepared:
@@ -255,6 +269,19 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
         if active[a]:
             return n, a, STOPPED, nr
     return n, -1, STOPPED, nr   # unreachable: the arm attaining the maximum is never removed
+
+
+@nb.njit(cache=True)
+def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`dpse_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = dpse_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(dpse_kernel, dpse_batch)
 
 
 def _dpse_prepare(eps: float, p: dict) -> Prepared:

@@ -9,7 +9,8 @@ Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verd
 ``pass``.
 
 Registered algorithms (:func:`audit_algorithm`) use :class:`KernelSource`: compiled runs whose
-cells are *views*, prefixes of the transcript (:mod:`dpaudit.simulate`). Every event is a set of
+cells are *views*, prefixes of the transcript and windows right after the changed row
+(:mod:`dpaudit.simulate`). Every event is a set of
 cells of a function of the released output (actions, τ, â), so its probability ratio
 lower-bounds the privacy loss of the full transcript. Generic mechanisms and plain Python
 callables use :mod:`dpaudit.mechanism`.
@@ -22,21 +23,22 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from dpaudit import neighbours as nbrs
-from dpaudit import registry
+from dpaudit import registry, search, tables
 from dpaudit.errors import InputError
-from dpaudit.events import Event, lookup, best_event
+from dpaudit.events import Event, best_event, lookup, validated_bound
 from dpaudit.measure import LOOKS, Finalist, Measurement, measure
 from dpaudit.result import AuditResult
-from dpaudit.simulate import STATUS_NAMES, TRUNCATED, default_workers, run_batch, simulate
+from dpaudit.simulate import (STATUS_NAMES, TRUNCATED, Request, as_views, default_workers,
+                              run_batch, simulate_many)
 from dpaudit.stats import detectable_eps, log_ratio, log_ratio_interval
 from dpaudit.whitebox import whitebox
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
-PILOT_FRACTION = 8         # pilot runs per side per candidate = runs // PILOT_FRACTION
+PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
 FINALISTS = 2
 LOSS_TABLE_ROWS = 20
 WHITEBOX_RUNS = 10_000     # runs per direction of the white-box loss and replay
+WINDOW_FROM = 16           # changed rows from here on also get windows after them as views
 
 
 def view_lengths(K: int, horizon: int) -> list[int]:
@@ -49,6 +51,23 @@ def view_lengths(K: int, horizon: int) -> list[int]:
     return sorted(set(out + [horizon]))
 
 
+def source_views(pair, K: int, horizon: int) -> np.ndarray:
+    """Views of a candidate pair's runs (:func:`dpaudit.simulate.as_views`): the prefixes of
+    :func:`view_lengths`, and for user/full tables with a changed row t ≥
+    :data:`WINDOW_FROM` the windows [t + 1, t + 1 + w), w = 1, 2, 4, ... up to the horizon:
+    the actions right after the changed row, where a leak of that row shows first (a prefix
+    that long is unique to almost every run; earlier rows are covered by the prefixes)."""
+    views = [(0, L) for L in view_lengths(K, horizon)]
+    if pair.model in ("user", "full") and pair.row >= WINDOW_FROM:
+        start, w = pair.row + 1, 1
+        while start < horizon:
+            views.append((start, min(start + w, horizon)))
+            if start + w >= horizon:
+                break
+            w *= 2
+    return as_views(views)
+
+
 class Source:
     """Runs of one mechanism on one neighbouring pair, as feature cells.
 
@@ -59,6 +78,7 @@ class Source:
     """
 
     orderings = None
+    stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
 
     def pilot(self, half: int, seed: np.random.SeedSequence):
         """(rank, score): each (Counts on d, Counts on d') of ``half`` runs per side."""
@@ -89,23 +109,46 @@ def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0):
 
 
 def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: float,
-              alpha: float, runs: int, pilot_runs: int, seed: int,
-              seeds: tuple, finalists: int, t0: float, bar=None) -> AuditResult:
+              alpha: float, runs: int, pilot_budget: int, seed: int, seeds: tuple,
+              finalists: int, t0: float, bar=None, order: list | None = None,
+              screen: list | None = None, strategy: str | None = None) -> AuditResult:
     """The shared pipeline (module doc) over ``sources``; ``seeds`` = (pilot, measurement)
     SeedSequences. ``runs``: measurement runs per side per finalist at the last look;
-    ``pilot_runs``: per side per source (half ranks, half scores)."""
+    ``pilot_budget``: pilot runs per side over all sources and search rounds
+    (:func:`dpaudit.search.schedule`). ``order``: the sources entering the search, best
+    first (default all); ``screen``: their white-box screen scores (JSON, per source) or
+    None; ``strategy``: the neighbour strategy's name, reported."""
     s_pilot, s_meas = seeds
-    F = min(finalists, len(sources))
+    order = list(range(len(sources))) if order is None else list(order)
+    F = min(finalists, len(order))
     a_plan = alpha / (LOOKS * F)       # the level of the last look's tests
-    half = max(pilot_runs // 2, 1)
-    pilots, events = [], []
-    for src, s in zip(sources, s_pilot.spawn(len(sources))):
-        rank, score = src.pilot(half, s)
-        pilots.append((rank, score))
-        events.append(best_event(rank, score, runs, a_plan, delta, src.orderings))
-    ranked = sorted(range(len(sources)),
-                    key=lambda i: -(events[i].predicted_lb if events[i] else -1.0))
-    chosen = [i for i in ranked[:F] if events[i] is not None]
+    rounds = search.schedule(len(order), F, pilot_budget,
+                             eta=None if strategy == "structure" else search.ETA)
+    if bar is not None:
+        bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
+    validate = strategy not in (None, "structure") and rounds[-1][0] > F
+    alive, history, pilots, events, valid = order, {i: [] for i in order}, {}, {}, {}
+    for r, (k, n) in enumerate(rounds):
+        alive = alive[:k]
+        last = r == len(rounds) - 1
+        half = max(n // 3 if last and validate else n // 2, 1)
+        got = _pilots([sources[i] for i in alive], half,
+                      [_child(s_pilot, r * len(sources) + i) for i in alive])
+        for i, pilot in zip(alive, got):
+            if i in pilots and sources[i].stable_cells:    # survivors keep earlier rounds' runs
+                pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
+                              for old, new in zip(pilots[i], pilot))
+            pilots[i] = pilot
+            events[i] = best_event(*pilot, runs, a_plan, delta, sources[i].orderings)
+            history[i].append(events[i].predicted_lb if events[i] else 0.0)
+        if last and validate:    # rank the last round's events on fresh runs (validated_bound)
+            fresh = _draws([sources[i] for i in alive], half,
+                           [_child(s_pilot, len(rounds) * len(sources) + i) for i in alive])
+            valid = {i: validated_bound(events[i], c, runs, a_plan, delta)
+                     for i, c in zip(alive, fresh) if events[i] is not None}
+        score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
+        alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
+    chosen = [i for i in alive[:F] if events[i] is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
     m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], runs, eps, delta,
@@ -128,84 +171,149 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     else:   # no event separates d from d' on any pilot
         lb, eps_hat, detect, b = 0.0, 0.0, float("inf"), None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
-        loss_table, nb_json = [], sources[0].neighbours()
+        loss_table, nb_json = [], sources[order[0]].neighbours()
     verdict = "violation" if lb > eps else "pass"
     return AuditResult(
         algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict=verdict,
         eps_lb=lb, eps_hat=eps_hat, alpha=alpha, neighbours=nb_json, event=event,
-        counts=_counts(pilot_runs, len(sources), b, m), loss_table=loss_table, seed=seed,
+        counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
         runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect,
-        search=_search(sources, events, ranked, chosen, m))
+        search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
+                       pilot_budget, runs))
+
+
+def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """The i-th child ``ss.spawn`` would give, without mutating ``ss``."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,),
+                                  pool_size=ss.pool_size)
+
+
+def _draws(srcs: list, n: int, seeds: list) -> list:
+    """(counts on d, counts on d') of ``n`` fresh runs per side for every source (compiled
+    sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``."""
+    if srcs and all(hasattr(s, "request") for s in srcs):
+        reqs = [s.request(side, n, sd) for s, seed in zip(srcs, seeds)
+                for side, sd in enumerate(seed.spawn(2))]
+        bar = srcs[0].bar
+        c = simulate_many(reqs, workers=srcs[0].workers, progress=bar.update if bar else None)
+        return [(c[2 * j], c[2 * j + 1]) for j in range(len(srcs))]
+    return [tuple(s.draw(side, n, sd) for side, sd in enumerate(seed.spawn(2)))
+            for s, seed in zip(srcs, seeds)]
+
+
+def _pilots(srcs: list, half: int, seeds: list) -> list:
+    """(rank, score) pilots of ``half`` runs per side and half for every source; compiled
+    sources are simulated together (:func:`dpaudit.simulate.simulate_many`), so that a
+    search round over many small pilots keeps every core busy."""
+    reqs = [getattr(s, "pilot_requests", lambda *a: None)(half, sd) for s, sd in
+            zip(srcs, seeds)]
+    if not srcs or any(r is None for r in reqs):
+        return [s.pilot(half, sd) for s, sd in zip(srcs, seeds)]
+    bar = srcs[0].bar
+    c = simulate_many([q for r in reqs for q in r], workers=srcs[0].workers,
+                      progress=bar.update if bar else None)
+    return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
 
 
 class KernelSource(Source):
-    """Compiled runs of a registered algorithm's kernel on one :class:`NeighbourPair`."""
+    """Compiled runs of a registered algorithm's kernel on one :class:`NeighbourPair`, at
+    most ``limit`` samples per run."""
 
-    def __init__(self, spec, prep, pair, views, workers, bar=None):
+    stable_cells = True   # transcript hashes
+
+    def __init__(self, spec, prep, pair, views, limit, workers, bar=None):
         self.spec, self.prep, self.pair, self.views = spec, prep, pair, views
-        self.workers, self.bar = workers, bar
+        self.limit, self.workers, self.bar = limit, workers, bar
+
+    def request(self, side, n, seed):
+        table = self.pair.d if side == 0 else self.pair.d_prime
+        return Request(self.spec.kernel, table, self.prep.means, self.prep.theta,
+                       self.prep.aux, n, seed, self.views, self.limit)
+
+    def pilot_requests(self, half, seed):
+        """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
+        s = seed.spawn(4)
+        return [self.request(side, half, s[j]) for j, side in enumerate((0, 1, 0, 1))]
 
     def draw(self, side, n, seed):
-        table = self.pair.d if side == 0 else self.pair.d_prime
-        return simulate(self.spec.kernel, table, self.prep.means, self.prep.theta,
-                        self.prep.aux, n_runs=n, seed=seed, views=self.views,
-                        workers=self.workers, progress=self.bar.update if self.bar else None)
+        return simulate_many([self.request(side, n, seed)], workers=self.workers,
+                             progress=self.bar.update if self.bar else None)[0]
 
     def neighbours(self):
         return self.pair.describe()
 
     def describe(self, ev):
-        return _describe(self.spec, self.prep, self.pair, ev)
+        return _describe(self.spec, self.prep, self.pair, ev, self.limit)
 
 
 def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float = 0.0,
                     alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
-                    workers: int | None = None, pair=None, finalists: int = FINALISTS,
-                    whitebox_runs: int = WHITEBOX_RUNS, progress: bool = False) -> AuditResult:
+                    workers: int | None = None, pair=None, neighbours: str = "search",
+                    finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
+                    progress: bool = False) -> AuditResult:
     """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP.
 
     ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
     measurement runs per side per finalist at the last look (default 2·10^6; the audit stops
-    earlier when the verdict is settled, :mod:`dpaudit.measure`); pilot runs are
-    ``runs // 8`` per side per candidate pair. ``pair``: an explicit
-    :class:`~dpaudit.tables.NeighbourPair` instead of the candidate search. ``seed``: root
+    earlier when the verdict is settled, :mod:`dpaudit.measure`); the neighbour search's
+    pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``neighbours``: the search
+    strategy (:data:`dpaudit.search.STRATEGIES`: ``search``, ``blackbox``, ``structure``);
+    ``pair``: an explicit :class:`~dpaudit.tables.NeighbourPair` instead. ``seed``: root
     seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
     white-box loss and gray-box replay on the pair used (:mod:`dpaudit.whitebox`; 0 skips
     them), reported under ``whitebox``. Raises :class:`InputError` on bad input. Result as in
-    DESIGN.md §4.
+    DESIGN.md §4, with the search (budget, candidates tried, finalists, privacy profile)
+    under ``search``.
     """
     t0 = time.perf_counter()
     check_common(eps, alpha, runs, workers, delta, whitebox_runs)
+    if neighbours not in search.STRATEGIES:
+        raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
+                         f"{', '.join(search.STRATEGIES)}")
     spec = algo if isinstance(algo, registry.AlgorithmSpec) else registry.get(algo)
     p = spec.resolve_params(params or {})
     prep = spec.prepare(float(eps), p)
     runs = int(runs or DEFAULT_RUNS)
-    pilot_runs = max(runs // PILOT_FRACTION, 1000)
     workers = int(workers or default_workers())
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    s_table, s_pilot, s_meas, s_white = np.random.SeedSequence(seed).spawn(4)
+    s_table, s_pilot, s_meas, s_white, s_screen = np.random.SeedSequence(seed).spawn(5)
 
     K = prep.means.shape[0]
+    horizon = spec.audit_horizon(p)
     if pair is not None:
-        if pair.d.shape[1] != K:
-            raise InputError(f"the pair's tables have {pair.d.shape[1]} arms but means has {K}")
-        pairs = [pair]
+        if pair.model != spec.model:
+            raise InputError(f"the pair is a {pair.model} pair but {spec.name} uses "
+                             f"{spec.model} tables")
+        m = tables.MODELS[spec.model]
+        if pair.d.shape[m.arm_axis] != K:
+            raise InputError(f"the pair's tables have {pair.d.shape[m.arm_axis]} arms but "
+                             f"means has {K}")
+        horizon = pair.d.shape[1 - m.arm_axis]      # the pair's tables set the horizon
+        pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
     else:
-        pairs = nbrs.candidates(spec, p, int(s_table.generate_state(1, np.uint32)[0]))
-    views = view_lengths(K, pairs[0].d.shape[0])
-    bar = tqdm(total=2 * (pilot_runs // 2) * 2 * len(pairs), unit="run", unit_scale=True,
-               disable=None if progress else True, leave=False, desc=f"audit {spec.name}")
-    sources = [KernelSource(spec, prep, pr, views, workers, bar) for pr in pairs]
+        strategy = neighbours
+        pairs, order, info = search.candidates(
+            neighbours, spec, prep, p, eps, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
+            screen_seed=s_screen, limit=horizon)
+    bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if progress else True,
+               leave=False, desc=f"audit {spec.name}")
+    sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
+               for pr in pairs]
     res = run_audit(sources, name=spec.name, params=_jsonable_params(p), eps=eps, delta=delta,
-                    alpha=alpha, runs=runs, pilot_runs=pilot_runs, seed=seed,
-                    seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar)
-    res.search["views"] = [int(v) for v in views]
+                    alpha=alpha, runs=runs, pilot_budget=int(PILOT_BUDGET * runs), seed=seed,
+                    seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar,
+                    order=order, screen=info["scores"], strategy=strategy)
+    res.search["views"] = {"prefixes": view_lengths(K, horizon),
+                           "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row "
+                                      f"t >= {WINDOW_FROM}"}
+    res.search["screen"] = info["screen"]
     if whitebox_runs:
-        used = next(pr for pr in pairs if pr.describe() == res.neighbours)
+        used = next((pairs[f["index"]] for f in res.search["finalists"]
+                     if f["pair"] == res.neighbours), pairs[order[0]])
         res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
                                 seed=s_white)
-        res.runtime_s = round(time.perf_counter() - t0, 3)
+    res.runtime_s = round(time.perf_counter() - t0, 3)
     return res
 
 
@@ -217,13 +325,14 @@ def _jsonable_params(p: dict) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in p.items()}
 
 
-def _counts(pilot_runs, n_sources, b, m: Measurement) -> dict:
+def _counts(rounds, n_sources, b, m: Measurement) -> dict:
     def status(c):
         return {STATUS_NAMES[j]: int(c.status[j]) for j in range(3)} if c else {}
     n = b.n if b else 0
     hd, hdp = b.hits if b else (0, 0)
     c_d, c_dp = b.counts if b else (None, None)
-    return {"selection": {"runs_per_side": pilot_runs, "pairs": n_sources},
+    return {"selection": {"runs_per_side": sum(k * n for k, n in rounds), "pairs": n_sources,
+                          "rounds": len(rounds)},
             "measurement": {"runs_d": n, "runs_d_prime": n, "hits_d": int(hd),
                             "hits_d_prime": int(hdp), "status_d": status(c_d),
                             "status_d_prime": status(c_dp), "finalists": len(m.measured),
@@ -232,25 +341,49 @@ def _counts(pilot_runs, n_sources, b, m: Measurement) -> dict:
                             "looks": m.looks}}
 
 
-def _search(sources, events, ranked, chosen, m: Measurement) -> dict:
+MULTIPLICITY = ("every candidate, round and event was tried on pilot samples only, which the "
+                "measurement never reuses: the error budget alpha is spent on the measured "
+                "finalists alone (Bonferroni over looks x finalists)")
+
+
+def _search(sources, order, rounds, history, valid, screen, chosen, m: Measurement, strategy,
+            budget, runs) -> dict:
+    """The ``search`` JSON: strategy, budget, every candidate tried (pair, white-box screen,
+    predicted ε_lb per round, validated ε_lb in the last round, measured ε_lb), the finalists
+    and the privacy profile."""
     lbs = {ms.finalist.label: ms.eps_lb for ms in m.measured}
-    rows = []
-    for i in ranked:
-        ev, nb_json = events[i], sources[i].neighbours()
-        rows.append({"pair": {k: nb_json[k] for k in ("changed_row", "base") if k in nb_json},
-                     "predicted_eps_lb": ev.predicted_lb if ev else 0.0,
-                     "view": ev.view if ev else None, "finalist": i in chosen,
-                     "eps_lb": lbs.get(i)})
-    return {"candidates": len(sources), "ranking": rows}
+    pairs = [src.neighbours() for src in sources]
+    tried = []
+    for i, nb_json in enumerate(pairs):
+        row = {"index": i, "position": nb_json.get("position"), "base": nb_json["base"]["name"]
+               if isinstance(nb_json.get("base"), dict) else None,
+               "pattern": nb_json.get("pattern"), "predicted_eps_lb": history.get(i, []),
+               "validated_eps_lb": valid.get(i), "finalist": i in chosen, "eps_lb": lbs.get(i)}
+        if screen is not None:
+            row["whitebox"] = screen[i]
+        tried.append(row)
+    finals = [{"index": i, "pair": pairs[i], "predicted_eps_lb": history[i][-1],
+               "validated_eps_lb": valid.get(i), "eps_lb": lbs.get(i)} for i in chosen]
+    out = {"strategy": strategy, "candidates": len(sources), "entered_rounds": len(order),
+           "budget": {"pilot_runs_per_side": int(budget),
+                      "pilot_runs_per_side_used": int(sum(k * n for k, n in rounds)),
+                      "rounds": [{"candidates": k, "runs_per_side": n} for k, n in rounds],
+                      "measurement_runs_per_side_per_finalist": int(runs),
+                      "finalists": len(chosen)},
+           "multiplicity": MULTIPLICITY, "tried": tried, "finalists": finals}
+    if all("position" in p for p in pairs):
+        out["profile"] = search.profile(
+            pairs, screen, {i: h[-1] for i, h in history.items() if h}, lbs)
+    return out
 
 
-def _describe(spec, prep, pair, ev: Event, n_examples=5) -> dict:
-    """Readable event: decode a few of its cells into action prefixes by sampling transcripts."""
+def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
+    """Readable event: decode a few of its cells into actions by sampling transcripts."""
     table = pair.d_prime if ev.numerator == "d_prime" else pair.d
-    views = np.array([ev.view], np.int64)
+    start, end = ev.view
     cells, taus, recs, stats, kept = run_batch(
         spec.kernel, np.random.default_rng(0), table, prep.means, prep.theta, prep.aux,
-        table.shape[0], 20_000, views, 20_000)
+        limit, 20_000, np.array([ev.view], np.int64), 20_000)
     inside = np.isin(cells[:, 0], ev.cells)
     examples, seen = [], set()
     for j in np.flatnonzero(inside):
@@ -258,19 +391,18 @@ def _describe(spec, prep, pair, ev: Event, n_examples=5) -> dict:
         if key in seen:
             continue
         seen.add(key)
-        prefix = [int(a) for a in kept[j] if a >= 0]
-        item = {"actions": prefix}
-        if stats[j] != TRUNCATED and taus[j] <= ev.view:
+        item = {"actions": [int(a) for a in kept[j, start:end] if a >= 0]}
+        if stats[j] != TRUNCATED and taus[j] <= end:
             item.update(stopping_time=int(taus[j]), recommendation=int(recs[j]),
                         status=STATUS_NAMES[stats[j]])
         examples.append(item)
         if len(examples) == n_examples:
             break
-    shown = "; ".join(" ".join(map(str, e["actions"][: ev.view])) for e in examples[:3])
-    text = (f"the first {ev.view} actions (0-based arms) are one of {ev.cells.size} prefixes "
-            f"chosen on the pilot sample as more likely under {side_name(ev.numerator)}; "
-            f"e.g. {shown}")
-    return {"text": text, "view": ev.view, "examples": examples}
+    shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
+    what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
+    text = (f"{what} (0-based arms) are one of {ev.cells.size} sequences chosen on the pilot "
+            f"sample as more likely under {side_name(ev.numerator)}; e.g. {shown}")
+    return {"text": text, "view": list(ev.view), "examples": examples}
 
 
 def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
@@ -293,7 +425,8 @@ def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
     rows = []
     for j in top:
         lo, hi = log_ratio_interval(a[j], c_d.n_runs, b[j], c_dp.n_runs, level)
-        rows.append({"cell": src.cell_text(v, int(keys[j])), "view": int(c_d.views[v]),
+        rows.append({"cell": src.cell_text(v, int(keys[j])),
+                     "view": [int(x) for x in np.ravel(c_d.views[v])],
                      "p_d": a[j] / c_d.n_runs, "p_d_prime": b[j] / c_dp.n_runs,
                      "ln_ratio": log_ratio(a[j], c_d.n_runs, b[j], c_dp.n_runs),
                      "ci": [lo, hi], "ci_level_simultaneous": 1 - alpha,

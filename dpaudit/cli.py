@@ -12,6 +12,7 @@ import sys
 
 from dpaudit.errors import InputError
 from dpaudit.plugin import MODELS
+from dpaudit.search import STRATEGIES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,7 +53,9 @@ def _params(items) -> dict:
     return out
 
 
-def _load_pair(path: str):
+def _load_pair(path: str, model: str):
+    """The explicit pair in ``path``: a JSON object with ``d`` and ``d_prime`` (tables of
+    ``model``, DESIGN.md §1) and optionally ``why``."""
     from dpaudit.tables import NeighbourPair
     try:
         with open(path) as f:
@@ -65,7 +68,7 @@ def _load_pair(path: str):
         raise InputError(f"--pair {path}: expected a JSON object with keys 'd' and 'd_prime'")
     return NeighbourPair.from_tables(obj["d"], obj["d_prime"], {"kind": "file", "path": path,
                                                                 "name": "file"},
-                                     obj.get("why", f"explicit pair from {path}"))
+                                     obj.get("why", f"explicit pair from {path}"), model)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,8 +98,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                      help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
+    run.add_argument("--neighbours", choices=STRATEGIES, default="search",
+                     help="how the neighbouring pair is found (default search: every position x "
+                          "value pattern x base table, white-box screen, successive halving; "
+                          "blackbox: without the screen; structure: the algorithm's hand-picked "
+                          "rows, one round)")
     run.add_argument("--pair", metavar="FILE.json",
-                     help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]}")
+                     help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]} "
+                          "instead of the search")
 
     b = sub.add_parser("bench", help="simulation throughput per core on the default instance")
     b.add_argument("--algo", required=True)
@@ -136,10 +145,10 @@ def _run_registered(a):
                          "own model (see `dpaudit list`)")
     spec = registry.get(a.algo)
     params = spec.resolve_params(_params(a.param))
-    pair = _load_pair(a.pair) if a.pair else None
+    pair = _load_pair(a.pair, spec.model) if a.pair else None
     return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
-                           progress=True)
+                           neighbours=a.neighbours, progress=True)
 
 
 def _run_callable(a):
@@ -152,6 +161,9 @@ def _run_callable(a):
                          "algorithms: expected means or horizon")
     if a.pair:
         raise InputError("--pair applies to registered algorithms only")
+    if a.neighbours not in ("search", "blackbox"):
+        raise InputError(f"--neighbours {a.neighbours} applies to registered algorithms only: "
+                         "FILE.py:FUNCTION callables use the black-box search")
     means = Param("means", None, "floats", "", low=0.0, high=1.0, min_len=2).parse(
         p.get("means", "0.9,0.5"))
     horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(

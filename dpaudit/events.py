@@ -1,6 +1,6 @@
 """Event selection on a selection (pilot) sample: plug-in likelihood-ratio events over cells.
 
-For a view (transcript truncated at L samples, :mod:`dpaudit.simulate`) and a direction
+For a view (a window of the transcript, e.g. a prefix, :mod:`dpaudit.simulate`) and a direction
 (numerator table d or d'), the cells are ranked by their smoothed ratio
 (a + ½)/(b + ½) on one half of the pilot sample (*ranking half*); the candidate events
 are the unions of the top-j cells (every j for up to 4096 cells, else j on a log-spaced grid).
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.simulate import Counts
 from dpaudit.stats import cp_lower, cp_upper, eps_lower_bound
@@ -31,6 +32,8 @@ from dpaudit.stats import cp_lower, cp_upper, eps_lower_bound
 GRID = 160  # union sizes scored per view, direction and ordering (log grid) ...
 FULL_GRID = 4096  # ... unless the view has at most this many cells: then every union size
 PLUG_IN_ALPHA = 1.35e-3  # one-sided level of the pessimistic plug-in probabilities (3 sigma)
+SHORTLIST = 32  # unions per view, direction and ordering scored exactly (pre-ranked by Wilson)
+SPARSE = 0.5    # views with more distinct cells than this share of the runs (both sides) skipped
 
 
 @dataclass
@@ -38,7 +41,7 @@ class Event:
     """A set of cells of one view; ``numerator`` is the table ("d" or "d_prime") whose
     probability is on top of the privacy-loss ratio."""
 
-    view: int          # prefix length L
+    view: tuple        # the view's window (start, end) of samples (start 0: a prefix)
     view_index: int
     cells: np.ndarray  # sorted uint64
     numerator: str
@@ -71,6 +74,41 @@ def _union_sizes(n_cells: int) -> np.ndarray:
     return np.unique(np.geomspace(1, n_cells, GRID).astype(np.int64)) - 1
 
 
+def predicted_bound(A, B, n: int, n_meas: int, alpha: float, delta: float = 0.0):
+    """The ε lower bound an event with A numerator and B denominator hits out of ``n`` runs
+    per side would give on ``n_meas`` runs per side at level ``alpha``, if its probabilities
+    were their pessimistic three-sigma values (Clopper–Pearson at :data:`PLUG_IN_ALPHA`).
+    Vectorised over A and B."""
+    p_num = cp_lower(A, n, PLUG_IN_ALPHA)
+    p_den = cp_upper(B, n, PLUG_IN_ALPHA)
+    return eps_lower_bound(p_num * n_meas, n_meas, p_den * n_meas, n_meas, alpha, delta)
+
+
+def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alpha: float,
+                    delta: float = 0.0) -> float:
+    """:func:`predicted_bound` of a chosen ``event`` on ``fresh`` (counts on d, on d') runs
+    that played no part in choosing it: an unbiased basis for comparing events chosen on
+    different pilots (the best of many unions scored on one sample overrates itself)."""
+    hits = [c.hits(event.view_index, event.cells) for c in fresh]
+    num, den = (hits[1], hits[0]) if event.numerator == "d_prime" else hits
+    return float(predicted_bound(num, den, fresh[0].n_runs, n_meas, alpha, delta))
+
+
+def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:
+    """The predicted bound of every union with each Clopper–Pearson bound replaced by its
+    Wilson approximation (closed form, statsmodels): a cheap pre-ranking, see
+    :data:`SHORTLIST`."""
+    def wilson(k, m, a):
+        return proportion_confint(k, m, alpha=2 * a, method="wilson")
+
+    p_num = wilson(A, n, PLUG_IN_ALPHA)[0]
+    p_den = wilson(B, n, PLUG_IN_ALPHA)[1]
+    lo = wilson(p_num * n_meas, n_meas, alpha / 2)[0] - delta
+    hi = wilson(p_den * n_meas, n_meas, alpha / 2)[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.maximum(lo, 0.0)) - np.log(hi)
+
+
 def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas: int,
                alpha: float, delta: float = 0.0, orderings=None) -> Event | None:
     """Best event over all views, both directions and all orderings, or None if no union has
@@ -81,13 +119,18 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     δ (events are scored by the δ-loss bound). ``orderings(v, keys)``: optional extra
     orderings of a view's cells (list of (name, permutation of ``keys``)), e.g. the natural
     order of a 1-D output, whose prefixes are threshold events; the plug-in likelihood-ratio
-    order (ranking half) is always tried.
+    order (ranking half) is always tried. Every (view, direction, ordering) *segment* of
+    unions is pre-ranked by :func:`_wilson_prediction` and its best :data:`SHORTLIST` unions
+    are scored exactly; all segments are scored in one vectorised call.
     """
-    best = None
     (r_d, r_dp), (s_d, s_dp) = rank, score
     if r_d.n_runs != r_dp.n_runs or s_d.n_runs != s_dp.n_runs:
         raise ValueError("both sides of a pilot half need the same number of runs")
-    for v, L in enumerate(r_d.views):
+    n = s_d.n_runs
+    segments = []   # (view index, window, keys, numerator, ordering name, order, js, A, B)
+    for v, L in enumerate(r_d.views):     # L: the view's window (or a 1-D output's index)
+        if min(r_d.cells[v].size, r_dp.cells[v].size) > SPARSE * r_d.n_runs:
+            continue    # most runs have a cell of their own: no event of this view generalises
         keys, (rd, rdp, sd, sdp) = _aligned(v, rank, r_d, r_dp, s_d, s_dp)
         if keys.size == 0:
             continue
@@ -96,16 +139,31 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
         for numerator, rn, rx, sn, sx in (("d_prime", rdp, rd, sdp, sd), ("d", rd, rdp, sd, sdp)):
             ratio = (rn + 0.5) / (rx + 0.5)
             for name, order in [("likelihood ratio", np.argsort(-ratio, kind="stable"))] + extra:
-                A = np.cumsum(sn[order])[js]
-                B = np.cumsum(sx[order])[js]
-                p_num = cp_lower(A, s_d.n_runs, PLUG_IN_ALPHA)
-                p_den = cp_upper(B, s_d.n_runs, PLUG_IN_ALPHA)
-                pred = eps_lower_bound(p_num * n_meas, n_meas, p_den * n_meas, n_meas, alpha,
-                                       delta)
-                i = int(np.argmax(pred))
-                if pred[i] > 0 and (best is None or pred[i] > best.predicted_lb):
-                    j = js[i]
-                    best = Event(view=int(L), view_index=v, cells=np.sort(keys[order[: j + 1]]),
-                                 numerator=numerator, predicted_lb=float(pred[i]),
-                                 scoring_hits=(int(A[i]), int(B[i])), ordering=name)
-    return best
+                segments.append((v, L, keys, numerator, name, order, js,
+                                 np.cumsum(sn[order])[js], np.cumsum(sx[order])[js]))
+    if not segments:
+        return None
+    approx = _wilson_prediction(np.concatenate([g[7] for g in segments]),
+                                np.concatenate([g[8] for g in segments]), n, n_meas, alpha,
+                                delta)
+    owner, index, at = [], [], 0
+    for k, g in enumerate(segments):
+        m = g[7].size
+        short = (np.arange(m) if m <= SHORTLIST else
+                 np.sort(np.argsort(-approx[at:at + m], kind="stable")[:SHORTLIST]))
+        owner.append(np.full(short.size, k))
+        index.append(short)
+        at += m
+    owner, index = np.concatenate(owner), np.concatenate(index)
+    A = np.array([segments[k][7][i] for k, i in zip(owner, index)], dtype=np.int64)
+    B = np.array([segments[k][8][i] for k, i in zip(owner, index)], dtype=np.int64)
+    pred = predicted_bound(A, B, n, n_meas, alpha, delta)
+    top = int(np.argmax(pred))
+    if not pred[top] > 0:
+        return None
+    v, L, keys, numerator, name, order, js, _, _ = segments[owner[top]]
+    j = js[index[top]]
+    return Event(view=tuple(int(x) for x in np.ravel(L)), view_index=v,
+                 cells=np.sort(keys[order[: j + 1]]), numerator=numerator,
+                 predicted_lb=float(pred[top]), scoring_hits=(int(A[top]), int(B[top])),
+                 ordering=name)

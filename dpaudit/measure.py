@@ -24,7 +24,7 @@ import numpy as np
 from statsmodels.stats.multitest import multipletests
 
 from dpaudit.events import Event
-from dpaudit.simulate import Counts, _merge
+from dpaudit.simulate import Counts
 from dpaudit.stats import eps_lower_bound, eps_upper_bound, log_ratio, p_value
 
 LOOKS = 4
@@ -77,11 +77,7 @@ def look_sizes(n: int, looks: int = LOOKS) -> list[int]:
 
 
 def _add(a: Counts | None, b: Counts) -> Counts:
-    if a is None:
-        return b
-    cells, counts = _merge([(a.cells, a.counts), (b.cells, b.counts)], len(a.views))
-    return Counts(n_runs=a.n_runs + b.n_runs, views=a.views, cells=cells, counts=counts,
-                  status=a.status + b.status, tau_sum=a.tau_sum + b.tau_sum, rec=a.rec + b.rec)
+    return b if a is None else a.merged(b)
 
 
 def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: float,

@@ -13,11 +13,9 @@
   sequences are hashed into one cell per distinct transcript.
 
 The callable runs once per sample in this process (slower than the compiled reference
-kernels: the default budget is :data:`DEFAULT_RUNS` per side). Candidate neighbouring pairs,
-by model: ``user``/``full``: base tables tied-high (all 1), tied-mid (all ½) and a Bernoulli
-draw from ``means``, with one of rows 0, K−1, K, T−1 set to all-0 in d vs all-1 in d';
-``stream``: the same bases transposed, with entry (0, 0), (K−1, 0) or (0, T−1) changed 0 → 1;
-``local``: r = 0 vs r' = 1.
+kernels: the default budget is :data:`DEFAULT_RUNS` per side). The neighbouring pair is found
+by the black-box search of :mod:`dpaudit.search` over every position × value pattern × base
+table of the model (:func:`dpaudit.neighbours.structured`; ``local``: r, r' in {0, ½, 1}).
 """
 from __future__ import annotations
 
@@ -33,10 +31,11 @@ from tqdm import tqdm
 from dpaudit.audit import check_common, run_audit
 from dpaudit.errors import InputError
 from dpaudit.mechanism import MechanismSource
-from dpaudit.tables import bernoulli_table, constant_table
+from dpaudit.neighbours import structured
 
 MODELS = ("user", "stream", "full", "local")
 DEFAULT_RUNS = 200_000
+PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
 _MASK = (1 << 63) - 1
 
 
@@ -99,38 +98,6 @@ class CallableMechanism:
         return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
 
 
-def _pairs(model: str, means, horizon: int, table_seed: int) -> list[tuple]:
-    """(d, d', neighbours JSON) candidates for ``model`` (module doc)."""
-    if model == "local":
-        return [(0.0, 1.0, {"model": "local", "d": 0.0, "d_prime": 1.0})]
-    K = len(means)
-    bases = [(constant_table(1.0, horizon, K), {"kind": "constant", "value": 1.0,
-                                                "name": "tied-high"}),
-             (constant_table(0.5, horizon, K), {"kind": "constant", "value": 0.5,
-                                                "name": "tied-mid"}),
-             (bernoulli_table(means, horizon, table_seed),
-              {"kind": "bernoulli", "means": list(means), "seed": table_seed,
-               "name": "instance"})]
-    out = []
-    if model == "stream":
-        for a, j in sorted({(0, 0), (K - 1, 0), (0, horizon - 1)}):
-            for table, recipe in bases:
-                d, dp = table.T.copy(), table.T.copy()
-                d[a, j], dp[a, j] = 0.0, 1.0
-                out.append((d, dp, {"model": "stream", "base": recipe, "rows": K,
-                                    "arms": K, "changed_entry": [a, j], "d": d.tolist(),
-                                    "d_prime": dp.tolist(), "why": f"pull {j} of arm {a}"}))
-        return out
-    for row in sorted({r for r in (0, K - 1, K, horizon - 1) if r < horizon}):
-        for table, recipe in bases:
-            d, dp = table.copy(), table.copy()
-            d[row], dp[row] = 0.0, 1.0
-            out.append((d, dp, {"model": model, "base": recipe, "rows": horizon, "arms": K,
-                                "changed_row": row, "row_d": d[row].tolist(),
-                                "row_d_prime": dp[row].tolist(), "why": f"round {row}"}))
-    return out
-
-
 def audit_callable(ref: str, eps: float, *, model: str = "user", delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
                    runs: int | None = None, seed: int | None = None,
@@ -138,7 +105,9 @@ def audit_callable(ref: str, eps: float, *, model: str = "user", delta: float = 
     """Audit the callable ``ref`` (module doc) against (ε, δ)-DP under ``model``.
 
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
-    measurement runs per side (default 2·10^5), pilot ``runs // 4`` per side per pair.
+    measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
+    ``blackbox`` of :mod:`dpaudit.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot runs per
+    side over all its rounds.
     Returns an :class:`~dpaudit.result.AuditResult`; InputError on bad input.
     """
     t0 = time.perf_counter()
@@ -151,16 +120,22 @@ def audit_callable(ref: str, eps: float, *, model: str = "user", delta: float = 
         raise InputError(f"means={means!r} is out of range: expected at least 2 numbers in [0, 1]")
     fn = load(ref)
     runs = int(runs or DEFAULT_RUNS)
-    pilot = max(runs // 4, 2000)
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
     s_table, s_pilot, s_meas = np.random.SeedSequence(seed).spawn(3)
-    pairs = _pairs(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
-    bar = tqdm(total=2 * pilot * len(pairs), unit="run", unit_scale=True, leave=False,
+    pairs = structured(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
+    bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
                disable=None if progress else True, desc=f"audit {ref}")
     mech = CallableMechanism(fn, float(eps))
-    sources = [MechanismSource(mech, d, dp, nb, bar) for d, dp, nb in pairs]
+    sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
     params = {"model": model, "means": list(means), "horizon": horizon}
     return run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
-                     runs=runs, pilot_runs=pilot, seed=seed, seeds=(s_pilot, s_meas),
-                     finalists=2, t0=t0, bar=bar)
+                     runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
+                     seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox")
+
+
+def _inputs(pair):
+    """(d, d') as the callable receives them: tables, or floats for ``local``."""
+    if pair.model == "local":
+        return float(pair.d), float(pair.d_prime)
+    return pair.d, pair.d_prime

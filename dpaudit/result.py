@@ -88,13 +88,23 @@ class AuditResult:
             f"  event: {ev['text']}",
             f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
             f"d' {m['hits_d_prime']}/{m['runs_d_prime']}; {m['tests']} tests at alpha "
-            f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}; "
-            f"{self.search['candidates']} pairs tried on {self.counts['selection']['runs_per_side']}"
-            f" pilot runs per side each",
+            f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}",
+            *_search_lines(self.search),
             *_whitebox_lines(self.whitebox),
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)
+
+
+def _search_lines(s: dict) -> list[str]:
+    if not s:
+        return []
+    b = s["budget"]
+    rounds = " -> ".join(str(r["candidates"]) for r in b["rounds"])
+    screen = s.get("screen")
+    kept = (f", {screen['kept']} kept by the white-box screen" if screen else "")
+    return [f"  search ({s['strategy']}): {s['candidates']} candidate pairs{kept}; pilot rounds "
+            f"{rounds} pairs, {b['pilot_runs_per_side_used']} pilot runs per side in all"]
 
 
 def _whitebox_lines(w: dict) -> list[str]:
@@ -112,11 +122,17 @@ def _whitebox_lines(w: dict) -> list[str]:
 
 
 def _neighbours_lines(nb: dict) -> list[str]:
-    if "changed_row" not in nb:      # a generic mechanism's inputs
+    if "changed_row" in nb:
+        where = (f"{nb['model']} tables {nb['rows']}x{nb['arms']}, base {nb['base']['name']}, "
+                 f"row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
+                 f"{_row(nb['row_d_prime'])} in d'")
+    elif "changed_entry" in nb:
+        a, n = nb["changed_entry"]
+        where = (f"stream tables {nb['arms']}x{nb['rows']}, base {nb['base']['name']}, pull {n} "
+                 f"of arm {a} = {nb['value_d']:g} in d vs {nb['value_d_prime']:g} in d'")
+    else:                              # a local reward or a generic mechanism's inputs
         return [f"  neighbours: d = {_row(nb['d'])} vs d' = {_row(nb['d_prime'])}"]
-    return [f"  neighbours: {nb['model']} tables {nb['rows']}x{nb['arms']}, base "
-            f"{nb['base']['name']}, row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
-            f"{_row(nb['row_d_prime'])} in d'", f"    ({nb['why']})"]
+    return [f"  neighbours: {where}", f"    ({nb['why']}; pattern {nb.get('pattern', '0→1')})"]
 
 
 def _row(values) -> str:

@@ -44,10 +44,12 @@ without a decision).
 Features
 --------
 A run's transcript is (a_1..a_τ, τ, â). The shared batch loop turns it into feature *cells*,
-one per *view*: view ``L`` is the 64-bit FNV-1a hash of the transcript truncated at ``L``
-samples, i.e. of ``a_1..a_min(τ,L)`` plus (τ, â, status) when the run ended within ``L``
-samples. Each view is a function of the released transcript, so any event on it is a
-post-processing of the output and a valid audit event. Cells are counted per chunk of runs
+one per *view*: view [s, e) is the 64-bit FNV-1a hash of the actions of samples s..e−1
+(those taken before τ) plus (τ, â, status) when the run ended within e samples. Prefix views
+[0, L) are the transcript truncated at L samples; windows [t + 1, t + 1 + w) follow the
+actions right after a changed row t (:mod:`dpaudit.audit`). Each view is a function of the
+released transcript, so any event on it is a post-processing of the output and a valid audit
+event. Cells are counted per chunk of runs
 and merged; trajectories are never stored.
 
 Determinism: the runs are split into chunks of a fixed size; chunk i uses the i-th child of
@@ -80,67 +82,99 @@ def _mix(h, x):
 
 @nb.njit(cache=True)
 def _hash_views(actions, tau, rec, status, views, out):
-    """Write the view cells of one transcript into ``out`` (len(views),)."""
+    """Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 2)
+    sorted [start, end) windows (prefixes continue the previous prefix's hash)."""
     h = _FNV_OFFSET
-    t = 0
+    s_prev, t = -1, 0
     for v in range(views.shape[0]):
-        end = min(views[v], tau)
+        start, stop = views[v, 0], views[v, 1]
+        if start != s_prev:        # a new window start: hash from scratch
+            h = _FNV_OFFSET
+            t = start
+            s_prev = start
+        end = min(stop, tau)
         while t < end:
             h = _mix(h, actions[t] + 1)
             t += 1
-        if tau <= views[v] and status != TRUNCATED:
-            # the whole transcript is inside this view: add the decision
+        if tau <= stop and status != TRUNCATED:
+            # the run ended inside this window: add the decision
             out[v] = _mix(_mix(_mix(h, 0xFFFF), tau), (rec + 2) * 4 + status)
         else:
             out[v] = h
 
 
+def as_views(views) -> np.ndarray:
+    """Views as a sorted, duplicate-free int64 (V, 2) array of [start, end) windows: a 1-D
+    sequence of prefix lengths L means windows [0, L)."""
+    v = np.asarray(views, dtype=np.int64)
+    if v.ndim == 1:
+        v = np.stack([np.zeros_like(v), v], axis=1)
+    return np.unique(v.reshape(-1, 2), axis=0)
+
+
 @nb.njit(cache=True)
-def _run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
-    """Compiled body of :func:`run_batch`."""
+def batch_buffers(n_runs, views, keep):
+    """Buffers of a batch of runs: (actions, releases, frozen, kept, cells, taus, recs,
+    stats); see :func:`run_batch` for the outputs."""
     n_views = views.shape[0]
-    buf_len = views[n_views - 1] if n_views > 0 else 0
-    actions = np.empty(buf_len, np.int16)
-    releases = np.empty((0, 8))
-    frozen = np.empty(0)
-    kept = np.full((keep, buf_len), -1, np.int16)
-    cells = np.empty((n_runs, n_views), np.uint64)
-    taus = np.empty(n_runs, np.int64)
-    recs = np.empty(n_runs, np.int64)
-    stats = np.empty(n_runs, np.int8)
+    buf_len = views[:, 1].max() if n_views > 0 else 0
+    return (np.empty(buf_len, np.int16), np.empty((0, 8)), np.empty(0),
+            np.full((keep, buf_len), -1, np.int16), np.empty((n_runs, n_views), np.uint64),
+            np.empty(n_runs, np.int64), np.empty(n_runs, np.int64), np.empty(n_runs, np.int8))
+
+
+@nb.njit(cache=True)
+def batch_record(i, buffers, tau, rec, status, views):
+    """Record run ``i`` (its actions are in ``buffers[0]``) into the batch ``buffers``."""
+    actions, _, _, kept, cells, taus, recs, stats = buffers
+    taus[i] = tau
+    recs[i] = rec
+    stats[i] = status
+    _hash_views(actions, tau, rec, status, views, cells[i])
+    if i < kept.shape[0]:
+        m = min(tau, actions.shape[0])
+        kept[i, :m] = actions[:m]
+
+
+@nb.njit
+def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """The batch loop of :func:`run_batch` for any ``kernel`` (a first-class function).
+
+    numba cannot cache it: a jitted function passed as an argument is typed by its memory
+    address (numba #2956, #9348), so every process would compile it again (about 5 s per
+    worker). Algorithm modules write the same three-line loop with their kernel called
+    directly, cached, and register it (:func:`register_batch`); unregistered kernels (tests)
+    use this one."""
+    b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
-        tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, actions, releases,
-                                     frozen)
-        taus[i] = tau
-        recs[i] = rec
-        stats[i] = status
-        _hash_views(actions, tau, rec, status, views, cells[i])
-        if i < keep:
-            kept[i, :min(tau, buf_len)] = actions[:min(tau, buf_len)]
-    return cells, taus, recs, stats, kept
+        tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
 
 
-_run_batch_uncached = nb.njit(_run_batch.py_func)
+_BATCHES: dict = {}
+
+
+def register_batch(kernel, batch):
+    """Register ``batch``, a ``@njit(cache=True)`` copy of :func:`batch_body` with ``kernel``
+    called directly (``batch(rng, table, means, theta, aux, limit, n_runs, views, keep)``),
+    as the cached batch loop of ``kernel``. Returns ``batch``."""
+    _BATCHES[kernel] = batch
+    return batch
 
 
 def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
     """Run ``kernel`` ``n_runs`` times; return per-run view cells and (τ, â, status).
 
-    ``views``: int64 sorted prefix lengths (each ≤ ``limit``). Returns ``cells`` uint64
+    ``views``: windows (:func:`as_views`; ends ≤ ``limit``). Returns ``cells`` uint64
     (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
-    (n_runs,), and the action prefixes (length max(views)) of the first ``keep`` runs, int16
-    (keep, max(views)), -1 past τ.
-
-    The compiled loop is cached on disk per kernel. numba can corrupt the on-disk index of a
-    cached function that takes other jitted functions as arguments ("ReferenceError:
-    underlying object has vanished" when it saves a new entry, numba issue #9348); the loop
-    then runs from an uncached compilation of the same code (a few seconds more, same result).
+    (n_runs,), and the action prefixes (length max end) of the first ``keep`` runs, int16
+    (keep, max end), -1 past τ. Uses the kernel's registered cached loop
+    (:func:`register_batch`) if any.
     """
-    args = (kernel, rng, table, means, theta, aux, limit, n_runs, views, keep)
-    try:
-        return _run_batch(*args)
-    except ReferenceError:
-        return _run_batch_uncached(*args)
+    args = (rng, table, means, theta, aux, limit, n_runs, as_views(views), keep)
+    batch = _BATCHES.get(kernel)
+    return batch(*args) if batch is not None else batch_body(kernel, *args)
 
 
 @dataclass
@@ -159,6 +193,14 @@ class Counts:
     status: np.ndarray
     tau_sum: int
     rec: np.ndarray
+
+    def merged(self, other: "Counts") -> "Counts":
+        """The counts of both samples together (same views)."""
+        cells, counts = _merge([(self.cells, self.counts), (other.cells, other.counts)],
+                               len(self.views))
+        return Counts(n_runs=self.n_runs + other.n_runs, views=self.views, cells=cells,
+                      counts=counts, status=self.status + other.status,
+                      tau_sum=self.tau_sum + other.tau_sum, rec=self.rec + other.rec)
 
     def hits(self, v: int, cell_set: np.ndarray) -> int:
         """Number of runs whose view-``v`` cell lies in ``cell_set`` (sorted uint64)."""
@@ -215,37 +257,70 @@ def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.S
              views, limit: int | None = None, workers: int = 1, progress=None) -> Counts:
     """Simulate ``n_runs`` independent runs of ``kernel`` on ``table`` and count feature cells.
 
-    ``table``: float64 (T, K) in [0, 1]; ``limit`` defaults to T (the audit never reads past
-    the table). ``seed``: a SeedSequence; chunk i uses ``seed.spawn(...)[i]``. ``workers``:
-    processes (1 = in this process). ``progress``: optional callable(n_runs_done).
+    ``table``: float64 table of the kernel's privacy model, values in [0, 1]; ``limit``
+    (samples per run) defaults to its number of rows (a ``user`` table's horizon; pass it for
+    other models). ``seed``: a SeedSequence; chunk i uses ``seed.spawn(...)[i]``.
+    ``workers``: processes (1 = in this process). ``progress``: optional callable(n_runs_done).
     """
-    table = np.ascontiguousarray(table, dtype=np.float64)
-    views = np.asarray(sorted(set(int(v) for v in views)), dtype=np.int64)
-    limit = table.shape[0] if limit is None else int(limit)
-    sizes = [CHUNK] * (n_runs // CHUNK) + ([n_runs % CHUNK] if n_runs % CHUNK else [])
-    children = seed.spawn(len(sizes))
-    pooled = workers > 1 and len(sizes) > 1
-    jobs = [(_ref(kernel) if pooled else kernel, table, means, theta, aux, limit, n, views, s)
-            for n, s in zip(sizes, children)]
+    return simulate_many([Request(kernel, table, means, theta, aux, n_runs, seed, views,
+                                  limit)], workers=workers, progress=progress)[0]
+
+
+@dataclass
+class Request:
+    """One :func:`simulate` call, for :func:`simulate_many` (same arguments)."""
+
+    kernel: object
+    table: np.ndarray
+    means: np.ndarray
+    theta: np.ndarray
+    aux: np.ndarray
+    n_runs: int
+    seed: np.random.SeedSequence
+    views: object
+    limit: int | None = None
+
+
+def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Counts]:
+    """:func:`simulate` for every :class:`Request`, their chunks pooled in one map over
+    ``workers`` processes (many small simulations, e.g. a search round over hundreds of
+    candidate tables, keep every core busy). Results are those of separate :func:`simulate`
+    calls, bit for bit."""
+    jobs, owner, sizes, prepared = [], [], [], []
+    for r_i, r in enumerate(requests):
+        table = np.ascontiguousarray(r.table, dtype=np.float64)
+        views = as_views(r.views)
+        limit = table.shape[0] if r.limit is None else int(r.limit)
+        sz = [CHUNK] * (r.n_runs // CHUNK) + ([r.n_runs % CHUNK] if r.n_runs % CHUNK else [])
+        prepared.append((r, table, views, limit))
+        for n, s in zip(sz, r.seed.spawn(len(sz))):
+            jobs.append([r.kernel, table, r.means, r.theta, r.aux, limit, n, views, s])
+            owner.append(r_i)
+            sizes.append(n)
+    pooled = workers > 1 and len(jobs) > 1
     if pooled:
         # compile (and write numba's cache) here first: workers then only load it, which
         # avoids concurrent cache writes of the same signature
-        run_batch(kernel, np.random.default_rng(0), table, means, theta, aux, limit, 0, views)
-        results = []
-        for res, n in zip(_pool(workers).map(_chunk_job, jobs), sizes):
-            results.append(res)
-            if progress:
-                progress(n)
+        for r, table, views, limit in {id(p[0].kernel): p for p in prepared}.values():
+            run_batch(r.kernel, np.random.default_rng(0), table, r.means, r.theta, r.aux,
+                      limit, 0, views)
+        for job in jobs:
+            job[0] = _ref(job[0])
+        stream = _pool(workers).map(_chunk_job, [tuple(j) for j in jobs])
     else:
-        results = []
-        for job, n in zip(jobs, sizes):
-            results.append(_chunk_job(job))
-            if progress:
-                progress(n)
-    cells, counts = _merge(results, len(views))
-    return Counts(n_runs=n_runs, views=views, cells=cells, counts=counts,
-                  status=sum(r[2] for r in results), tau_sum=sum(r[3] for r in results),
-                  rec=sum(r[4] for r in results))
+        stream = (_chunk_job(tuple(j)) for j in jobs)
+    results = [[] for _ in requests]
+    for res, i, n in zip(stream, owner, sizes):
+        results[i].append(res)
+        if progress:
+            progress(n)
+    out = []
+    for (r, _, views, _), parts in zip(prepared, results):
+        cells, counts = _merge(parts, len(views))
+        out.append(Counts(n_runs=r.n_runs, views=views, cells=cells, counts=counts,
+                          status=sum(p[2] for p in parts), tau_sum=sum(p[3] for p in parts),
+                          rec=sum(p[4] for p in parts)))
+    return out
 
 
 def default_workers() -> int:

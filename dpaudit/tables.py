@@ -1,7 +1,22 @@
-"""Reward tables and neighbouring pairs (DESIGN.md §1).
+"""Reward tables, the four privacy models and their neighbouring relations (DESIGN.md §1).
 
-A ``user`` table has shape (T, K): row t holds user t's potential rewards, all in [0, 1]. Two
-tables are neighbours when they differ in exactly one row (any of its K values).
+=========  ===========  ===================================  ===============================
+model      table shape  read by the algorithm                neighbours differ in
+=========  ===========  ===================================  ===============================
+``user``   (T, K)       ``d[t, a_t]`` at round t             one row t (any values)
+``stream`` (K, T)       ``d[a, n]`` at the n-th pull of a    one entry (a, n)
+``full``   (T, K)       the whole row ``d[t, :]`` at round t one row t (any values)
+``local``  () (one r)   the local randomiser R(r)            any r, r' in [0, 1]
+=========  ===========  ===================================  ===============================
+
+Every value lies in [0, 1] (privacy proofs assume bounded rewards): :meth:`TableModel.validate`
+rejects anything else with a one-line :class:`~dpaudit.errors.InputError`.
+
+A **position** is what neighbours may change: ``(t,)`` for a row (user, full), ``(a, n)`` for
+an entry (stream), ``()`` for the single local reward. A **pattern** is the pair of values the
+position takes in d and d' (:meth:`TableModel.patterns`). **Base tables** (:func:`base_tables`)
+fill the rest of the table: drawn from an instance with a recorded seed, constant (ties), or
+adversarial (knife-edge top-two tie, extreme 0/1 patterns).
 """
 from __future__ import annotations
 
@@ -11,21 +26,132 @@ import numpy as np
 
 from dpaudit.errors import InputError
 
+MAX_ARM_PATTERNS = 8   # ``full`` rows: "arm a up, every other arm down" for the first 8 arms
+
+
+@dataclass(frozen=True)
+class TableModel:
+    """One privacy model of DESIGN.md §1 (module table): shapes, validation, positions and
+    value patterns of its neighbouring relation."""
+
+    name: str
+    doc: str
+
+    # ------------------------------------------------------------------ shapes and checks
+    def shape(self, K: int, horizon: int) -> tuple:
+        """Table shape for K arms and horizon T: (T, K), (K, T) or () (local)."""
+        return {"user": (horizon, K), "full": (horizon, K), "stream": (K, horizon),
+                "local": ()}[self.name]
+
+    def validate(self, table, name: str = "table") -> np.ndarray:
+        """``table`` as a C-contiguous float64 array of this model's shape; InputError (one
+        line: the bad value and the accepted range) for a wrong dimension, an empty table or
+        a value outside [0, 1]."""
+        try:
+            t = np.asarray(table, dtype=np.float64)
+            t = np.ascontiguousarray(t) if t.ndim else t   # (ascontiguousarray makes 0-d 1-d)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} is not a numeric array")
+        if self.name == "local":
+            if t.ndim != 0:
+                raise InputError(f"{name} has shape {t.shape}: a local reward is one number")
+        elif t.ndim != 2 or min(t.shape) < 1 or t.shape[self.arm_axis] < 2:
+            want = "(K, T)" if self.name == "stream" else "(T, K)"
+            raise InputError(f"{name} has shape {t.shape}: expected {want} with T >= 1, K >= 2")
+        bad = ~np.isfinite(t) | (t < 0) | (t > 1)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0]) if t.ndim else ()
+            shown = f"{name}[{', '.join(map(str, idx))}]" if idx else name
+            raise InputError(f"{shown} = {float(t[idx])!r} is outside [0, 1]")
+        return t
+
+    @property
+    def arm_axis(self) -> int:
+        return 0 if self.name == "stream" else 1
+
+    # ---------------------------------------------------------------------- positions
+    def positions(self, shape: tuple) -> list[tuple]:
+        """Every position neighbours may change, in table order."""
+        if self.name == "local":
+            return [()]
+        if self.name == "stream":
+            return [(a, n) for a in range(shape[0]) for n in range(shape[1])]
+        return [(t,) for t in range(shape[0])]
+
+    def changed(self, d: np.ndarray, d_prime: np.ndarray) -> tuple:
+        """The one position where validated tables d and d' differ; InputError if the shapes
+        differ or they differ in no position or in more than one."""
+        if d.shape != d_prime.shape:
+            raise InputError(f"d has shape {d.shape} but d' has shape {d_prime.shape}")
+        if self.name == "local":
+            if d == d_prime:
+                raise InputError("d and d' are equal: neighbours must differ")
+            return ()
+        diff = d != d_prime
+        if self.name == "stream":
+            where = [tuple(int(i) for i in ix) for ix in np.argwhere(diff)]
+            unit = "entries"
+        else:
+            where = [(int(t),) for t in np.flatnonzero(diff.any(axis=1))]
+            unit = "rows"
+        if len(where) != 1:
+            raise InputError(f"d and d' differ in {len(where)} {unit}: {self.name} neighbours "
+                             "differ in exactly 1")
+        return where[0]
+
+    # ------------------------------------------------------------------------ patterns
+    def patterns(self, base_value) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """(name, value in d, value in d') pairs tried at a position whose base value is
+        ``base_value`` (a row for user/full, a number for stream, ignored for local).
+
+        user/full rows and stream entries: ``0→1`` (the maximal change, whichever arm reads
+        it) and ``flip`` (base → 1 − base: for a mixed row some arms go up while others go
+        down); full rows also ``arm a up`` (arm a 0 → 1, every other arm 1 → 0). local:
+        0 vs 1, 0 vs ½, ½ vs 1. Patterns that change nothing are left out.
+        """
+        if self.name == "local":
+            return [("0→1", np.float64(0.0), np.float64(1.0)),
+                    ("0→½", np.float64(0.0), np.float64(0.5)),
+                    ("½→1", np.float64(0.5), np.float64(1.0))]
+        b = np.asarray(base_value, dtype=np.float64)
+        out = [("0→1", np.zeros_like(b), np.ones_like(b)), ("flip", b.copy(), 1.0 - b)]
+        if self.name == "full":
+            for a in range(min(b.size, MAX_ARM_PATTERNS)):
+                up = np.zeros_like(b)
+                up[a] = 1.0
+                out.append((f"arm {a} up", 1.0 - up, up))
+        return [p for p in out if not np.array_equal(p[1], p[2])]
+
+    def set(self, table: np.ndarray, position: tuple, value) -> np.ndarray:
+        """A copy of ``table`` with ``position`` set to ``value``."""
+        if self.name == "local":
+            return np.float64(value)
+        t = np.array(table, dtype=np.float64, copy=True)
+        t[position] = value
+        return t
+
+
+MODELS = {m.name: m for m in (
+    TableModel("user", "(T, K) table; round t reads d[t, a_t]; neighbours differ in one row"),
+    TableModel("stream", "(K, T) table; the n-th pull of arm a reads d[a, n]; neighbours "
+                         "differ in one entry"),
+    TableModel("full", "(T, K) table; round t reads the whole row; neighbours differ in one "
+                       "row"),
+    TableModel("local", "one reward r in [0, 1] through the local randomiser; neighbours: any "
+                        "r, r'"),
+)}
+
+
+def model(name: str) -> TableModel:
+    """The :class:`TableModel` called ``name``; InputError naming the accepted models."""
+    if name not in MODELS:
+        raise InputError(f"model {name!r} is not valid: expected one of {', '.join(MODELS)}")
+    return MODELS[name]
+
 
 def validate_table(table, name: str = "table") -> np.ndarray:
-    """Return ``table`` as a C-contiguous float64 (T, K) array; InputError if it is not 2-D,
-    is empty, or has a value outside [0, 1] (privacy proofs assume bounded rewards)."""
-    try:
-        t = np.ascontiguousarray(table, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} is not a numeric array")
-    if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2:
-        raise InputError(f"{name} has shape {t.shape}: expected (T, K) with T >= 1, K >= 2")
-    bad = ~np.isfinite(t) | (t < 0) | (t > 1)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise InputError(f"{name}[{r}, {c}] = {t[r, c]!r} is outside [0, 1]")
-    return t
+    """A ``user`` table (T, K), validated (:meth:`TableModel.validate`)."""
+    return MODELS["user"].validate(table, name)
 
 
 def bernoulli_table(means, horizon: int, seed: int) -> np.ndarray:
@@ -40,45 +166,101 @@ def constant_table(value: float, horizon: int, K: int) -> np.ndarray:
     return np.full((horizon, K), float(value))
 
 
+def base_tables(model_name: str, means, horizon: int, seed: int) -> list[tuple]:
+    """(table, recipe) base tables for ``model_name``, K = len(means) arms, horizon T.
+
+    Recipes (JSON-able, with ``name``): ``instance`` (Bernoulli(means) with ``seed``),
+    ``tied-high`` / ``tied-mid`` / ``tied-low`` (every entry 1, ½, 0: all arms tied),
+    ``knife-edge`` (every round the instance's means, with the best two arms tied at their
+    average: the changed entry decides which of them leads), ``one-hot`` (the instance's best
+    arm always 1, every other arm 0) and ``one-cold`` (its best arm 0, the others 1): extreme
+    0/1 patterns. ``stream`` tables are the transposes; ``local`` has no table (one recipe
+    ``none`` with table None).
+    """
+    if model_name == "local":
+        return [(None, {"kind": "none", "name": "none"})]
+    m = np.asarray(means, dtype=np.float64)
+    K = m.size
+    best, second = np.argsort(-m, kind="stable")[:2]
+    knife = m.copy()
+    knife[[best, second]] = 0.5 * (m[best] + m[second])
+    hot = np.zeros(K)
+    hot[best] = 1.0
+    rows = [
+        (bernoulli_table(m, horizon, seed),
+         {"kind": "bernoulli", "means": m.tolist(), "seed": int(seed), "name": "instance"}),
+        (constant_table(1.0, horizon, K), {"kind": "constant", "value": 1.0, "name": "tied-high"}),
+        (constant_table(0.5, horizon, K), {"kind": "constant", "value": 0.5, "name": "tied-mid"}),
+        (constant_table(0.0, horizon, K), {"kind": "constant", "value": 0.0, "name": "tied-low"}),
+        (np.tile(knife, (horizon, 1)), {"kind": "rows", "row": knife.tolist(),
+                                        "name": "knife-edge"}),
+        (np.tile(hot, (horizon, 1)), {"kind": "rows", "row": hot.tolist(), "name": "one-hot"}),
+        (np.tile(1.0 - hot, (horizon, 1)), {"kind": "rows", "row": (1.0 - hot).tolist(),
+                                            "name": "one-cold"}),
+    ]
+    if model_name == "stream":
+        rows = [(np.ascontiguousarray(t.T), r) for t, r in rows]
+    return rows
+
+
 @dataclass(frozen=True)
 class NeighbourPair:
-    """Two ``user`` tables that differ in row ``row`` only.
+    """Two neighbouring inputs of model ``model`` that differ at ``position`` only.
 
-    ``base``: the recipe of the base table (JSON-able); ``label``: why this row was chosen.
+    ``d``, ``d_prime``: validated tables (a 0-d array for ``local``); ``base``: the recipe of
+    the base table (JSON-able); ``label``: why this position was chosen; ``pattern``: the name
+    of the value pattern (:meth:`TableModel.patterns`).
     """
 
     d: np.ndarray
     d_prime: np.ndarray
-    row: int
+    position: tuple
     base: dict
     label: str
     model: str = "user"
+    pattern: str = "0→1"
     extra: dict = field(default_factory=dict)
+
+    @property
+    def row(self) -> int:
+        """The changed row (user and full tables)."""
+        return self.position[0]
+
+    @classmethod
+    def change(cls, model_name: str, base_table, position: tuple, value_d, value_d_prime,
+               base: dict, label: str, pattern: str = "0→1"):
+        """Neighbours from ``base_table`` with ``position`` set to ``value_d`` in d and to
+        ``value_d_prime`` in d' (InputError if the result is invalid or not neighbours)."""
+        m = model(model_name)
+        d = m.validate(m.set(base_table, position, value_d), "d")
+        dp = m.validate(m.set(base_table, position, value_d_prime), "d'")
+        return cls(d, dp, m.changed(d, dp), base, label, model_name, pattern)
 
     @classmethod
     def change_row(cls, base_table, row: int, value_d, value_d_prime, base: dict, label: str):
-        """Neighbours from ``base_table`` with row ``row`` set to ``value_d`` in d and to
-        ``value_d_prime`` in d' (scalars or length-K rows)."""
-        d = np.array(base_table, dtype=np.float64, copy=True)
-        dp = d.copy()
-        d[row] = value_d
-        dp[row] = value_d_prime
-        return cls(validate_table(d, "d"), validate_table(dp, "d'"), row, base, label)
+        """``user`` neighbours with row ``row`` set to ``value_d`` / ``value_d_prime``."""
+        return cls.change("user", base_table, (row,), value_d, value_d_prime, base, label)
 
     @classmethod
-    def from_tables(cls, d, d_prime, base: dict, label: str):
-        """Validate an explicit pair; InputError unless same shape and exactly one row differs."""
-        d = validate_table(d, "d")
-        dp = validate_table(d_prime, "d'")
-        if d.shape != dp.shape:
-            raise InputError(f"d has shape {d.shape} but d' has shape {dp.shape}")
-        rows = np.flatnonzero((d != dp).any(axis=1))
-        if rows.size != 1:
-            raise InputError(f"d and d' differ in {rows.size} rows: neighbours differ in exactly 1")
-        return cls(d, dp, int(rows[0]), base, label)
+    def from_tables(cls, d, d_prime, base: dict, label: str, model_name: str = "user"):
+        """Validate an explicit pair; InputError unless they are ``model_name`` neighbours."""
+        m = model(model_name)
+        d, dp = m.validate(d, "d"), m.validate(d_prime, "d'")
+        return cls(d, dp, m.changed(d, dp), base, label, model_name, "explicit")
 
     def describe(self) -> dict:
-        return {"model": self.model, "base": self.base, "rows": int(self.d.shape[0]),
-                "arms": int(self.d.shape[1]), "changed_row": self.row,
-                "row_d": self.d[self.row].tolist(), "row_d_prime": self.d_prime[self.row].tolist(),
-                "why": self.label}
+        """JSON of the pair (DESIGN.md §4 ``neighbours``): model, base recipe, shape, the
+        changed position and its values in d and d', the pattern and why it was chosen."""
+        out = {"model": self.model, "base": self.base, "pattern": self.pattern,
+               "position": list(self.position), "why": self.label}
+        if self.model == "local":
+            return {**out, "d": float(self.d), "d_prime": float(self.d_prime)}
+        out["shape"] = list(self.d.shape)
+        if self.model == "stream":
+            return {**out, "arms": int(self.d.shape[0]), "rows": int(self.d.shape[1]),
+                    "changed_entry": list(self.position),
+                    "value_d": float(self.d[self.position]),
+                    "value_d_prime": float(self.d_prime[self.position])}
+        return {**out, "rows": int(self.d.shape[0]), "arms": int(self.d.shape[1]),
+                "changed_row": self.row, "row_d": self.d[self.row].tolist(),
+                "row_d_prime": self.d_prime[self.row].tolist()}

@@ -246,6 +246,38 @@ class _Runner:
         return o, r, (step, float(loss), counted)
 
 
+def _sample(runner, root, k: int, runs: int):
+    """``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
+    none) and releases, and runs per status."""
+    loss = np.empty(runs)
+    step = np.full(runs, -1, np.int64)
+    n_rel = np.empty(runs, np.int64)
+    status = np.zeros(3, np.int64)
+    for i in range(runs):
+        o, _, (s, l, _) = runner.pair(_child(root, k, i))
+        loss[i], step[i], n_rel[i] = l, s, o[3]
+        status[o[2]] += 1
+    return loss, step, n_rel, status
+
+
+def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
+    """A cheap white-box score of ``pair`` for the neighbour search (:mod:`dpaudit.search`):
+    ``runs`` run/replay pairs per direction, as in :func:`whitebox`, with runs stopped after
+    ``limit`` samples (the audit's horizon). Returns ``max_loss`` and ``mean_loss`` (pooled
+    over both directions; the mean is the average privacy loss, i.e. how often and how much
+    the changed position reaches a release) and ``diverged_runs`` (replays whose transcript
+    differs: raw data reached a decision)."""
+    root = _seed(seed)
+    losses, diverged = [], 0
+    for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
+        loss, step, _, _ = _sample(_Runner(spec, prep, src, dst, limit), root, k, runs)
+        losses.append(loss)
+        diverged += int((step >= 0).sum())
+    pooled = np.concatenate(losses)
+    return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
+            "diverged_runs": diverged}
+
+
 def _quantiles(x: np.ndarray) -> dict:
     if x.size == 0:
         return {}
@@ -318,7 +350,8 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
         raise ValueError(f"runs must be >= 1, got {runs}")
     d = np.ascontiguousarray(pair.d, dtype=np.float64)
     dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
-    limit = DEFAULT_LIMIT_FACTOR * d.shape[0] if limit is None else int(limit)
+    T = d.shape[1] if pair.model == "stream" else d.shape[0]     # the table's horizon
+    limit = DEFAULT_LIMIT_FACTOR * T if limit is None else int(limit)
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     root = _seed(seed)
@@ -327,14 +360,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     per_dir, losses, worst, first = {}, [], None, None
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        loss = np.empty(runs)
-        step = np.full(runs, -1, np.int64)
-        n_rel = np.empty(runs, np.int64)
-        status = np.zeros(3, np.int64)
-        for i in range(runs):
-            o, _, (s, l, _) = runner.pair(_child(root, k, i))
-            loss[i], step[i], n_rel[i] = l, s, o[3]
-            status[o[2]] += 1
+        loss, step, n_rel, status = _sample(runner, root, k, runs)
         div = np.flatnonzero(step >= 0)
         i_max = int(np.argmax(loss))
         if worst is None or loss[i_max] > worst[0]:
@@ -373,7 +399,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
                    "first_divergent_step": None if first is None else first[0],
                    "example": None if first is None else first[1]},
         "runtime_s": time.perf_counter() - t0,
-        "note": _note(spec, eps, runs, limit, d.shape[0], verdict, diverged),
+        "note": _note(spec, eps, runs, limit, T, verdict, diverged),
     }
 
 

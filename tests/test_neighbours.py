@@ -1,0 +1,179 @@
+"""Table models, candidate neighbours and the neighbour search (issue 4).
+
+False-failure rates: the planted-worst test fails only if the search misses the planted row
+in some seed. It misses it only if the white-box screen misses it: each of the 2 × 8 screen
+runs of a planted candidate shows the loss ε with probability ≥ e^ε/(1 + e^ε) ≥ 1/2, so
+the screen misses a candidate with probability ≤ 2^-16 (1.5e-5), and the row (≥ 4 candidates,
+independent seeds) with probability ≤ 2^-64. With the screen passed, only the planted row's
+candidates (loss ε) enter the black-box rounds: the decoys (ε/4) fall under the screen's
+half-of-the-best cut deterministically. The verdict then rests on an ε_lb > claim = ε/2 with
+margins of > 10 sd at the measurement's size (see the test). Total ≤ 1e-8 per test. The
+other tests are deterministic.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from dpaudit import neighbours as nbrs
+from dpaudit import search
+from dpaudit.audit import audit_algorithm, source_views
+from dpaudit.errors import InputError
+from dpaudit.planted import planted_spec
+from dpaudit.tables import MODELS, NeighbourPair, base_tables, model
+
+
+# ------------------------------------------------------------------------- table models
+
+def test_model_shapes_positions_and_validation():
+    assert MODELS["user"].shape(3, 10) == (10, 3) == MODELS["full"].shape(3, 10)
+    assert MODELS["stream"].shape(3, 10) == (3, 10)
+    assert MODELS["local"].shape(3, 10) == ()
+    assert len(MODELS["user"].positions((10, 3))) == 10
+    assert MODELS["stream"].positions((3, 10))[:2] == [(0, 0), (0, 1)]
+    assert len(MODELS["stream"].positions((3, 10))) == 30
+    assert MODELS["local"].positions(()) == [()]
+    with pytest.raises(InputError, match=r"d\[1, 2\] = 1.5 is outside \[0, 1\]"):
+        MODELS["user"].validate(np.array([[0, 0, 0], [0, 0, 1.5]]), "d")
+    with pytest.raises(InputError, match="expected \\(K, T\\)"):
+        MODELS["stream"].validate(np.zeros((1, 4)))          # one arm
+    with pytest.raises(InputError, match="one number"):
+        MODELS["local"].validate([0.5, 0.5])
+    with pytest.raises(InputError, match="outside"):
+        MODELS["local"].validate(-0.1)
+    with pytest.raises(InputError, match="expected one of user, stream, full, local"):
+        model("rows")
+
+
+def test_neighbouring_relations():
+    d = np.zeros((4, 3))
+    two_rows = d.copy()
+    two_rows[1, 0] = two_rows[2, 0] = 1
+    with pytest.raises(InputError, match="differ in 2 rows"):
+        NeighbourPair.from_tables(d, two_rows, {"name": "x"}, "t", "user")
+    one_row = d.copy()
+    one_row[2] = 1                                            # a whole row: user neighbours
+    assert NeighbourPair.from_tables(d, one_row, {"name": "x"}, "t", "user").position == (2,)
+    # a whole row is 3 entries: not stream neighbours (one entry)
+    with pytest.raises(InputError, match="differ in 3 entries"):
+        NeighbourPair.from_tables(d.T, one_row.T, {"name": "x"}, "t", "stream")
+    entry = d.T.copy()
+    entry[1, 3] = 1
+    p = NeighbourPair.from_tables(d.T, entry, {"name": "x"}, "t", "stream")
+    assert p.position == (1, 3) and p.describe()["changed_entry"] == [1, 3]
+    with pytest.raises(InputError, match="equal"):
+        NeighbourPair.from_tables(0.5, 0.5, {"name": "x"}, "t", "local")
+    assert NeighbourPair.from_tables(0.0, 1.0, {"name": "x"}, "t", "local").describe()["d"] == 0
+
+
+def test_patterns_include_mixed_rows_for_full_tables():
+    names = [n for n, _, _ in MODELS["full"].patterns(np.array([1.0, 0.0, 1.0]))]
+    assert names == ["0→1", "flip", "arm 0 up", "arm 1 up", "arm 2 up"]
+    for _, v, vp in MODELS["full"].patterns(np.array([1.0, 0.0, 1.0]))[1:]:
+        assert (vp > v).any() and (vp < v).any()             # some up, some down
+    # a pattern that changes nothing is left out: the flip of an all-½ row
+    assert [n for n, _, _ in MODELS["user"].patterns(np.full(3, 0.5))] == ["0→1"]
+
+
+def test_base_tables_recipes():
+    bases = dict((r["name"], t) for t, r in base_tables("user", (0.9, 0.8, 0.2), 5, seed=3))
+    assert set(bases) == {"instance", "tied-high", "tied-mid", "tied-low", "knife-edge",
+                          "one-hot", "one-cold"}
+    assert np.allclose(bases["knife-edge"][0], [0.85, 0.85, 0.2])      # top two tied
+    assert bases["knife-edge"][0][0] == bases["knife-edge"][0][1]
+    assert np.array_equal(bases["one-hot"][0], [1, 0, 0])
+    again = dict((r["name"], t) for t, r in base_tables("user", (0.9, 0.8, 0.2), 5, seed=3))
+    assert np.array_equal(bases["instance"], again["instance"])        # seeded
+    stream = dict((r["name"], t) for t, r in base_tables("stream", (0.9, 0.8, 0.2), 5, 3))
+    assert np.array_equal(stream["instance"], bases["instance"].T)
+
+
+@pytest.mark.parametrize("name", ["user", "stream", "full", "local"])
+def test_structured_candidates_are_valid_distinct_neighbours(name):
+    pairs = nbrs.structured(name, (0.9, 0.5), 6, seed=1)
+    m = MODELS[name]
+    keys = set()
+    for p in pairs:
+        assert m.changed(p.d, p.d_prime) == p.position
+        key = (p.d.tobytes(), p.d_prime.tobytes())
+        assert key not in keys and key[::-1] not in keys
+        keys.add(key)
+        json.dumps(p.describe())
+    positions = {p.position for p in pairs}
+    assert positions == set(m.positions(m.shape(2, 6)))                 # every position
+
+
+def test_select_positions_keeps_marks_first_samples_and_the_limit():
+    marks = {(500,), (501,), (9000,)}
+    got = nbrs.select_positions("user", (10_000, 3), marks, limit=64)
+    assert len(got) <= 64 and got == sorted(got)
+    assert {(0,), (5,)} <= set(got) and marks <= set(got)
+    assert nbrs.select_positions("user", (8, 3), set()) == [(t,) for t in range(8)]
+
+
+# ------------------------------------------------------------------------------ search
+
+def test_schedule_halves_to_twice_the_finalists_within_budget():
+    rounds = search.schedule(256, 2, 3_000_000)
+    assert [k for k, _ in rounds] == [256, 128, 64, 32, 16, 8, 4]
+    assert rounds[-1][1] * 4 == 1_500_000                    # half the budget, last round
+    assert sum(k * n for k, n in rounds) <= 3_000_000
+    assert search.schedule(12, 2, 3_000_000, eta=None) == [(12, 250_000)]
+    assert search.schedule(3, 2, 300_000) == [(3, 100_000)]
+    assert [k for k, _ in search.schedule(100, 1, 10**6, eta=4)] == [100, 25, 7, 2]
+
+
+def test_screen_keeps_divergent_and_near_best_candidates():
+    scores = [{"max_loss": 1.0, "mean_loss": 0.1, "diverged_runs": 0},
+              {"max_loss": 0.25, "mean_loss": 0.2, "diverged_runs": 0},
+              {"max_loss": 0.0, "mean_loss": 0.0, "diverged_runs": 3},
+              {"max_loss": 0.6, "mean_loss": 0.3, "diverged_runs": 0}]
+    assert search.screened(scores) == [2, 0, 3]
+
+
+def test_windows_follow_the_changed_row():
+    pair = NeighbourPair.change_row(np.ones((64, 2)), 40, 0.0, 1.0, {"name": "t"}, "t")
+    views = source_views(pair, 2, 64)
+    assert [41, 42] in views.tolist() and [41, 64] in views.tolist()
+    early = NeighbourPair.change_row(np.ones((64, 2)), 3, 0.0, 1.0, {"name": "t"}, "t")
+    assert source_views(early, 2, 64)[:, 0].max() == 0       # prefixes only
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_planted_worst_position_is_found(seed):
+    # Exactly one of 256 rows leaks ε = 1, every other ε/4; the claim is ε/2. The default
+    # search must return the planted row, flagged. runs = 2e5 (a tenth of the default audit,
+    # pilot budget 3e5 per side) keeps the test short; `python benchmarks/neighbours.py`
+    # measures the rate at the default budget. ε_lb: the planted event "next action = 1" has
+    # probabilities e/(1+e) = 0.73 vs 0.27: at the first look (2.5e4 runs per side)
+    # ε̂ ≈ 1.0 with sd ≈ 0.015, so ε_lb ≈ 0.95 clears 0.5 by > 25 sd.
+    row = int(np.random.default_rng(seed).integers(256))
+    r = audit_algorithm(planted_spec(row), 0.5, seed=seed, runs=200_000, whitebox_runs=0)
+    assert r.neighbours["changed_row"] == row
+    assert r.verdict == "violation" and 0.5 < r.eps_lb <= 1.0
+    s = r.search
+    assert s["candidates"] >= 256 * 4 and s["screen"]["kept"] < 20
+    assert all(f["pair"]["changed_row"] == row for f in s["finalists"])
+
+
+def test_search_json_budget_candidates_finalists_profile_and_determinism():
+    kw = dict(runs=40_000, seed=11, workers=1, whitebox_runs=0)
+    a = audit_algorithm("adap-tt", 0.5, params={"horizon": "12"}, **kw).to_dict()
+    s = a["search"]
+    assert s["strategy"] == "search" and s["candidates"] == len(s["tried"])
+    assert s["budget"]["pilot_runs_per_side"] == 60_000
+    assert s["budget"]["rounds"][-1]["candidates"] == 4 and len(s["finalists"]) == 2
+    assert {f["index"] for f in s["finalists"]} == {t["index"] for t in s["tried"]
+                                                     if t["finalist"]}
+    assert "pilot samples only" in s["multiplicity"]
+    prof = s["profile"]
+    assert len(prof["positions"]) == 12
+    for key in ("whitebox_max_loss", "predicted_eps_lb", "eps_lb"):
+        assert np.shape(prof[key]) == (len(prof["tables"]), 12)
+    # the white-box loss of AdaP-TT's releases is ε = 0.5 where a release reads the row
+    # (the maximal change of a Laplace release), never above; None where no candidate
+    wb = np.array(prof["whitebox_max_loss"], dtype=float)
+    assert np.nanmax(wb) == pytest.approx(0.5) and np.nanmax(wb) <= 0.5 + 1e-9
+    b = audit_algorithm("adap-tt", 0.5, params={"horizon": "12"}, **kw).to_dict()
+    a.pop("runtime_s"), b.pop("runtime_s")
+    assert a == b
