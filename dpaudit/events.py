@@ -86,12 +86,15 @@ def predicted_bound(A, B, n: int, n_meas: int, alpha: float, delta: float = 0.0)
 
 def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alpha: float,
                     delta: float = 0.0) -> float:
-    """:func:`predicted_bound` of a chosen ``event`` on ``fresh`` (counts on d, on d') runs
-    that played no part in choosing it: an unbiased basis for comparing events chosen on
-    different pilots (the best of many unions scored on one sample overrates itself)."""
+    """The ε lower bound a chosen ``event`` is expected to give on ``n_meas`` runs per side
+    at level ``alpha``, from its frequencies on ``fresh`` (counts on d, on d') runs that
+    played no part in choosing it. No pessimism is needed on such runs, so this is the
+    basis for comparing events chosen on different pilots (the best of many unions scored
+    on one sample overrates itself)."""
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
     num, den = (hits[1], hits[0]) if event.numerator == "d_prime" else hits
-    return float(predicted_bound(num, den, fresh[0].n_runs, n_meas, alpha, delta))
+    scale = n_meas / fresh[0].n_runs
+    return float(eps_lower_bound(num * scale, n_meas, den * scale, n_meas, alpha, delta))
 
 
 def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:

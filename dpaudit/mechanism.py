@@ -113,4 +113,4 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     src = MechanismSource(mechanism, d, d_prime, nb, bar)
     return run_audit([src], name=label, params={}, eps=eps, delta=delta, alpha=alpha, runs=n,
                      pilot_budget=pilot, seed=seed, seeds=(s_pilot, s_meas), finalists=1, t0=t0,
-                     bar=bar)
+                     bar=bar, strategy="pair")

@@ -12,8 +12,10 @@ Strategies (``dpaudit run --neighbours STRATEGY``):
        and whether the replay diverged. Candidates whose releases can lose at most
        :data:`SCREEN_KEEP` of the best candidate's loss are dropped (if decisions read data
        only through releases, the transcript cannot leak more than its releases); divergent
-       candidates (raw data reached a decision) always stay. At most :data:`MAX_BLACKBOX`
-       go on, best first.
+       candidates (raw data reached a decision) come first. At most :data:`MAX_BLACKBOX` go
+       on, ranked by that loss, then by how early the first release they feed is made (a
+       release shows only in the actions after it: the earlier, the more the transcript can
+       reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples).
     3. *Black-box successive halving* (:func:`schedule`): each round draws a fresh pilot for
        every surviving candidate (compiled candidates keep their earlier rounds' runs too),
        scores it by the ε lower bound its best event is predicted to give on the measurement
@@ -52,7 +54,7 @@ STRATEGIES = ("search", "blackbox", "structure")
 ETA = 2                 # successive halving keeps the best 1/ETA of each round
 SCREEN_RUNS = 8         # white-box run/replay pairs per direction and candidate
 SCREEN_KEEP = 0.5       # keep candidates whose release loss reaches this share of the best
-MAX_BLACKBOX = 256      # candidates entering the black-box rounds, at most
+MAX_BLACKBOX = 64       # candidates entering the black-box rounds, at most
 MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
 
 
@@ -108,14 +110,22 @@ def candidates(strategy: str, spec, prep, params: dict, eps: float, *, table_see
 
 def screened(scores: list[dict]) -> list[int]:
     """Indices that pass the white-box screen (module doc), best first: divergent replays,
-    then by largest loss (to 9 decimals: float rounding must not decide), mean loss and
-    index."""
+    then by largest loss (to 9 decimals: float rounding must not decide), earliest release
+    fed (:func:`_first_release`), mean loss and index."""
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
             if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
     keep.sort(key=lambda i: (-(scores[i]["diverged_runs"] > 0),
-                             -round(scores[i]["max_loss"], 9), -scores[i]["mean_loss"], i))
+                             -round(scores[i]["max_loss"], 9), _first_release(scores[i]),
+                             -scores[i]["mean_loss"], i))
     return keep[:MAX_BLACKBOX]
+
+
+def _first_release(score: dict) -> float:
+    """Samples taken when the first release the candidate feeds was made (inf if none): a
+    release can only show in the actions after it, so the earlier, the more the transcript
+    can reveal of it before the horizon."""
+    return min((f["t"] for f in score.get("feeds", [])), default=math.inf)
 
 
 def profile(pairs_json: list[dict], screen: list[dict] | None, predicted: dict,

@@ -265,17 +265,31 @@ def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
     ``runs`` run/replay pairs per direction, as in :func:`whitebox`, with runs stopped after
     ``limit`` samples (the audit's horizon). Returns ``max_loss`` and ``mean_loss`` (pooled
     over both directions; the mean is the average privacy loss, i.e. how often and how much
-    the changed position reaches a release) and ``diverged_runs`` (replays whose transcript
-    differs: raw data reached a decision)."""
+    the changed position reaches a release), ``diverged_runs`` (replays whose transcript
+    differs: raw data reached a decision) and ``feeds``: the releases the position fed in
+    the first d → d' run where it mattered (the release log: t, arm, phase, count)."""
     root = _seed(seed)
-    losses, diverged = [], 0
+    losses, diverged, feeds = [], 0, []
     for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
-        loss, step, _, _ = _sample(_Runner(spec, prep, src, dst, limit), root, k, runs)
+        runner = _Runner(spec, prep, src, dst, limit)
+        loss, step, _, _ = _sample(runner, root, k, runs)
         losses.append(loss)
         diverged += int((step >= 0).sum())
+        if k == 0 and (loss != 0).any():
+            feeds = _feeds(runner, _child(root, 0, int(np.argmax(loss != 0))))
     pooled = np.concatenate(losses)
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
-            "diverged_runs": diverged}
+            "diverged_runs": diverged, "feeds": feeds}
+
+
+def _feeds(runner, child, at_most: int = 4) -> list:
+    """The releases whose exact value differs between a run and its replay: what the changed
+    position feeds (t = samples taken when released, arm, phase, count)."""
+    o, r, _ = runner.pair(child)
+    m = min(o[3], r[3], RELEASE_ROWS)
+    rows = np.flatnonzero(runner.r1[:m, 4] != runner.r2[:m, 4])[:at_most]
+    return [{"t": int(runner.r1[j, 0]), "arm": int(runner.r1[j, 1]),
+             "phase": int(runner.r1[j, 2]), "count": int(runner.r1[j, 3])} for j in rows]
 
 
 def _quantiles(x: np.ndarray) -> dict:

@@ -48,6 +48,9 @@ BAD = [
     (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--param", "risk=0.1"],
      "expected means or horizon"),
     (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--param", "horizon=0"], "horizon=0"),
+    ([*RUN, "--neighbours", "all"], "invalid choice"),
+    (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--neighbours", "structure"],
+     "callables use the black-box search"),
     (["bench", "--algo", "nope"], "unknown algorithm"),
     (["frobnicate"], "invalid choice"),
 ]
@@ -96,6 +99,8 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert d["whitebox"]["replay"]["diverged_runs"] == 0
     assert set(d["versions"]) >= {"dpaudit", "numpy", "numba", "python"}
     assert d["loss_table"] and {"p_d", "p_d_prime", "ln_ratio", "ci"} <= set(d["loss_table"][0])
+    assert d["search"]["strategy"] == "search" and d["search"]["finalists"]
+    assert {"candidates", "budget", "tried", "profile", "multiplicity"} <= set(d["search"])
     for o in outs:
         o.pop("runtime_s")
         o["whitebox"].pop("runtime_s")
@@ -114,6 +119,19 @@ def test_violation_exit_code_and_explicit_pair(tmp_path):
     bad.write_text(json.dumps({"d": d, "d_prime": d}))
     p = cli("run", "--algo", "ttucb", "--eps", "1", "--pair", str(bad))
     assert p.returncode == 2 and "differ in 0 rows" in p.stderr
+    bad.write_text(json.dumps({"d": d, "d_prime": [[1.5] * 6] + dp[1:]}))
+    p = cli("run", "--algo", "ttucb", "--eps", "1", "--pair", str(bad))
+    assert p.returncode == 2 and "d'[0, 0] = 1.5 is outside [0, 1]" in p.stderr
+
+
+def test_neighbours_strategy_flag(tmp_path):
+    # the v1 hand-picked candidates on request; the search's JSON names the strategy
+    out = tmp_path / "s.json"
+    p = cli(*RUN, *SMALL, "--neighbours", "structure", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    s = json.loads(out.read_text())["search"]
+    assert s["strategy"] == "structure" and s["candidates"] == 12      # 4 rows x 3 bases
+    assert len(s["budget"]["rounds"]) == 1 and "search (structure): 12" in p.stdout
 
 
 def test_bench_reports_steps_per_second(tmp_path):

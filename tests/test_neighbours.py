@@ -172,8 +172,25 @@ def test_search_json_budget_candidates_finalists_profile_and_determinism():
         assert np.shape(prof[key]) == (len(prof["tables"]), 12)
     # the white-box loss of AdaP-TT's releases is ε = 0.5 where a release reads the row
     # (the maximal change of a Laplace release), never above; None where no candidate
+    row0 = next(t for t in s["tried"] if t["position"] == [0] and t["base"] == "tied-high")
+    assert row0["whitebox"]["feeds"][0] == {"t": 6, "arm": 0, "phase": 1, "count": 1}
     wb = np.array(prof["whitebox_max_loss"], dtype=float)
     assert np.nanmax(wb) == pytest.approx(0.5) and np.nanmax(wb) <= 0.5 + 1e-9
     b = audit_algorithm("adap-tt", 0.5, params={"horizon": "12"}, **kw).to_dict()
     a.pop("runtime_s"), b.pop("runtime_s")
     assert a == b
+
+
+def test_release_log_marks_initial_pulls_and_phase_boundaries():
+    # AdaP-TT releases the K initial pulls after sample K (rows K-1 and K are marked) and a
+    # phase mean whenever an arm's count doubles; stopping at the limit marks the last row
+    from dpaudit import registry
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({})
+    prep = spec.prepare(0.5, p)
+    table = np.ones((64, 6))
+    marks = nbrs.release_positions(spec, prep, table, limit=64, runs=4)
+    assert {(5,), (6,), (63,)} <= marks
+    assert all(0 <= t < 64 for (t,) in marks) and len(marks) < 64
+    chosen = nbrs.select_positions("user", (10_000, 6), marks, limit=100)
+    assert marks <= set(chosen)
