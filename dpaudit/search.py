@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 
 from dpaudit import neighbours as nbrs
+from dpaudit.tables import MODELS, base_tables
 from dpaudit.whitebox import screen as wb_screen
 
 STRATEGIES = ("search", "blackbox", "structure")
@@ -89,11 +90,11 @@ def candidates(strategy: str, spec, prep, params: dict, eps: float, *, table_see
         pairs = nbrs.candidates(spec, params, table_seed)
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
     means, horizon = params["means"], spec.audit_horizon(params)
-    m = nbrs.MODELS[spec.model]
+    m = MODELS[spec.model]
     shape = m.shape(len(means), horizon)
     marks = set()
     if len(m.positions(shape)) > nbrs.MAX_POSITIONS:
-        base = nbrs.base_tables(spec.model, means, horizon, table_seed)[0][0]
+        base = base_tables(spec.model, means, horizon, table_seed)[0][0]
         marks = nbrs.release_positions(spec, prep, base, limit)
     positions = nbrs.select_positions(spec.model, shape, marks)
     pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions)

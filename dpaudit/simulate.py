@@ -9,10 +9,12 @@ Every algorithm is one numba ``@njit`` function::
 
 * ``rng``: a ``numpy.random.Generator`` (the run's only source of randomness besides the
   rewards of rows beyond the table).
-* ``table``: float64, shape (T, K), values in [0, 1]: the ``user`` reward table (DESIGN.md §1);
-  the t-th sample (0-based) reads ``table[t, a_t]``. Rows ``t >= T`` are drawn afresh,
-  ``Bernoulli(means[a_t])`` (used by benchmarks and correctness checks; audits simulate at most
-  ``T`` samples, so they only ever read the fixed table).
+* ``table``: float64, values in [0, 1], the reward table of the algorithm's privacy model
+  (DESIGN.md §1, :mod:`dpaudit.tables`): ``user``/``full`` (T, K), the t-th sample (0-based)
+  reads ``table[t, a_t]`` (``full``: the whole row); ``stream`` (K, T), the n-th pull of arm
+  a reads ``table[a, n]``. Entries beyond the table are drawn afresh, ``Bernoulli(means[a])``
+  (used by benchmarks and correctness checks; audits simulate at most the table's horizon,
+  so they only ever read the fixed table).
 * ``means``: float64, shape (K,).
 * ``theta`` / ``aux``: float64 parameter vector and precomputed tables (layout owned by the
   algorithm's module).

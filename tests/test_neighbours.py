@@ -194,3 +194,17 @@ def test_release_log_marks_initial_pulls_and_phase_boundaries():
     assert all(0 <= t < 64 for (t,) in marks) and len(marks) < 64
     chosen = nbrs.select_positions("user", (10_000, 6), marks, limit=100)
     assert marks <= set(chosen)
+
+
+def test_large_tables_try_the_release_log_positions():
+    # 400 rows > MAX_POSITIONS: the candidates use the first 2K rows, the rows the release
+    # log marks and a geometric grid, at most MAX_POSITIONS of them
+    from dpaudit import registry
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"horizon": "400"})
+    prep = spec.prepare(0.5, p)
+    pairs, order, _ = search.candidates("blackbox", spec, prep, p, 0.5, table_seed=1,
+                                        screen_seed=np.random.SeedSequence(0), limit=400)
+    rows = {pr.row for pr in pairs}
+    assert len(rows) <= nbrs.MAX_POSITIONS and set(range(12)) <= rows and 399 in rows
+    assert order == list(range(len(pairs)))
