@@ -135,7 +135,9 @@ def test_registered_batch_loops_load_from_numba_cache():
             "assert all(np.array_equal(a, b) for a, b in zip(out, ref))\n"
             "from dpaudit.algorithms.adap_tt import adap_tt_batch\n"
             "print(sum(adap_tt_batch.stats.cache_hits.values()))\n")
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-            for _ in range(2)]
+    import tempfile
+    # outside the source tree: the installed package (with dpaudit.algorithms) is imported
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tempfile.gettempdir()) for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     assert int(runs[1].stdout.strip()) >= 1
