@@ -294,7 +294,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     else:
         strategy = neighbours
         pairs, order, info = search.candidates(
-            neighbours, spec, prep, p, eps, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
+            neighbours, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
             screen_seed=s_screen, limit=horizon)
     bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if progress else True,
                leave=False, desc=f"audit {spec.name}")

@@ -80,8 +80,8 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
     return out + [(counts[-1], max(int(budget / 2 // counts[-1]), min_runs))]
 
 
-def candidates(strategy: str, spec, prep, params: dict, eps: float, *, table_seed: int,
-               screen_seed, limit: int) -> tuple[list, list, dict]:
+def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, screen_seed,
+               limit: int) -> tuple[list, list, dict]:
     """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
     entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
     or None, "scores": per-pair :func:`dpaudit.whitebox.screen` results or None}. ``limit``:
