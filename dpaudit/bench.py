@@ -1,7 +1,8 @@
 """Simulation throughput of a registered algorithm (`dpaudit bench`).
 
 Full runs on the algorithm's default instance: rewards are drawn afresh from Bernoulli(means)
-(an empty fixed table), each run goes until it stops or reaches ``max_steps``. One process, so
+(an empty fixed table), each run goes until it stops or reaches ``max_steps`` (algorithms without
+it: their audit horizon, e.g. a fixed budget T). One process, so
 the figures are per core. The first (compiling) call is excluded from the timing.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ def bench(algo: str, eps: float, params: dict | None = None, seconds: float = 3.
     K = prep.means.shape[0]
     table = np.zeros((0, K))
     no_views = np.zeros(0, np.int64)
-    limit = int(p["max_steps"])
+    limit = int(p["max_steps"] if "max_steps" in p else spec.audit_horizon(p))
     rng = np.random.default_rng(seed)
     run_batch(spec.kernel, rng, table, prep.means, prep.theta, prep.aux, min(limit, 64), 1,
               no_views)   # compile

@@ -27,8 +27,9 @@ from dpaudit.errors import InputError
 class Param:
     """One algorithm parameter.
 
-    ``kind`` is ``"float"``, ``"int"``, ``"choice"`` or ``"floats"`` (a comma-separated list of
-    floats, e.g. ``means``). ``low``/``high`` bound numeric values (and every element of
+    ``kind`` is ``"float"``, ``"int"``, ``"choice"``, ``"floats"`` (a comma-separated list of
+    floats, e.g. ``means``) or ``"text"`` (a string checked by the algorithm's ``prepare``, e.g.
+    ``features``: a preset name or a file path). ``low``/``high`` bound numeric values (and every element of
     ``floats``); ``open_low``/``open_high`` make the bound strict.
     """
 
@@ -46,6 +47,8 @@ class Param:
     def range_text(self) -> str:
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
+        if self.kind == "text":
+            return self.doc
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
         left = "(" if (self.open_low or self.low is None) else "["
@@ -76,11 +79,10 @@ class Param:
                 if v not in self.choices:
                     raise ValueError
                 return v
+            if self.kind == "text":
+                return str(value)
             if self.kind == "int":
-                if isinstance(value, str):
-                    f = float(value)
-                else:
-                    f = float(value)
+                f = float(value)
                 if not math.isfinite(f) or f != int(f):
                     raise ValueError
                 v = int(f)
