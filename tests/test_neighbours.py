@@ -103,6 +103,23 @@ def test_structured_candidates_are_valid_distinct_neighbours(name):
     assert positions == set(m.positions(m.shape(2, 6)))                 # every position
 
 
+def test_generic_candidates_contain_every_hand_written_pair():
+    """The default search's pool (no per-algorithm code) holds each pair of the v1
+    hand-written candidates (AdaP-TT's ``structure`` rows on three bases), up to the mirror:
+    the search can only lose to them by pilot noise, never by not trying them."""
+    from dpaudit import registry
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({})
+    K, H = len(p["means"]), spec.audit_horizon(p)
+    pool = nbrs.structured("user", p["means"], H, 7,
+                           nbrs.select_positions("user", MODELS["user"].shape(K, H), set()))
+    keys = {(q.d.tobytes(), q.d_prime.tobytes()) for q in pool}
+    keys |= {k[::-1] for k in keys}
+    hand = nbrs.candidates(spec, p, 7)
+    assert len(hand) == 12
+    assert all((q.d.tobytes(), q.d_prime.tobytes()) in keys for q in hand)
+
+
 def test_select_positions_keeps_marks_first_samples_and_the_limit():
     marks = {(500,), (501,), (9000,)}
     got = nbrs.select_positions("user", (10_000, 3), marks, limit=64)
