@@ -246,7 +246,7 @@ class KernelSource(Source):
         return _describe(self.spec, self.prep, self.pair, ev, self.limit)
 
 
-def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float = 0.0,
+def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
                     alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
                     workers: int | None = None, pair=None, neighbours: str = "search",
                     finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
@@ -256,7 +256,10 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
     measurement runs per side per finalist at the last look (default 2·10^6; the audit stops
     earlier when the verdict is settled, :mod:`dpaudit.measure`); the neighbour search's
-    pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``neighbours``: the search
+    pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``delta``: the DP δ of the claim
+    (None: 0, or the spec's ``default_delta`` for algorithms calibrated by δ, which always run
+    with the δ they are audited at: :meth:`~dpaudit.registry.AlgorithmSpec.resolve_claim`).
+    ``neighbours``: the search
     strategy (:data:`dpaudit.search.STRATEGIES`: ``search``, ``blackbox``, ``structure``);
     ``pair``: an explicit :class:`~dpaudit.tables.NeighbourPair` instead. ``seed``: root
     seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
@@ -266,12 +269,12 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     under ``search``.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, runs, workers, delta, whitebox_runs)
+    check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs)
     if neighbours not in search.STRATEGIES:
         raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")
     spec = algo if isinstance(algo, registry.AlgorithmSpec) else registry.get(algo)
-    p = spec.resolve_params(params or {})
+    p, delta = spec.resolve_claim(params or {}, delta)
     prep = spec.prepare(float(eps), p)
     runs = int(runs or DEFAULT_RUNS)
     workers = int(workers or default_workers())
@@ -286,16 +289,20 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
             raise InputError(f"the pair is a {pair.model} pair but {spec.name} uses "
                              f"{spec.model} tables")
         m = tables.MODELS[spec.model]
-        if pair.d.shape[m.arm_axis] != K:
-            raise InputError(f"the pair's tables have {pair.d.shape[m.arm_axis]} arms but "
-                             f"means has {K}")
-        horizon = pair.d.shape[1 - m.arm_axis]      # the pair's tables set the horizon
+        if spec.model != "local":                   # (a local pair is two rewards)
+            if pair.d.shape[m.arm_axis] != K:
+                raise InputError(f"the pair's tables have {pair.d.shape[m.arm_axis]} arms but "
+                                 f"means has {K}")
+            horizon = pair.d.shape[1 - m.arm_axis]  # the pair's tables set the horizon
         pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
     else:
         strategy = neighbours
         pairs, order, info = search.candidates(
             neighbours, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
             screen_seed=s_screen, limit=horizon)
+        if not pairs:
+            raise InputError(f"--neighbours {neighbours}: {spec.name} names no position within "
+                             f"its audit horizon ({horizon}); use --neighbours search")
     bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if progress else True,
                leave=False, desc=f"audit {spec.name}")
     sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
@@ -312,7 +319,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
         used = next((pairs[f["index"]] for f in res.search["finalists"]
                      if f["pair"] == res.neighbours), pairs[order[0]])
         res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
-                                seed=s_white)
+                                seed=s_white, delta=delta)
     res.runtime_s = round(time.perf_counter() - t0, 3)
     return res
 
@@ -400,7 +407,10 @@ def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
             break
     shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
-    text = (f"{what} (0-based arms) are one of {ev.cells.size} sequences chosen on the pilot "
+    unit = "0-based arms"
+    if spec.model == "local":      # a local randomiser's "actions" are its outputs
+        what, unit = what.replace("actions", "outputs"), "the randomiser's output values"
+    text = (f"{what} ({unit}) are one of {ev.cells.size} sequences chosen on the pilot "
             f"sample as more likely under {side_name(ev.numerator)}; e.g. {shown}")
     return {"text": text, "view": list(ev.view), "examples": examples}
 

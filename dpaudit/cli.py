@@ -81,8 +81,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="registry name (see `dpaudit list`), or your own Python callable "
                           "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
     run.add_argument("--eps", required=True, type=_eps, help="claimed ε")
-    run.add_argument("--delta", type=_delta, default=0.0,
-                     help="claimed DP δ (default 0: pure ε-DP)")
+    run.add_argument("--delta", type=_delta, default=None,
+                     help="claimed DP δ (default 0: pure ε-DP; algorithms calibrated by δ, "
+                          "e.g. dp-bai-gauss, run with the δ they are audited at and default "
+                          "to their own, see `dpaudit list`)")
     run.add_argument("--model", choices=MODELS, default=None,
                      help="privacy model of a FILE.py:FUNCTION algorithm (default user): its "
                           "input is a (T, K) table (user, full), a (K, T) table (stream) or "
@@ -110,6 +112,8 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="simulation throughput per core on the default instance")
     b.add_argument("--algo", required=True)
     b.add_argument("--eps", type=_eps, default=0.5, help="ε used by the algorithm (default 0.5)")
+    b.add_argument("--delta", type=_delta, default=None,
+                   help="DP δ of algorithms calibrated by δ (default: theirs)")
     b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
     b.add_argument("--seconds", type=float, default=3.0, help="wall time to measure (default 3)")
     b.add_argument("--json", metavar="PATH")
@@ -120,10 +124,12 @@ def _list() -> int:
     from dpaudit import registry
     specs = registry.all_specs()
     w = max(len(s.name) for s in specs)
-    print(f"{'name':<{w}}  model  claim                            paper / note")
+    wm = max(len("model"), *(len(s.model) for s in specs))
+    wc = max(len(s.claim) for s in specs)
+    print(f"{'name':<{w}}  {'model':<{wm}}  {'claim':<{wc}}  paper / note")
     for s in specs:
         note = f"{s.paper}: {s.title}" + (f" [mutant of {s.mutant_of}]" if s.mutant_of else "")
-        print(f"{s.name:<{w}}  {s.model:<5}  {s.claim:<31}  {note}")
+        print(f"{s.name:<{w}}  {s.model:<{wm}}  {s.claim:<{wc}}  {note}")
     return 0
 
 
@@ -144,7 +150,8 @@ def _run_registered(a):
         raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
                          "own model (see `dpaudit list`)")
     spec = registry.get(a.algo)
-    params = spec.resolve_params(_params(a.param))
+    params = _params(a.param)
+    spec.resolve_claim(params, a.delta)       # bad parameters fail before any work
     pair = _load_pair(a.pair, spec.model) if a.pair else None
     return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
@@ -168,7 +175,7 @@ def _run_callable(a):
         p.get("means", "0.9,0.5"))
     horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(
         p.get("horizon", "8"))
-    return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta,
+    return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
                           means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
                           seed=a.seed, progress=True)
 
@@ -187,13 +194,19 @@ def _bench(a) -> int:
     if not (math.isfinite(a.seconds) and a.seconds > 0):
         raise InputError(f"--seconds {a.seconds} is out of range: expected a number > 0")
     _check_output(a.json)
-    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds)
+    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, delta=a.delta)
     if a.json:
         write_json_atomic(a.json, r)
     st = ", ".join(f"{k} {v}" for k, v in r["status"].items())
+    means = ",".join(f"{m:.4g}" for m in r["means"])
     print(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
           f"runs/s per core ({r['runs']} full runs, {r['steps']} steps in {r['seconds']:.1f} s; "
-          f"{st}) at eps={r['eps']:g}, means={','.join(map(str, r['params']['means']))}")
+          f"{st}) at eps={r['eps']:g}, means={means}")
+    if r.get("precompute"):
+        pre = r["precompute"]
+        print(f"  data-independent precomputation (prepare, once per configuration): "
+              f"{r['prepare_s']:.3g} s; " + ", ".join(
+                  f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in pre.items()))
     return 0
 
 

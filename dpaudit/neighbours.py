@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.tables import MODELS, NeighbourPair, base_tables, bernoulli_table, constant_table
+from dpaudit.tables import MODELS, NeighbourPair, base_tables
 
 MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the release log's
 
@@ -113,22 +113,26 @@ def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
 
 
 def candidates(spec, params: dict, table_seed: int) -> list[NeighbourPair]:
-    """The v1 candidates (strategy ``structure``): ``spec.structure(params)`` rows × bases
-    tied-high, tied-mid and instance, row all-0 in d vs all-1 in d' (``user`` tables with
-    ``spec.audit_horizon(params)`` rows)."""
+    """The v1 candidates (strategy ``structure``): the positions ``spec.structure(params)``
+    names × bases tied-high, tied-mid and instance (tables of ``spec.model`` with horizon
+    ``spec.audit_horizon(params)``), the position all-0 in d vs all-1 in d'. A position is a
+    row index (``user``/``full``) or a tuple (e.g. ``(arm, pull)`` for ``stream``); positions
+    outside the table are skipped. ``local``: the value patterns of :func:`structured`."""
+    m = MODELS[spec.model]
     K = len(params["means"])
     H = spec.audit_horizon(params)
-    bases = [
-        (constant_table(1.0, H, K), {"kind": "constant", "value": 1.0, "name": "tied-high"}),
-        (constant_table(0.5, H, K), {"kind": "constant", "value": 0.5, "name": "tied-mid"}),
-        (bernoulli_table(params["means"], H, table_seed),
-         {"kind": "bernoulli", "means": list(params["means"]), "seed": table_seed,
-          "name": "instance"}),
-    ]
+    if spec.model == "local":     # one reward, no position to name: its value patterns
+        return structured("local", params["means"], H, table_seed)
+    shape = m.shape(K, H)
+    bases = {r["name"]: (t, r) for t, r in base_tables(spec.model, params["means"], H,
+                                                      table_seed)}
     out = []
-    for row, why in spec.structure(params):
-        if row >= H:
+    for pos, why in spec.structure(params):
+        pos = (int(pos),) if np.isscalar(pos) else tuple(int(x) for x in pos)
+        if len(pos) != len(shape) - 1 + (spec.model == "stream") or \
+                not all(0 <= x < n for x, n in zip(pos, shape)):
             continue
-        for table, recipe in bases:
-            out.append(NeighbourPair.change_row(table, row, 0.0, 1.0, recipe, why))
+        for name in ("tied-high", "tied-mid", "instance"):
+            table, recipe = bases[name]
+            out.append(NeighbourPair.change(spec.model, table, pos, 0.0, 1.0, recipe, why))
     return out

@@ -8,8 +8,11 @@ A spec ties together
   ``beta``, ``horizon``, ``max_steps``, ...), validated before any work starts,
 * ``prepare``: validated parameters -> :class:`Prepared` (the numeric ``theta``/``aux`` arrays
   the kernel reads),
-* ``structure``: table rows whose change is most revealing for this algorithm (used by the
-  neighbour generator, :mod:`dpaudit.neighbours`).
+* ``structure``: table positions whose change is most revealing for this algorithm (rows t,
+  or (arm, pull) tuples for ``stream`` tables; used by the ``structure`` strategy,
+  :func:`dpaudit.neighbours.candidates`),
+* ``default_delta``: for (ε, δ)-DP algorithms calibrated by δ, the δ audited when none is
+  given; the audit runs the algorithm with the δ it audits (:meth:`AlgorithmSpec.resolve_claim`).
 """
 from __future__ import annotations
 
@@ -30,7 +33,9 @@ class Param:
     ``kind`` is ``"float"``, ``"int"``, ``"choice"``, ``"floats"`` (a comma-separated list of
     floats, e.g. ``means``) or ``"text"`` (a string checked by the algorithm's ``prepare``, e.g.
     ``features``: a preset name or a file path). ``low``/``high`` bound numeric values (and every element of
-    ``floats``); ``open_low``/``open_high`` make the bound strict.
+    ``floats``); ``open_low``/``open_high`` make the bound strict. ``default=None`` means
+    "derived by the algorithm" (e.g. ``means`` computed from the features): the parsed value
+    stays None unless one is given.
     """
 
     name: str
@@ -72,6 +77,8 @@ class Param:
 
         Raises :class:`InputError` naming the bad value and the accepted range.
         """
+        if value is None and self.default is None:
+            return None
         shown = value if isinstance(value, str) else repr(value)
         try:
             if self.kind == "choice":
@@ -139,10 +146,48 @@ class AlgorithmSpec:
     mutant_of: str | None = None
     description: str = ""
     extra: dict = field(default_factory=dict)
+    # (eps, delta)-DP algorithms calibrated by delta (e.g. the Gaussian mechanism): the delta of
+    # the claim when an audit is given none. Such a spec has a parameter "delta" that its
+    # ``prepare`` reads; :meth:`resolve_claim` sets it to the audited delta. 0: pure eps-DP.
+    default_delta: float = 0.0
+
+    def __post_init__(self):
+        if self.default_delta and "delta" not in [p.name for p in self.params]:
+            raise ValueError(f"{self.name}: default_delta needs a parameter 'delta'")
 
     @property
     def claim(self) -> str:
-        return "eps-DP (pure)" if self.private else "not private (positive control)"
+        if not self.private:
+            return "not private (positive control)"
+        if self.default_delta:
+            return f"(eps, delta)-DP, default delta {self.default_delta:g}"
+        return "eps-DP (pure)"
+
+    def resolve_claim(self, given: dict[str, Any], delta: float | None
+                      ) -> tuple[dict[str, Any], float]:
+        """(parameters, δ of the audited claim) for an audit given ``given`` parameters and
+        ``delta`` (None: not given).
+
+        Pure ε-DP specs: the parameters resolved as usual, δ = ``delta`` or 0. Specs calibrated
+        by δ (``default_delta`` > 0): the algorithm runs with the δ it is audited at. δ is
+        ``delta`` if given, else the ``delta`` parameter if given, else ``default_delta``; the
+        parameter is set to it. InputError if ``delta`` is 0 (such an algorithm claims no
+        pure DP) or if ``delta`` and the ``delta`` parameter are both given and differ.
+        """
+        if not self.default_delta:
+            return self.resolve_params(given), float(delta or 0.0)
+        if delta is not None and delta == 0:
+            raise InputError(f"delta=0 is not valid for {self.name}: it claims (eps, delta)-DP "
+                             f"with delta > 0 (audited at delta={self.default_delta:g} unless "
+                             "--delta is given)")
+        if delta is not None and "delta" in given and \
+                self.param("delta").parse(given["delta"]) != float(delta):
+            raise InputError(f"--delta {delta:g} and --param delta={given['delta']} differ: "
+                             f"{self.name} is calibrated with the delta it is audited at")
+        if delta is None:
+            delta = given.get("delta", self.default_delta)
+        p = self.resolve_params({**given, "delta": delta})
+        return p, float(p["delta"])
 
     def param(self, name: str) -> Param:
         for p in self.params:

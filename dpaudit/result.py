@@ -115,9 +115,13 @@ def _whitebox_lines(w: dict) -> list[str]:
     replay = ("no run diverged" if not rp["diverged_runs"] else
               f"{rp['diverged_runs']} runs diverged (first at step {step}): raw data reached a "
               "decision without noise")
+    if w["releases_verdict"] == "not applicable":
+        what = f"(eps, delta) claim: {w['runs_above_eps']} runs above eps"
+    else:
+        what = (f"{w['releases_verdict']}: "
+                f"{'exceeds' if w['releases_verdict'] == 'violation' else 'within'} eps")
     return [f"  white-box: largest privacy loss of the releases over {2 * w['runs']} runs = "
-            f"{w['max_loss']:.4f} ({w['releases_verdict']}: "
-            f"{'exceeds' if w['releases_verdict'] == 'violation' else 'within'} eps)",
+            f"{w['max_loss']:.4f} ({what})",
             f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
 
 

@@ -86,6 +86,8 @@ def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, scre
     entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
     or None, "scores": per-pair :func:`dpaudit.whitebox.screen` results or None}. ``limit``:
     samples per run (the audit horizon); ``screen_seed``: a SeedSequence."""
+    # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
+    params = {**params, "means": tuple(float(x) for x in prep.means)}
     if strategy == "structure":
         pairs = nbrs.candidates(spec, params, table_seed)
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}

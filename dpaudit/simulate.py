@@ -185,7 +185,8 @@ class Counts:
 
     ``cells[v]``, ``counts[v]``: sorted unique cell hashes of view ``v`` and their counts.
     ``status``: runs per status (stopped, truncated, capped). ``tau_sum``: Σ τ (samples
-    simulated). ``rec``: stopped runs per recommended arm.
+    simulated). ``rec``: stopped runs per recommended arm (values outside 0..K−1, e.g. a
+    returned set encoded as a bitmask, are not counted).
     """
 
     n_runs: int
@@ -228,7 +229,8 @@ def _chunk_job(args):
     cells, taus, recs, stats, _ = run_batch(kernel, rng, table, means, theta, aux, limit, n, views)
     per_view = [np.unique(cells[:, v], return_counts=True) for v in range(len(views))]
     K = means.shape[0]
-    rec = np.bincount(recs[stats == STOPPED], minlength=K)[:K]
+    r = recs[stats == STOPPED]
+    rec = np.bincount(r[(r >= 0) & (r < K)], minlength=K)   # a bitmask rec is not an arm
     return ([u for u, _ in per_view], [c for _, c in per_view],
             np.bincount(stats, minlength=3), int(taus.sum()), rec)
 

@@ -58,7 +58,8 @@ import numpy as np
 
 from dpaudit.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES
 
-RELEASE_ROWS = 4096      # release buffer rows per run; more releases raise RuntimeError
+RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
+MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
 DEFAULT_LIMIT_FACTOR = 16  # default limit = 16 × the table length
 TOLERANCE = (1e-9, 1e-12)  # violation iff max_loss > eps·(1 + 1e-9) + 1e-12 (float rounding)
 DIRECTIONS = ("d->d'", "d'->d")
@@ -219,21 +220,29 @@ class _Runner:
         self.empty = np.empty(0)
         self.name = spec.name
 
-    def _call(self, child, table, actions, releases, frozen):
+    def _call(self, child, table, actions, buf, frozen):
+        """One run into release buffer ``buf`` ("r1" or "r2"); a run that makes more releases
+        than the buffer holds is simulated again (it is deterministic given ``child``) with a
+        buffer that holds them all (up to :data:`MAX_RELEASE_ROWS`)."""
         p = self.prep
-        out = self.kernel(np.random.Generator(np.random.PCG64(child)), table, p.means, p.theta,
-                          p.aux, self.limit, actions, releases, frozen)
-        tau, rec, status, nr = (int(x) for x in out)
-        if nr > RELEASE_ROWS:
-            raise RuntimeError(f"{self.name}: a run made {nr} releases, more than the white-box "
-                               f"buffer holds ({RELEASE_ROWS}); lower limit (now {self.limit})")
-        return tau, rec, status, nr
+        while True:
+            releases = getattr(self, buf)
+            out = self.kernel(np.random.Generator(np.random.PCG64(child)), table, p.means,
+                              p.theta, p.aux, self.limit, actions, releases, frozen)
+            tau, rec, status, nr = (int(x) for x in out)
+            if nr <= releases.shape[0]:
+                return tau, rec, status, nr
+            if nr > MAX_RELEASE_ROWS:
+                raise RuntimeError(f"{self.name}: a run made {nr} releases, more than the "
+                                   f"white-box buffer holds ({MAX_RELEASE_ROWS}); lower limit "
+                                   f"(now {self.limit})")
+            setattr(self, buf, np.empty((nr, 8)))
 
     def pair(self, child):
         """Run on src, replay on dst: returns (orig, replay, (step, loss, counted))."""
-        o = self._call(child, self.src, self.a1, self.r1, self.empty)
+        o = self._call(child, self.src, self.a1, "r1", self.empty)
         frozen = np.ascontiguousarray(self.r1[:o[3], 5])
-        r = self._call(child, self.dst, self.a2, self.r2, frozen)
+        r = self._call(child, self.dst, self.a2, "r2", frozen)
         step, loss, counted, bad = _compare(self.a1, o[0], o[1], o[2], self.r1, o[3],
                                             self.a2, r[0], r[1], r[2], self.r2, r[3])
         if bad <= -2:
@@ -286,7 +295,7 @@ def _feeds(runner, child, at_most: int = 4) -> list:
     """The releases whose exact value differs between a run and its replay: what the changed
     position feeds (t = samples taken when released, arm, phase, count)."""
     o, r, _ = runner.pair(child)
-    m = min(o[3], r[3], RELEASE_ROWS)
+    m = min(o[3], r[3])
     rows = np.flatnonzero(runner.r1[:m, 4] != runner.r2[:m, 4])[:at_most]
     return [{"t": int(runner.r1[j, 0]), "arm": int(runner.r1[j, 1]),
              "phase": int(runner.r1[j, 2]), "count": int(runner.r1[j, 3])} for j in rows]
@@ -342,8 +351,8 @@ def _worst(runner, child, index, direction):
             "diverged_at": None if step < 0 else int(step)}
 
 
-def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | None = None
-             ) -> dict:
+def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | None = None,
+             delta: float = 0.0) -> dict:
     """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
 
     ``spec``: :class:`~dpaudit.registry.AlgorithmSpec`; ``prep``: its
@@ -355,8 +364,11 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     ``quantiles`` (pooled over both directions), ``runs_above_eps``, ``releases_verdict``
     (``violation`` iff max_loss > ε·(1 + 1e-9) + 1e-12, else ``pass``), ``worst_run``,
     ``replay`` (``diverged_runs``, ``first_divergent_step``, ``example``), ``note``.
+    ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
+    about δ, so no single run decides: ``releases_verdict`` is ``not applicable`` (the loss
+    distribution and ``runs_above_eps`` are still reported).
     Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
-    :data:`RELEASE_ROWS` releases or ignores ``frozen``.
+    :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.
     """
     t0 = time.perf_counter()
     runs = int(runs)
@@ -400,8 +412,10 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     worst_run = _worst(_Runner(spec, prep, src, dst, limit), _child(root, k_w, i_w), i_w, k_w)
     diverged = sum(e["diverged_runs"] for e in per_dir.values())
     verdict = "violation" if _above(np.array([max_loss]), eps)[0] else "pass"
+    if delta > 0:
+        verdict = "not applicable"
     return {
-        "algorithm": spec.name, "eps": eps, "runs": runs, "limit": limit,
+        "algorithm": spec.name, "eps": eps, "delta": float(delta), "runs": runs, "limit": limit,
         "pair": pair.describe(),
         "directions": per_dir,
         "max_loss": max_loss,
@@ -433,6 +447,10 @@ def _note(spec, eps, runs, limit, T, verdict, diverged) -> str:
         "divergence means raw data reached a decision without noise. In a divergent run only "
         "releases made at or before the divergent step enter its loss.",
     ]
+    if verdict == "not applicable":
+        parts.append("The claim has delta > 0: its loss may exceed eps with probability about "
+                     "delta, so max_loss decides nothing (releases_verdict = not applicable); "
+                     "runs_above_eps shows how often it did.")
     if diverged:
         parts.append(f"{diverged} runs diverged: a decision read raw data (a privacy leak "
                      "outside the releases, not measured by max_loss).")
