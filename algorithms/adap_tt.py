@@ -38,10 +38,11 @@ import numpy as np
 from scipy.special import zeta
 
 from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
-from dpaudit.simulate import (CAPPED, LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record,
+from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
 
 from .glr import cg_table, max_phase
+from .kernels import argmax, log_release, reward
 
 # theta layout of the AdaP-TT kernel
 EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER, LOG_TERM = range(11)
@@ -49,31 +50,6 @@ THRESHOLDS = ("theory", "heuristic")
 BONUSES = ("phase", "log")
 
 MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # seed 004 Section 5 instance μ1 (K = 6)
-
-
-@nb.njit(cache=True)
-def _reward(rng, table, means, t, a):
-    """Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
-    beyond the table (kernel contract, dpaudit.simulate). Kernels record the action inline
-    after this call: a shared "pull and record" helper measured 1.4–4x slower."""
-    if t < table.shape[0]:
-        return table[t, a]
-    return 1.0 if rng.random() < means[a] else 0.0
-
-
-@nb.njit(cache=True)
-def _log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
-    """Release i (0-based) of a Laplace statistic: returns the released value and logs it.
-
-    ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
-    not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and
-    ``value + noise`` otherwise; it is logged to ``releases`` row i while rows remain."""
-    y = frozen[i] if i < frozen.shape[0] else value + noise
-    if i < releases.shape[0]:
-        r = releases[i]
-        r[0], r[1], r[2], r[3] = t, arm, phase, count
-        r[4], r[5], r[6], r[7] = value, y, scale, LAPLACE
-    return y
 
 
 @nb.njit(cache=True)
@@ -109,19 +85,10 @@ def _threshold_floor(theta, aux, k1, k2, n1, n2):
 
 
 @nb.njit(cache=True)
-def _argmax(x):
-    best = 0
-    for a in range(1, x.shape[0]):
-        if x[a] > x[best]:
-            best = a
-    return best
-
-
-@nb.njit(cache=True)
 def _glr_stop(mu, ntil, kph, theta, aux):
     """Private GLR stopping rule (Alg. 2 Lines 11–12): returns â if it fires, else -1."""
     K = mu.shape[0]
-    ahat = _argmax(mu)
+    ahat = argmax(mu)
     for b in range(K):
         if b == ahat:
             continue
@@ -202,7 +169,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
             return n, -1, CAPPED, nr
         if n >= limit:
             return n, -1, TRUNCATED, nr
-        x = _reward(rng, table, means, n, a)
+        x = reward(rng, table, means, n, a)
         if n < n_rec:
             actions[n] = a
         n += 1
@@ -210,7 +177,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
         Stot[a] = x
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε) (A1)
         mraw[a] = Stot[a]
-        mu[a] = _log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
+        mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
                              rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
         nr += 1
 
@@ -227,7 +194,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
             mean = S[a] / C[a] if forgetting else Stot[a] / N[a]
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
-            mu[a] = _log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
+            mu[a] = log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
                                  rng.laplace(0.0, scale), scale)            # eq. 12
             nr += 1
             nsw[a] = N[a]
@@ -247,7 +214,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
             I = B
         else:                                           # TC challenger, global counts (A9)
             I = _tc_challenger(mu, N, B)
-        x = _reward(rng, table, means, n, I)
+        x = reward(rng, table, means, n, I)
         if n < n_rec:
             actions[n] = I
         n += 1

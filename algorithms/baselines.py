@@ -56,7 +56,8 @@ from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
 
-from .adap_tt import MU1, PAPER, _argmax, _log_release, _params, _reward, _tc_challenger
+from .adap_tt import MU1, PAPER, _params, _tc_challenger
+from .kernels import argmax, log_release, reward
 from .glr import C_G
 
 # theta layout of the TTUCB kernel
@@ -76,7 +77,7 @@ def _ttucb_stop(mu, N, glog, cg):
     ``cg`` = C_G(½·ln((K−1)/δ)). Fires iff for every b ≠ â = argmax μ̂:
     (μ̂_â − μ̂_b)²/(1/N_â + 1/N_b) ≥ 2·(2·cg + glog[â] + glog[b]).
     """
-    ahat = _argmax(mu)
+    ahat = argmax(mu)
     for b in range(mu.shape[0]):
         if b == ahat:
             continue
@@ -146,7 +147,7 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
             L[B] += 1
             if I == B:
                 M[B] += 1
-        x = _reward(rng, table, means, n, I)
+        x = reward(rng, table, means, n, I)
         if n < n_rec:
             actions[n] = I
         n += 1
@@ -245,15 +246,15 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
                     return n, -1, CAPPED, nr
                 if n >= limit:
                     return n, -1, TRUNCATED, nr
-                s += _reward(rng, table, means, n, a)
+                s += reward(rng, table, means, n, a)
                 if n < n_rec:
                     actions[n] = a
                 n += 1
             ncum[a] += R
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
-            mt[a] = _log_release(releases, frozen, nr, n, a, e, R, mean, rng.laplace(0.0, scale),
-                                 scale)
+            mt[a] = log_release(releases, frozen, nr, n, a, e, R, mean, rng.laplace(0.0, scale),
+                                scale)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))
         c = math.log(4.0 * n_act * e * e / risk) / (eps * R)

@@ -113,7 +113,7 @@ from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
                               batch_record, register_batch)
 
-from .adap_tt import _reward
+from .kernels import reward, user_reward, user_stream_end
 
 PAPER = "seed 001 (Barbara, Lazzaro, Pike-Burke)"
 
@@ -146,8 +146,8 @@ def _unit(name: str, x) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64)
     bad = ~np.isfinite(a) | (a < 0) | (a > 1)
     if bad.any():
-        raise InputError(f"{name}={np.asarray(x).ravel()[np.flatnonzero(bad.ravel())[0]]!r} "
-                         "is out of range: expected a number in [0, 1]")
+        v = np.asarray(x).ravel()[np.flatnonzero(bad.ravel())[0]]
+        raise InputError(f"{name}={v.item()!r} is out of range: expected a number in [0, 1]")
     return a
 
 
@@ -371,9 +371,9 @@ def _release(releases, frozen, nr, y, t, arm, phase, x, scale):
 def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """PrivBern(ε) (Definition 2.1) on a stream of users. Kernel contract: dpaudit.simulate.
 
-    User u's reward is ``table.flat[u]`` for u < ``table.size`` (the audit: one local reward,
-    a 0-d or (1,) array) and Bernoulli(``means[0]``) beyond (``means`` shape (1,)). Each user
-    releases one bit (:func:`_bit` of a fresh uniform; logged by :func:`_release`);
+    User u's reward (:func:`user_reward`) is ``table.flat[u]`` for u < ``table.size`` (the
+    audit: one local reward, a 0-d or (1,) array) and Bernoulli(``means[0]``) beyond
+    (``means`` shape (1,)). Each user releases one bit (:func:`_bit` of a fresh uniform; logged by :func:`_release`);
     ``actions[u]`` = that bit. ``theta``: this module's layout (P_ONE, P_ZERO, RR_SCALE,
     MAX_STEPS = users per run); ``aux`` unused. Returns (users privatised, bit of user 0,
     STOPPED after theta[MAX_STEPS] users or TRUNCATED at ``limit``, releases)."""
@@ -381,18 +381,10 @@ def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, fro
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
     n_users = np.int64(theta[MAX_STEPS])
     n_rec = actions.shape[0]
-    size = table.size
-    n = 0
+    users, status = user_stream_end(n_users, limit)
     first = -1
-    while True:
-        if n >= n_users:
-            return n, first, STOPPED, n
-        if n >= limit:
-            return n, -1, TRUNCATED, n
-        if n < size:
-            x = table.flat[n]
-        else:
-            x = 1.0 if rng.random() < means[0] else 0.0
+    for n in range(users):
+        x = user_reward(rng, table, means, n)
         y = _bit(rng.random(), x, p_one, p_zero)
         if white:
             y = _release(releases, frozen, n, y, n + 1, 0, n + 1, x, scale)
@@ -400,7 +392,7 @@ def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, fro
             first = np.int64(y)
         if n < n_rec:
             actions[n] = np.int16(y)
-        n += 1
+    return users, first if status == STOPPED else -1, status, users
 
 
 @nb.njit(cache=True, inline="always")
@@ -489,7 +481,7 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
         if scripted:                                           # digest §2.4 traces
             y = aux[I * m + np.int64(N[I]) % m]
         else:
-            x = _reward(rng, table, means, n, I)
+            x = reward(rng, table, means, n, I)
             if private:                                        # Definition 2.2
                 y = _bit(rng.random(), x, p_one, p_zero)
                 if white:

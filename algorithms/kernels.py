@@ -1,0 +1,68 @@
+"""njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
+logging, argmax with lowest-index ties (and the length of a run on a stream of users).
+
+Kernel contract: :mod:`dpaudit.simulate`. Every helper is ``@njit(cache=True)``; the kernels of
+:mod:`adap_tt`, :mod:`baselines`, :mod:`dp_ncb`, :mod:`lazy_dp` and :mod:`ldp_thresholding`
+import them from here.
+"""
+from __future__ import annotations
+
+import numba as nb
+
+from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED
+
+
+@nb.njit(cache=True)
+def reward(rng, table, means, t, a):
+    """Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
+    beyond the table (kernel contract, dpaudit.simulate). Kernels record the action inline
+    after this call: a shared "pull and record" helper measured 1.4–4x slower."""
+    if t < table.shape[0]:
+        return table[t, a]
+    return 1.0 if rng.random() < means[a] else 0.0
+
+
+@nb.njit(cache=True)
+def user_reward(rng, table, means, u):
+    """Reward of user u (0-based) of a stream of users (one local reward each): the flat
+    ``table.flat[u]`` for u < ``table.size`` (the audit: a 0-d or (1,) table), else a fresh
+    Bernoulli(``means[0]``) (``means`` shape (1,))."""
+    if u < table.size:
+        return table.flat[u]
+    return 1.0 if rng.random() < means[0] else 0.0
+
+
+@nb.njit(cache=True)
+def user_stream_end(n_users, limit):
+    """(users, status) of a run on a stream of users that stops after ``n_users`` users or is
+    truncated at ``limit`` users, whichever comes first (STOPPED when both coincide): the
+    first u ≥ 0 with u ≥ n_users (STOPPED) or u ≥ limit (TRUNCATED). Users 0 .. users−1 are
+    privatised, user u reading :func:`user_reward`."""
+    users = max(0, min(n_users, limit))
+    return users, STOPPED if users >= n_users else TRUNCATED
+
+
+@nb.njit(cache=True)
+def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
+    """Release i (0-based) of a Laplace statistic: returns the released value and logs it.
+
+    ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
+    not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and
+    ``value + noise`` otherwise; it is logged to ``releases`` row i while rows remain."""
+    y = frozen[i] if i < frozen.shape[0] else value + noise
+    if i < releases.shape[0]:
+        r = releases[i]
+        r[0], r[1], r[2], r[3] = t, arm, phase, count
+        r[4], r[5], r[6], r[7] = value, y, scale, LAPLACE
+    return y
+
+
+@nb.njit(cache=True)
+def argmax(x):
+    """Index of the largest entry of the 1-D array ``x`` (strict ``>`` scan from index 0);
+    ties: lowest index."""
+    best = 0
+    for a in range(1, x.shape[0]):
+        if x[a] > x[best]:
+            best = a
+    return best

@@ -1,0 +1,617 @@
+"""Lazy / forgetful DP bandits and RNM-FTNL (seed 003: Hu, Huang, Mehta, Hegde, arXiv 2102.07929).
+
+Paper ``../shared/seeds/003_7fdd135d06c1835d.txt`` (authoritative), digest
+``../shared/specs/003_lazy_dp.md``. Two kernels, each shared by several registered names through
+theta flags (no copied kernels):
+
+:func:`lazy_kernel` (bandit feedback, ``user`` tables (T, K): round t reads ``d[t, J_t]`` only)
+
+``lazy-ucb`` (Algorithm 1, Anytime-Lazy-UCB)
+    Rounds 1..K pull arm j at round j (digest A5) and release μ̃_j = x + Lap(1/ε) (epoch 0,
+    O_j = 1, digest A6). From round t = K+1 on: J = argmax_j μ̃_j + sqrt(3·ln t/O_j) +
+    3·ln t/(ε·O_j) (ties: lowest index, A11). The pulled reward joins the arm's unprocessed
+    sum Φ_J; when the arm's unprocessed count N_J reaches 2^{r_J+1} (an equality check after
+    the increment, A6) the epoch is processed: O_J ← 2^{r_J+1}, μ̃_J ← (Φ_J + Lap(1/ε))/O_J,
+    r_J ← r_J + 1, N_J, Φ_J ← 0. Each reward enters exactly one release; unprocessed rewards
+    never reach a decision.
+``lazy-dp-ts`` (Algorithm 3, Lazy-DP-TS)
+    The same initialisation and epoch bookkeeping; the decision is J = argmax_j θ_j with
+    θ_j ~ Beta(μ̄_j·O_j + 1, (1 − μ̄_j)·O_j + 1), μ̄_j = clamp_[0,1](μ̃_j + 3·ln t/(ε·O_j))
+    (real-valued Beta parameters, A7; the clamp of A4). Option ``bonus_log``: the base of the
+    printed "log t" in the bonus (``e``: the digest's reading A1, default; ``2``). Beta(O+1, 1)
+    and Beta(1, O+1) (μ̄ = 1 or 0, the common case early on) are drawn exactly as U^{1/(O+1)} and
+    1 − U^{1/(O+1)} (one uniform instead of two gamma variates).
+``ts-beta`` (Algorithm 2, non-private Thompson sampling with Beta(1, 1) priors)
+    No forced initial pull: every round θ_j ~ Beta(S_j + 1, O_j − S_j + 1) over *all* rewards
+    so far (the real-valued form of the printed Beta(μ̂_j·O_j + 1, (1 − μ̂_j)·O_j + 1)). No
+    release. Positive control: it must audit as a violation (digest §5.4: ln 2 from one
+    decision at K = 2, ln 5 ≈ 1.61 at K = 5).
+``lazy-ucb-reuse`` (mutant of ``lazy-ucb``: lazy, not forgetful)
+    Epochs close on the same schedule, but the released mean is over *every* reward of the arm
+    so far (processed ones reused), μ̃ = (S_all + Lap(1/ε))/N_all, O = N_all: each release is an
+    ε-DP view of the initial sample, so it composes (digest §5.8 item 3, "keeps old epochs").
+``lazy-ucb-eager`` (mutant of ``lazy-ucb``: neither lazy nor forgetful)
+    A release after *every* pull, over every reward so far (digest §5.8 item 3, "refreshes μ̃
+    every round from running sums").
+
+:func:`ftnl_kernel` (full information, ``full`` tables (T, K): round t reads the whole row)
+
+``rnm-ftnl`` (Algorithm 4)
+    Epoch 0 is round 1 (row 0): play action 0 (the box's "first action", A9), observe X(1) and
+    J ← argmax_j (X_j(1) + Lap_j(1/ε)). Epoch s ≥ 1 covers rounds 2^s..2^{s+1} − 1 (rows
+    2^s − 1..2^{s+1} − 2): play J throughout, add every coordinate of every row to Φ (A10);
+    at its end J ← argmax_j (Φ_j + Lap_j(1/ε)) with K fresh draws, Φ ← 0. An epoch cut short by
+    the horizon computes no noisy max. Option ``rnm_scale``: ``paper`` (Lap(1/ε), default) or
+    ``corrected`` (Lap(2/ε), not in the paper; see the privacy note below).
+``ftnl`` (naive FTNL of Sec. 5, "each action's inner mean (ε/K)-DP")
+    The same kernel with Lap(K/ε) (digest §2.5).
+
+Baselines (Sec. 6)
+
+``dp-se-regret``
+    DP-SE of Sajed & Sheffet as the regret baseline: :func:`baselines.dpse_kernel` (seed 004's
+    constants, digest 004 §2.7; this paper gives none, digest 003 §2.6) is *reused unchanged*
+    for the elimination phase with confidence ``risk`` (default 1/T: the paper says DP-SE needs
+    T), then the surviving arm is played until T. The commit phase reads no data and releases
+    nothing, so its rows cost nothing to simulate (``dpaudit bench``'s steps/s counts them).
+    A run that reaches T while eliminating stops there.
+
+Not implemented: ``adap-klucb`` (the digest, §2.7, gives neither its index, its exploration
+constant α nor its episode schedule; both are "remembered details to verify").
+
+Privacy note on Theorem 8 (paper vs digest: they agree on the algorithm; this is an audit
+finding). The paper's neighbours may change one reward vector in *all* K coordinates (Def. 1,
+App. D.1), and the proof cites Claim 3.9 of Dwork & Roth (Report Noisy Max with Lap(1/ε) is
+ε-DP). That claim assumes monotone (counting) queries: all scores move in the same direction.
+Here one coordinate may go up by 1 while the others go down by 1, and RNM with Lap(1/ε) is
+then only 2ε-DP: at epoch 0 (row 0: action a 0 → 1, the others 1 → 0, K = 5, ε = 1),
+P(J^{(0)} = a) is 0.436 on d' and 0.075 on d (ln ratio 1.76 = 1.76ε). ``rnm-ftnl`` is
+registered with the paper's claim and audits as a violation; ``rnm_scale=corrected`` doubles
+the noise. ``ftnl`` (Lap(K/ε)) is ε-DP even for the whole noisy vector.
+
+White-box log (kernel contract of :mod:`dpaudit.simulate`). Every Laplace draw that reaches a
+decision is logged: lazy kernels one row per processed epoch (t = samples taken, arm, phase =
+epoch index r, count = O, value = the exact epoch mean Φ/O, noisy = μ̃, scale = 1/(ε·O));
+``ftnl_kernel`` K rows per noisy max (t, arm j, phase s, count = rows of the epoch, value =
+Φ_j, noisy = Φ_j + Lap, scale). The releases of RNM are a noisy *vector*, only Kε-DP
+(digest §5.1); its white-box release loss exceeds ε by design (the claim is on the argmax).
+
+Rewards are clamped to [0, 1] before use (digest A8; audit tables are validated there already).
+
+Transcript: τ = samples taken; rec = -1 (regret algorithms recommend nothing; ``dp-se-regret``:
+the committed arm); status STOPPED at T = ``horizon``, TRUNCATED at ``limit``.
+
+Defaults (and why). ``means``: the paper's Setting 1 (0.75, 0.625, 0.5, 0.375, 0.25), K = 5;
+``horizon`` T = 10^6 (Sec. 6; what ``dpaudit bench`` runs). Audits read the first
+``audit_rows`` samples of a run:
+
+* lazy bandits and ``ts-beta``: 32 rows (≤ 256 positions: the search stays exhaustive, every
+  row × pattern × base). The initial pulls (rows 0..K−1) feed the release that decides
+  J_{K+1} (digest §5.2: 0.98ε at K = 5 on one event) and later canaries have the same
+  shift-to-noise ratio (§5.2), so 12 rows already give ε_lb ≈ 0.95 for ``lazy-ucb``; but a
+  processed reward that is *reused* shows only after its arm's next release and a decision
+  after it, which 12 rows rarely contain (``lazy-ucb-reuse``: pass at 12 rows, ε_lb 0.97;
+  violation at 32, ε_lb 1.69, seed 1, ε = 1). 32 rows cost 30–50 s per audit on 2 loaded
+  cores. Black-box Lazy-DP-TS stays far below ε (digest §5.3: μ̄ = 1 early on).
+* ``rnm-ftnl`` / ``ftnl``: 4 rows: row 0 is epoch 0 (its noisy max is played in rows 1, 2,
+  the largest-loss canary: the change of one row moves the gap by 2 with no averaging), rows
+  1, 2 are epoch 1 (whose other row lets the base table set the gap), row 3 shows J^{(1)}.
+  Later epochs add nothing: each canary feeds one noisy max whatever the epoch length.
+* ``dp-se-regret``: the first elimination epoch (K·R_1 rows) plus one row, like ``dp-se``.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from dpaudit.errors import InputError
+from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
+from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
+
+from .kernels import argmax, log_release
+from .baselines import SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel, epoch_length
+
+PAPER = "seed 003 (Hu, Huang, Mehta, Hegde)"
+
+# theta layout of lazy_kernel
+L_MODE, L_EPS, L_HORIZON, L_FORGET, L_EAGER, L_LOG_SCALE, L_N = range(7)
+UCB, DPTS, TS = 0.0, 1.0, 2.0          # theta[L_MODE]
+# theta layout of ftnl_kernel
+F_SCALE, F_HORIZON, F_FIRST, F_N = range(4)
+# theta layout of dpse_regret_kernel: dp-se's four entries, then
+R_HORIZON, R_N = 4, 5
+
+SETTING_1 = (0.75, 0.625, 0.5, 0.375, 0.25)   # Sec. 6, distinct gaps
+SETTING_2 = (0.5, 0.4, 0.4, 0.4, 0.4)         # Sec. 6, equal gaps 0.1
+HORIZON = 10 ** 6                              # Sec. 6
+BANDIT_ROWS = 32
+FULL_ROWS = 4
+LOG_BASES = ("e", "2")
+RNM_SCALES = ("paper", "corrected")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+@nb.njit(cache=True, inline="always")
+def _clamp01(x):
+    return 1.0 if x > 1.0 else (0.0 if x < 0.0 else x)
+
+
+@nb.njit(cache=True, inline="always")
+def _pull(rng, table, means, t, a):
+    """Reward of round t (0-based) for arm a, clamped to [0, 1] (digest A8): ``table[t, a]``,
+    or Bernoulli(means[a]) beyond the table (kernel contract)."""
+    if t < table.shape[0]:
+        return _clamp01(table[t, a])
+    return 1.0 if rng.random() < means[a] else 0.0
+
+
+@nb.njit(cache=True, inline="always")
+def _beta(rng, a, b):
+    """A Beta(a, b) draw (a, b ≥ 1); Beta(a, 1) = U^{1/a} and Beta(1, b) = 1 − U^{1/b} exactly,
+    with one uniform (the common Lazy-DP-TS case μ̄ ∈ {0, 1})."""
+    if b == 1.0:
+        return rng.random() ** (1.0 / a)
+    if a == 1.0:
+        return 1.0 - rng.random() ** (1.0 / b)
+    return rng.beta(a, b)
+
+
+# ------------------------------------------------------- bound formulas (digest §3, §5)
+
+def gaps(means) -> np.ndarray:
+    """Δ_j = max μ − μ_j (the analysis' arm 1 is the best arm)."""
+    m = np.asarray(means, dtype=np.float64)
+    return m.max() - m
+
+
+def sample_complexity(means, eps: float, T: float, c: float = 24.0) -> np.ndarray:
+    """d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
+    Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (digest A3: outer log2, inner ln)."""
+    d = gaps(means)
+    d = d[d > 0]
+    return np.ceil(np.log2(c * math.log(T) / (d * np.minimum(d, eps)))).astype(np.int64)
+
+
+def regret_rate(means, eps: float, T: float) -> float:
+    """Σ_{Δj>0} ln T/min{Δ_j, ε}: the O(·) rate of Theorems 3 and 5."""
+    d = gaps(means)
+    d = d[d > 0]
+    return float(np.sum(math.log(T) / np.minimum(d, eps)))
+
+
+def explicit_first_term(means, eps: float, T: float, c: float = 24.0) -> float:
+    """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term; digest §3.5)."""
+    d = gaps(means)
+    d = d[d > 0]
+    dj = sample_complexity(means, eps, T, c)
+    return float(np.sum(d * (2.0 ** (dj + 2) - 1.0)))
+
+
+def thm9_bound(means, eps: float, tol: float = 1e-9) -> float:
+    """Theorem 9's explicit bound Σ_ℓ 256(1 + ln|𝒥_ℓ|)/min{2^{ℓ−1}Δ_min, ε} over the gap
+    brackets ℓ = ⌊log2(Δ_j/Δ_min)⌋ + 1 (``tol`` puts exact powers of two in the upper one)."""
+    d = gaps(means)
+    d = d[d > 0]
+    dmin = d.min()
+    ell = np.floor(np.log2(d / dmin) + tol).astype(np.int64) + 1
+    out = 0.0
+    for l_, n in zip(*np.unique(ell, return_counts=True)):
+        out += 256.0 * (1.0 + math.log(n)) / min(2.0 ** (l_ - 1) * dmin, eps)
+    return out
+
+
+def thm12_private_lb(K: int, eps: float) -> float:
+    """Theorem 12's explicit private term 0.2·0.49·ln K/(10ε) = 0.0098·ln K/ε (App. D.3)."""
+    return 0.2 * 0.49 * math.log(K) / (10.0 * eps)
+
+
+def noisy_max_win(gap: float, K: int, scale: float) -> float:
+    """P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
+    action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max (digest §5.2's
+    first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy)."""
+    from scipy import integrate, stats
+    lap = stats.laplace(scale=scale)
+    f = lambda x: lap.pdf(x) * lap.cdf(x + gap) ** (K - 1)   # noqa: E731
+    lo, hi = -60.0 * scale, 60.0 * scale
+    return float(integrate.quad(f, lo, hi, points=sorted({0.0, -gap}), limit=400,
+                                epsabs=1e-13, epsrel=1e-11)[0])
+
+
+# --------------------------------------------------------------------------- bandit kernel
+
+@nb.njit(cache=True)
+def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+    """One run of Algorithm 1 (theta[L_MODE] = 0), Algorithm 3 (1) or Algorithm 2 (2), and the
+    lazy-ucb mutants (L_FORGET = 0: releases over all rewards so far; L_EAGER = 1: a release
+    after every pull). Kernel contract: dpaudit.simulate; ``table`` (T, K) user table.
+
+    theta (L_* layout): mode, ε, horizon T (STOPPED after T samples), forget, eager,
+    log_scale (the bonus's log t = ln t × log_scale; Alg. 3's ``bonus_log``). ``aux`` unused.
+    Returns (τ, -1, status, releases made). Module doc: the algorithms and the release log.
+    """
+    K = means.shape[0]
+    mode = theta[L_MODE]
+    eps = theta[L_EPS]
+    T = np.int64(theta[L_HORIZON])
+    forget = theta[L_FORGET] == 1.0
+    eager = theta[L_EAGER] == 1.0
+    log_scale = theta[L_LOG_SCALE]
+    n_rec = actions.shape[0]
+
+    mt = np.zeros(K)                 # private means μ̃ (TS: posterior successes S)
+    O = np.ones(K)                   # samples behind μ̃ (TS: pulls)
+    c1 = np.empty(K)                 # sqrt(3/O)
+    c2 = np.empty(K)                 # 3/(ε·O)
+    r = np.zeros(K, np.int64)        # last processed epoch
+    target = np.full(K, 2, np.int64)  # unprocessed pulls that close the current epoch
+    Nn = np.zeros(K, np.int64)       # unprocessed pulls
+    Phi = np.zeros(K)                # unprocessed reward sum
+    Sall = np.zeros(K)               # every reward so far (mutants)
+    Nall = np.zeros(K, np.int64)
+    n = 0
+    nr = 0
+    if mode == TS:
+        O[:] = 0.0
+    else:
+        b0 = 1.0 / eps
+        for a in range(K):           # initialisation: arm a at round a (A5), epoch 0 (A6)
+            if n >= T:
+                return n, -1, STOPPED, nr
+            if n >= limit:
+                return n, -1, TRUNCATED, nr
+            x = _pull(rng, table, means, n, a)
+            if n < n_rec:
+                actions[n] = a
+            n += 1
+            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x, rng.laplace(0.0, b0), b0)
+            nr += 1
+            Sall[a] = x
+            Nall[a] = 1
+            c1[a] = math.sqrt(3.0)
+            c2[a] = 3.0 / eps
+    while True:
+        if n >= T:
+            return n, -1, STOPPED, nr
+        if n >= limit:
+            return n, -1, TRUNCATED, nr
+        t = n + 1.0                                    # 1-based round
+        J = 0
+        if mode == UCB:
+            lt = math.log(t)
+            sl = math.sqrt(lt)
+            best = -np.inf
+            for a in range(K):
+                v = mt[a] + sl * c1[a] + lt * c2[a]
+                if v > best:
+                    J, best = a, v
+        elif mode == DPTS:
+            lt = math.log(t) * log_scale
+            best = -np.inf
+            for a in range(K):
+                mb = _clamp01(mt[a] + lt * c2[a])
+                v = _beta(rng, mb * O[a] + 1.0, (1.0 - mb) * O[a] + 1.0)
+                if v > best:
+                    J, best = a, v
+        else:
+            best = -np.inf
+            for a in range(K):
+                v = _beta(rng, mt[a] + 1.0, O[a] - mt[a] + 1.0)
+                if v > best:
+                    J, best = a, v
+        x = _pull(rng, table, means, n, J)
+        if n < n_rec:
+            actions[n] = J
+        n += 1
+        if mode == TS:
+            mt[J] += x
+            O[J] += 1.0
+            continue
+        Nn[J] += 1
+        Phi[J] += x
+        Sall[J] += x
+        Nall[J] += 1
+        if eager or Nn[J] == target[J]:                # epoch r_J + 1 complete
+            r[J] += 1
+            if forget:
+                cnt, val = Nn[J], Phi[J] / Nn[J]
+            else:
+                cnt, val = Nall[J], Sall[J] / Nall[J]
+            scale = 1.0 / (eps * cnt)
+            mt[J] = log_release(releases, frozen, nr, n, J, r[J], cnt, val,
+                                rng.laplace(0.0, scale), scale)
+            nr += 1
+            O[J] = cnt
+            c1[J] = math.sqrt(3.0 / cnt)
+            c2[J] = 3.0 / (eps * cnt)
+            Nn[J] = 0
+            Phi[J] = 0.0
+            target[J] = 2 * target[J]
+
+
+@nb.njit(cache=True)
+def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`lazy_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = lazy_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(lazy_kernel, lazy_batch)
+
+
+# ------------------------------------------------------------------- full-information kernel
+
+@nb.njit(cache=True)
+def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+    """One run of RNM-FTNL (Algorithm 4; theta[F_SCALE] = 1/ε) or naive FTNL (K/ε). Kernel
+    contract: dpaudit.simulate; ``table`` (T, K) ``full`` table (round t reads the whole row).
+
+    theta (F_* layout): Laplace scale of each action's noise, horizon T, the action played in
+    round 1. ``aux`` unused. Epoch s ≥ 0 ends after 2^{s+1} − 1 rounds; a complete epoch
+    (before T) releases Φ_j + Lap(scale) for every j (logged) and its argmax is played for the
+    whole next epoch. Returns (τ, -1, status, releases made).
+    """
+    K = means.shape[0]
+    scale = theta[F_SCALE]
+    T = np.int64(theta[F_HORIZON])
+    J = np.int64(theta[F_FIRST])
+    n_rec = actions.shape[0]
+    Phi = np.zeros(K)
+    noisy = np.empty(K)
+    n = 0
+    nr = 0
+    s = 0
+    start = 0
+    end = 1                                    # epoch 0 = round 1
+    while True:
+        if n >= T:
+            return n, -1, STOPPED, nr
+        if n >= limit:
+            return n, -1, TRUNCATED, nr
+        for j in range(K):                     # the whole reward vector is observed (A10)
+            Phi[j] += _pull(rng, table, means, n, j)
+        if n < n_rec:
+            actions[n] = J
+        n += 1
+        if n == end:
+            if n < T:                          # a noisy max that is never played is skipped
+                for j in range(K):
+                    noisy[j] = log_release(releases, frozen, nr, n, j, s, end - start, Phi[j],
+                                           rng.laplace(0.0, scale), scale)
+                    nr += 1
+                J = argmax(noisy)
+            Phi[:] = 0.0
+            s += 1
+            start = end
+            end = 2 * end + 1                  # epoch s: rounds 2^s .. 2^{s+1} − 1
+
+
+@nb.njit(cache=True)
+def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`ftnl_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = ftnl_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(ftnl_kernel, ftnl_batch)
+
+
+# ------------------------------------------------------------------------- DP-SE (regret)
+
+@nb.njit(cache=True)
+def dpse_regret_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+    """DP-SE for regret: :func:`baselines.dpse_kernel` (theta[:4], its layout; its cap
+    max_steps = T) until one arm survives, then that arm until T = theta[R_HORIZON]. Kernel
+    contract: dpaudit.simulate. Returns (τ, the committed arm or -1, status, releases)."""
+    T = np.int64(theta[R_HORIZON])
+    tau, rec, status, nr = dpse_kernel(rng, table, means, theta, aux, min(limit, T), actions,
+                                       releases, frozen)
+    if status != STOPPED:                      # T or the audit limit reached while eliminating
+        return tau, -1, STOPPED if tau >= T else TRUNCATED, nr
+    end = min(limit, T)
+    for n in range(tau, min(end, actions.shape[0])):   # the commit phase reads nothing
+        actions[n] = rec
+    return end, rec, STOPPED if end >= T else TRUNCATED, nr
+
+
+@nb.njit(cache=True)
+def dpse_regret_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`dpse_regret_kernel`."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = dpse_regret_kernel(rng, table, means, theta, aux, limit, b[0],
+                                                 b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(dpse_regret_kernel, dpse_regret_batch)
+
+
+# ------------------------------------------------------------------------------- prepare
+
+def _check_eps(eps) -> float:
+    e = float(eps)
+    if not (math.isfinite(e) and e > 0):
+        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
+    return e
+
+
+def _means(p: dict) -> np.ndarray:
+    return np.asarray(p["means"], dtype=np.float64)
+
+
+def _prepare_lazy(mode: float, forget: bool = True, eager: bool = False):
+    def prepare(eps: float, p: dict) -> Prepared:
+        """theta for :func:`lazy_kernel` (``eps`` ignored by ``ts-beta``)."""
+        e = 1.0 if mode == TS else _check_eps(eps)
+        theta = np.zeros(L_N)
+        theta[L_MODE], theta[L_EPS], theta[L_HORIZON] = mode, e, p["horizon"]
+        theta[L_FORGET] = 1.0 if forget else 0.0
+        theta[L_EAGER] = 1.0 if eager else 0.0
+        theta[L_LOG_SCALE] = 1.0 / math.log(2.0) if p.get("bonus_log") == "2" else 1.0
+        return Prepared(theta=theta, aux=np.zeros(0), means=_means(p))
+    return prepare
+
+
+def _prepare_ftnl(naive: bool):
+    def prepare(eps: float, p: dict) -> Prepared:
+        """theta for :func:`ftnl_kernel`: Lap(1/ε) (RNM-FTNL; 2/ε with
+        ``rnm_scale=corrected``) or Lap(K/ε) (naive FTNL)."""
+        e = _check_eps(eps)
+        m = _means(p)
+        theta = np.zeros(F_N)
+        if naive:
+            theta[F_SCALE] = m.size / e
+        else:
+            theta[F_SCALE] = (2.0 if p["rnm_scale"] == "corrected" else 1.0) / e
+        theta[F_HORIZON], theta[F_FIRST] = p["horizon"], 0
+        return Prepared(theta=theta, aux=np.zeros(0), means=m)
+    return prepare
+
+
+def _risk(p: dict) -> float:
+    return 1.0 / p["horizon"] if p["risk"] is None else p["risk"]
+
+
+def _prepare_dpse(eps: float, p: dict) -> Prepared:
+    """theta for :func:`dpse_regret_kernel`: dp-se's (ε, δ = ``risk`` or 1/T, max_steps = T,
+    epoch mean "epoch") and T."""
+    e = _check_eps(eps)
+    theta = np.zeros(R_N)
+    theta[SE_EPS], theta[SE_RISK], theta[SE_MAX_STEPS] = e, _risk(p), p["horizon"]
+    theta[SE_EPOCH_MEAN] = 0.0
+    theta[R_HORIZON] = p["horizon"]
+    return Prepared(theta=theta, aux=np.zeros(0), means=_means(p))
+
+
+def dpse_rows(p: dict) -> int:
+    """Audit rows of ``dp-se-regret``: K·R_1 + 1 (epoch 1 of DP-SE and the first row after
+    it), R_1 ε-free (as ``dp-se``'s default: valid for ε ≥ about 0.1 at δ = 1/T)."""
+    K = len(p["means"])
+    return int(K * epoch_length(K, 1, math.inf, _risk(p)) + 1)
+
+
+# ------------------------------------------------------------------------------ registry
+
+P_MEANS = Param("means", SETTING_1, "floats", "Bernoulli instance: base tables and rewards "
+                "beyond the table (default: Setting 1 of Sec. 6)", low=0.0, high=1.0, min_len=2)
+P_HORIZON = Param("horizon", HORIZON, "int", "T: samples per run (what `dpaudit bench` runs; "
+                  "the lazy algorithms are anytime and only stop there)", low=1, high=2.0 ** 62)
+
+
+def _p_rows(default: int) -> Param:
+    return Param("audit_rows", default, "int", "rows of the audit tables: runs are audited on "
+                 "their first min(horizon, audit_rows) samples", low=1, high=1 << 20)
+
+
+P_MAX_STEPS = Param("max_steps", 1 << 40, "int", "data-independent cap on samples (runs stop at "
+                    "T = horizon first unless this is smaller)", low=1, high=2.0 ** 62)
+
+
+def _bandit_params(rows: int = BANDIT_ROWS, extra: tuple = ()):
+    return (P_MEANS, P_HORIZON, _p_rows(rows), *extra, P_MAX_STEPS)
+
+
+def _rows(p: dict) -> int:
+    return min(p["horizon"], p["audit_rows"])
+
+
+def _lazy_structure(p: dict) -> list[tuple[int, str]]:
+    K = len(p["means"])
+    return [(0, "initial pull of arm 0 (its epoch-0 release decides round K+1)"),
+            (K - 1, f"initial pull of arm {K - 1}"),
+            (K, "first adaptive pull (enters its arm's epoch-1 sum)")]
+
+
+def _ts_structure(p: dict) -> list[tuple[int, str]]:
+    return [(0, "round 1: its reward enters every later posterior of the pulled arm")]
+
+
+def _full_structure(p: dict) -> list[tuple[int, str]]:
+    return [(0, "epoch 0 (round 1): the first noisy max, played in rounds 2-3"),
+            (1, "epoch 1 (rounds 2-3): the noisy max played from round 4")]
+
+
+register(AlgorithmSpec(
+    name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model="user",
+    private=True, kernel=lazy_kernel, params=_bandit_params(), prepare=_prepare_lazy(UCB),
+    structure=_lazy_structure, audit_horizon=_rows,
+    description="UCB on lazily refreshed private means: per-arm doubling epochs, each epoch's "
+                "fresh reward sum released once with Lap(1/ε); bonus sqrt(3 ln t/O) + "
+                "3 ln t/(εO) (Thm 2: ε-DP)"))
+
+register(AlgorithmSpec(
+    name="lazy-dp-ts", title="Lazy-DP-TS (Algorithm 3)", paper=PAPER, model="user",
+    private=True, kernel=lazy_kernel,
+    params=_bandit_params(extra=(Param(
+        "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
+        "bonus 3 log t/(εO) (e: the digest's reading; 2 enlarges it by 1/ln 2)",
+        choices=LOG_BASES),)),
+    prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=_rows,
+    description="Thompson sampling from Beta(μ̄O+1, (1−μ̄)O+1), μ̄ = clamp(μ̃ + 3 ln t/(εO)), "
+                "with Algorithm 1's lazy private means (Thm 4: ε-DP)"))
+
+register(AlgorithmSpec(
+    name="ts-beta", title="Thompson sampling, Beta(1,1) priors (Algorithm 2, not private)",
+    paper=PAPER, model="user", private=False, kernel=lazy_kernel, params=_bandit_params(),
+    prepare=_prepare_lazy(TS), structure=_ts_structure, audit_horizon=_rows,
+    description="non-private reference: posteriors over every reward so far (positive control: "
+                "must be flagged as a violation)"))
+
+register(AlgorithmSpec(
+    name="lazy-ucb-reuse", title="Anytime-Lazy-UCB mutant: lazy but not forgetful", paper=PAPER,
+    model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
+    prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=_rows,
+    mutant_of="lazy-ucb",
+    description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
+                "processed observations are reused, so each release composes (digest §5.8)"))
+
+register(AlgorithmSpec(
+    name="lazy-ucb-eager", title="Anytime-Lazy-UCB mutant: not lazy, not forgetful",
+    paper=PAPER, model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
+    prepare=_prepare_lazy(UCB, forget=False, eager=True), structure=_lazy_structure,
+    audit_horizon=_rows, mutant_of="lazy-ucb",
+    description="a fresh release after every pull from the running sums, (S_all + "
+                "Lap(1/ε))/N_all: every reward enters every later release of its arm (digest "
+                "§5.8 item 3)"))
+
+register(AlgorithmSpec(
+    name="rnm-ftnl", title="RNM-FTNL (Algorithm 4, full information)", paper=PAPER,
+    model="full", private=True, kernel=ftnl_kernel,
+    params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS),
+            Param("rnm_scale", "paper", "choice", "Laplace scale of Report Noisy Max: paper = "
+                  "1/ε (Thm 8's claim); corrected = 2/ε (needed when a row moves actions in "
+                  "opposite directions; not in the paper)", choices=RNM_SCALES),
+            P_MAX_STEPS),
+    prepare=_prepare_ftnl(False), structure=_full_structure, audit_horizon=_rows,
+    description="global doubling epochs; argmax_j (Φ_j + Lap(1/ε)) of each epoch's reward sums "
+                "is played for the whole next epoch (Thm 8 claims ε-DP; see the module note)"))
+
+register(AlgorithmSpec(
+    name="ftnl", title="Naive FTNL (Sec. 5: Lap(K/ε) per action)", paper=PAPER, model="full",
+    private=True, kernel=ftnl_kernel,
+    params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS), P_MAX_STEPS),
+    prepare=_prepare_ftnl(True), structure=_full_structure, audit_horizon=_rows,
+    description="RNM-FTNL's epochs with Lap(K/ε) per action: the noisy vector itself is ε-DP "
+                "(basic composition)"))
+
+register(AlgorithmSpec(
+    name="dp-se-regret", title="DP-SE for regret (Sajed & Sheffet 2019; Sec. 6 baseline)",
+    paper=PAPER, model="user", private=True, kernel=dpse_regret_kernel,
+    params=(P_MEANS, P_HORIZON,
+            Param("risk", None, "float", "confidence δ of the eliminations (default 1/T)",
+                  low=0.0, high=1.0, open_low=True, open_high=True),
+            _p_rows(1 << 20), P_MAX_STEPS),
+    prepare=_prepare_dpse, structure=lambda p: [(0, "first sample of arm 0 (epoch 1)")],
+    audit_horizon=lambda p: min(p["horizon"], p["audit_rows"], dpse_rows(p)),
+    description="seed 004's DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
+                "arm survives, then that arm until T"))
