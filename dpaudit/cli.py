@@ -1,4 +1,4 @@
-"""Command line (DESIGN.md §5): ``dpaudit list | run | bench``.
+"""Command line (DESIGN.md §5): ``dpaudit list | run | bench | check constants``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
 output file), 3 inconclusive. Progress bars go to stderr, summaries to stdout.
@@ -117,7 +117,48 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
     b.add_argument("--seconds", type=float, default=3.0, help="wall time to measure (default 3)")
     b.add_argument("--json", metavar="PATH")
+    c = sub.add_parser("check", help="verification checkers (issue 7)")
+    csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
+    k = csub.add_parser(
+        "constants", help="the papers' constants with cross-checks (dpaudit.constants)",
+        description="Compute every constant of a paper on its digest's worked instance (or on "
+                    "--param overrides) and cross-check closed forms against numerical "
+                    "optimisation (e.g. T*_TV by Proposition 1 and by a linear program). "
+                    "Exit 0 if every check passes, 1 otherwise.")
+    k.add_argument("--paper", required=True, choices=("000", "001", "004"),
+                   help="000: DP-BAI schedule and hardness; 001: LDP thresholding; "
+                        "004: AdaP-TT characteristic times and thresholds")
+    k.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                   help="e.g. means=0.9,0.5 eps=0.5,1 risk=0.01 (004: instance=mu1..mu6)")
+    k.add_argument("--json", metavar="PATH", help="write the constants and checks here")
     return p
+
+
+def _value(text: str):
+    """A --param value of `check constants`: an int, a float, a list of numbers or a word."""
+    parts = text.split(",")
+    try:
+        nums = [int(x) if x.strip().lstrip("-").isdigit() else float(x) for x in parts]
+    except ValueError:
+        return text
+    return nums if len(parts) > 1 else nums[0]
+
+
+def _check_constants(a) -> int:
+    from dpaudit.constants import constants
+    from dpaudit.result import write_json_atomic
+    _check_output(a.json)
+    r = constants(a.paper, {k: _value(v) for k, v in _params(a.param).items()})
+    if a.json:
+        write_json_atomic(a.json, r)
+    checks = r["checks"]
+    bad = [ch for ch in checks if not ch["pass"]]
+    for ch in checks:
+        print(f"  {'ok  ' if ch['pass'] else 'FAIL'} {ch['name']}: {ch['lhs']:.10g} "
+              f"{ch['relation']} {ch['rhs']:.10g} (tol {ch['tol']:g}, {ch['tol_kind']})")
+    print(f"dpaudit check constants --paper {a.paper}: {len(checks) - len(bad)} of {len(checks)} "
+          f"checks pass" + (f"; FAILED: {', '.join(ch['name'] for ch in bad)}" if bad else ""))
+    return 1 if bad else 0
 
 
 def _list() -> int:
@@ -213,8 +254,8 @@ def _bench(a) -> int:
 def main(argv=None) -> int:
     try:
         a = _parser().parse_args(argv)
-        return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a)}[
-            a.command]()
+        return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
+                "check": lambda: _check_constants(a)}[a.command]()
     except InputError as e:
         print(f"dpaudit: error: {e}", file=sys.stderr)
         return 2

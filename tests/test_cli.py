@@ -52,6 +52,9 @@ BAD = [
     (["run", "--algo", f"{EXAMPLE}:etc", "--eps", "1", "--neighbours", "structure"],
      "callables use the black-box search"),
     (["bench", "--algo", "nope"], "unknown algorithm"),
+    (["check", "constants", "--paper", "005"], "invalid choice"),
+    (["check", "constants", "--paper", "001", "--param", "means=0.2,1.5"], "[0, 1]"),
+    (["check", "constants", "--paper", "004", "--param", "risk=2"], "risk"),
     (["frobnicate"], "invalid choice"),
 ]
 
@@ -170,3 +173,16 @@ def test_bring_your_own_callable(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "d = 0 vs d' = 1" in p.stdout
+
+
+def test_check_constants_writes_json_and_all_checks_pass(tmp_path):
+    """`dpaudit check constants`: every cross-check of the default report passes (exit 0) and
+    the JSON holds the constants, e.g. T*_TV by Proposition 1 and by the LP of seed 004."""
+    out = tmp_path / "c.json"
+    p = cli("check", "constants", "--paper", "004", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    r = json.loads(out.read_text())
+    assert r["checks"] and all(ch["pass"] for ch in r["checks"])
+    assert any("LP" in ch["name"] for ch in r["checks"])
+    n = len(r["checks"])
+    assert f"{n} of {n} checks pass" in p.stdout
