@@ -1,4 +1,5 @@
-"""Command line (DESIGN.md §5): ``dpaudit list | run | bench | check constants``.
+"""Command line (DESIGN.md §5): ``dpaudit list | run | bench | check constants | check
+correctness``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
 output file), 3 inconclusive. Progress bars go to stderr, summaries to stdout.
@@ -131,7 +132,76 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                    help="e.g. means=0.9,0.5 eps=0.5,1 risk=0.01 (004: instance=mu1..mu6)")
     k.add_argument("--json", metavar="PATH", help="write the constants and checks here")
+    _correctness_parser(csub)
     return p
+
+
+def _correctness_parser(csub) -> None:
+    from dpaudit.correctness import FIXED_BUDGET, FIXED_CONFIDENCE, default_runs, runs_to_certify
+    ex = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.05)}" for r in (0.1, 0.05, 0.01, 0.001))
+    ex99 = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.01)}" for r in (0.05, 0.01))
+    c = csub.add_parser(
+        "correctness", help="error probability of an identification algorithm vs a risk R",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Simulate full runs of a registered algorithm on fresh rewards (every reward drawn\n"
+            "afresh from Bernoulli(means): a new reward table per run; compiled kernels,\n"
+            "deterministic for a seed whatever --workers) and check its error probability.\n\n"
+            "Fixed-confidence (" + ", ".join(FIXED_CONFIDENCE) + "):\n"
+            "  the algorithm's own risk parameter is set to R. A run is an error if it stopped\n"
+            "  with a wrong answer (not a best arm; thresholding: returned set != {i: mu_i >=\n"
+            "  tau}) or if it did not stop (capped at max_steps or truncated): unstopped runs\n"
+            "  are counted, never dropped, reported separately and counted as errors.\n"
+            "  Stopping times (mean, 10/50/90/99 % quantiles, max) are shown next to the lower\n"
+            "  bound T*(nu; eps)*ln(1/(3R)) of seed 004 Thm 2 (Bernoulli BAI).\n"
+            "Fixed-budget (" + ", ".join(FIXED_BUDGET) + "):\n"
+            "  R is the tolerated error rate (wrong best arm; thresholding: loss eq. (2) of\n"
+            "  seed 001); shown next to the paper's bound where it applies (seed 000 Thm 4.2,\n"
+            "  seed 001 Thm 3.1), else marked not applicable.\n\n"
+            "Statistics: exact one-sided Clopper-Pearson bounds on the error rate, each at\n"
+            "level 1 - alpha (a two-sided 1 - 2 alpha interval). Verdict: violation (exit 1)\n"
+            "if the lower bound > R, certified (exit 0) if the upper bound <= R, else\n"
+            "inconclusive (exit 3); each verdict is wrong with probability <= alpha. Input\n"
+            "errors: exit 2, one line, nothing written.\n\n"
+            "Runs needed: with zero errors, certifying R at confidence 1 - alpha needs\n"
+            "n >= ln(alpha)/ln(1 - R) runs. At alpha = 0.05: " + ex + ".\n"
+            "At alpha = 0.01: " + ex99 + ". Any error raises the number needed; a true error\n"
+            "rate near R needs many more runs. Default --runs: 10 x that number for the given\n"
+            f"R and alpha, at least 1000 and at most 100000 (e.g. R=0.05: {default_runs(0.05)}, "
+            f"R=0.01: {default_runs(0.01)})."))
+    c.add_argument("--algo", required=True, help="registry name (see `dpaudit list`)")
+    c.add_argument("--risk", required=True, type=_risk,
+                   help="R in (0, 1): the checked risk delta (fixed confidence; also passed to "
+                        "the algorithm) or tolerated error rate (fixed budget)")
+    c.add_argument("--eps", type=_eps, default=None,
+                   help="the algorithm's eps (required for private algorithms)")
+    c.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                   help="algorithm parameter, e.g. --param means=0.9,0.5 max_steps=1000000")
+    c.add_argument("--runs", type=_positive_int("--runs"),
+                   help="runs (default: see above)")
+    c.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
+    c.add_argument("--alpha", type=_number("--alpha", float, lambda v: 0 < v < 0.5,
+                                           "a number in (0, 0.5)"), default=0.05,
+                   help="error probability of each verdict (default 0.05)")
+    c.add_argument("--workers", type=_positive_int("--workers"),
+                   help="processes (default: all cores); results do not depend on it")
+    c.add_argument("--json", metavar="PATH", help="write the result JSON here (atomically)")
+
+
+_risk = _number("--risk", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+
+
+def _check_correctness(a) -> int:
+    from dpaudit.correctness import check_correctness, summary
+    from dpaudit.result import write_json_atomic
+    from dpaudit.simulate import default_workers
+    _check_output(a.json)
+    r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param), runs=a.runs,
+                          seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
+    if a.json:
+        write_json_atomic(a.json, r)
+    print(summary(r))
+    return r["exit_code"]
 
 
 def _value(text: str):
@@ -255,7 +325,8 @@ def main(argv=None) -> int:
     try:
         a = _parser().parse_args(argv)
         return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
-                "check": lambda: _check_constants(a)}[a.command]()
+                "check": lambda: (_check_correctness(a) if a.checker == "correctness"
+                                    else _check_constants(a))}[a.command]()
     except InputError as e:
         print(f"dpaudit: error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,327 @@
+"""Correctness checker (issue 7): is an algorithm's error probability within the risk it claims?
+
+``dpaudit check correctness --algo NAME --risk R`` simulates ``runs`` full runs of a registered
+algorithm on *fresh* rewards: an empty reward table, so every reward is drawn afresh from
+Bernoulli(means) (kernel contract of :mod:`dpaudit.simulate`), a new table per run. Runs use the
+compiled kernel through :func:`dpaudit.simulate.run_batch`, in chunks of :data:`CHUNK` runs;
+chunk i draws from the i-th child of ``numpy.random.SeedSequence(seed)``, so the result is
+identical for every ``workers``.
+
+Fixed-confidence algorithms (:data:`FIXED_CONFIDENCE`) run with their own ``risk`` parameter set
+to R (the checked δ), each run until it stops or reaches its data-independent ``max_steps``.
+A run is an **error** if it stopped with a wrong answer (best-arm identification: an arm that is
+not a best arm, i.e. not an argmax of the means; ``ldp-tb-confidence``: a returned set ≠ the
+target set {i : μ_i ≥ τ}) **or if it did not stop** (CAPPED or TRUNCATED): unstopped runs are
+counted, never dropped, reported separately and counted as errors for the verdict.
+
+Fixed-budget algorithms (:data:`FIXED_BUDGET`) run their budget; an error is a wrong best arm
+(DP-BAI family, DP-OD, OD-LinBAI) or a loss L(T) = 1 of eq. (2) of seed 001 (``ldp-tb-budget``,
+``apt``, :func:`~dpaudit.algorithms.ldp_thresholding.budget_loss`); a run without an answer is
+an error too. R is then the tolerated error rate.
+
+Statistics: k errors in n runs; exact Clopper–Pearson **one-sided** bounds, each at level
+1 − α (together a two-sided 1 − 2α interval): verdict ``violation`` if the lower bound > R,
+``certified`` if the upper bound ≤ R, else ``inconclusive``. Each verdict is wrong with
+probability ≤ α. With zero errors the upper bound is 1 − α^{1/n}, so certifying R needs
+n ≥ ln(α)/ln(1 − R) runs (:func:`runs_to_certify`).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from dpaudit import registry
+from dpaudit.errors import InputError
+from dpaudit.simulate import CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, run_batch
+
+CHUNK = 64          # runs per chunk: part of the seeding contract (never depends on workers)
+QUANTILES = (0.10, 0.50, 0.90, 0.99)
+
+FIXED_CONFIDENCE = ("adap-tt", "adap-tt-no-forgetting", "adap-tt-raw-leader", "dp-se", "ttucb",
+                    "ldp-tb-confidence")
+FIXED_BUDGET = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-bai-reuse", "dp-od",
+                "od-linbai", "ldp-tb-budget", "apt")
+THRESHOLDING = ("ldp-tb-confidence", "ldp-tb-budget", "apt")
+
+
+def runs_to_certify(risk: float, alpha: float = 0.05) -> int:
+    """Smallest n such that n error-free runs certify ``risk`` at confidence 1 − α:
+    (1 − R)^n ≤ α, i.e. n ≥ ln(α)/ln(1 − R)."""
+    return int(math.ceil(math.log(alpha) / math.log1p(-risk) - 1e-12))
+
+
+def default_runs(risk: float, alpha: float = 0.05) -> int:
+    """Default ``runs``: 10× :func:`runs_to_certify`, at least 1000 and at most 100000."""
+    return max(1000, min(100_000, 10 * runs_to_certify(risk, alpha)))
+
+
+def cp_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """One-sided exact Clopper–Pearson (lower, upper) bounds, each at level 1 − α, on a
+    binomial proportion from ``k`` successes in ``n`` trials (0 at k = 0, 1 at k = n)."""
+    from dpaudit.stats import cp_lower, cp_upper
+    lo = 0.0 if k == 0 else float(cp_lower(k, n, alpha))
+    hi = 1.0 if k == n else float(cp_upper(k, n, alpha))
+    return lo, hi
+
+
+def verdict(k: int, n: int, risk: float, alpha: float) -> dict:
+    """Verdict on H: error probability ≤ ``risk`` from ``k`` errors in ``n`` runs."""
+    lo, hi = cp_bounds(k, n, alpha)
+    v = "violation" if lo > risk else "certified" if hi <= risk else "inconclusive"
+    return {"verdict": v, "errors": int(k), "runs": int(n), "error_rate": k / n,
+            "ci_lower": lo, "ci_upper": hi, "alpha": alpha,
+            "ci": f"one-sided Clopper-Pearson bounds, each at level 1 - alpha "
+                  f"(two-sided {1 - 2 * alpha:g} interval)"}
+
+
+EXIT_CODES = {"certified": 0, "violation": 1, "inconclusive": 3}
+
+
+# ------------------------------------------------------------------------------ simulation
+
+def _chunk_job(args):
+    from dpaudit.simulate import _resolve
+    kernel_ref, table, means, theta, aux, limit, n, seed_seq = args
+    kernel = _resolve(kernel_ref)
+    _, tau, rec, status, _ = run_batch(kernel, np.random.default_rng(seed_seq), table, means,
+                                       theta, aux, limit, n, np.zeros(0, np.int64))
+    return tau, rec, status
+
+
+def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, workers: int = 1):
+    """``runs`` full runs on fresh Bernoulli(``prep.means``) rewards (an empty table), at most
+    ``limit`` samples each. Returns int64 arrays (τ, rec, status), in run order; identical for
+    every ``workers`` (chunk i of :data:`CHUNK` runs uses SeedSequence(seed).spawn(...)[i])."""
+    from dpaudit.simulate import _pool, _ref
+    K = prep.means.shape[0]
+    table = np.zeros((K, 0) if model == "stream" else (0, K))
+    sizes = [CHUNK] * (runs // CHUNK) + ([runs % CHUNK] if runs % CHUNK else [])
+    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+    jobs = [[kernel, table, prep.means, prep.theta, prep.aux, int(limit), n, s]
+            for n, s in zip(sizes, seeds)]
+    if workers > 1 and len(jobs) > 1:
+        run_batch(kernel, np.random.default_rng(0), table, prep.means, prep.theta, prep.aux,
+                  int(limit), 0, np.zeros(0, np.int64))        # compile / write the cache first
+        for j in jobs:
+            j[0] = _ref(kernel)
+        parts = list(_pool(workers).map(_chunk_job, [tuple(j) for j in jobs]))
+    else:
+        parts = [_chunk_job(tuple(j)) for j in jobs]
+    return tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+
+
+# ------------------------------------------------------------------------------ checker
+
+def _bitmask_to_set(mask: int, K: int) -> list[int]:
+    return [i for i in range(K) if (mask >> i) & 1]
+
+
+def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
+    s = tau[stopped]
+    out = {"stopped": int(stopped.sum()), "unstopped": int((~stopped).sum()),
+           "mean_all_runs_lower_bound": float(tau.mean()) if tau.size else None,
+           "max_all_runs": int(tau.max()) if tau.size else None}
+    if s.size:
+        out.update(mean=float(s.mean()), max=int(s.max()),
+                   quantiles={f"{int(round(q * 100))}%": float(np.quantile(s, q))
+                              for q in QUANTILES})
+    else:
+        out.update(mean=None, max=None, quantiles={})
+    return out
+
+
+def _lower_bound_004(spec, means, eps, risk) -> dict:
+    """Seed 004 Theorem 2 for δ-correct BAI on Bernoulli instances: E[τ] ≥
+    T*(ν; ε)·ln(1/(3δ)) (ε-DP), T*_KL(ν)·ln(1/(3δ)) for a non-private algorithm."""
+    from dpaudit import constants as C
+    name = ("seed 004 Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
+            "(Bernoulli, delta-correct eps-DP BAI)")
+    if spec.name == "ldp-tb-confidence":
+        return {"name": name, "applicable": False,
+                "reason": "a best-arm identification bound; this algorithm does thresholding"}
+    if not (risk < 1.0 / 3.0):
+        return {"name": name, "applicable": False, "reason": "needs delta < 1/3"}
+    try:
+        if spec.private:
+            T, _ = C.t_star_eps(means, eps)
+        else:
+            name = ("seed 004 Thm 2 at eps = inf (non-private algorithm): T*_KL(nu)*ln(1/(3 "
+                    "delta)) on E[tau] (Bernoulli, delta-correct BAI)")
+            T, _ = C.t_kl(means)
+    except (InputError, ValueError, ZeroDivisionError, FloatingPointError) as e:
+        return {"name": name, "applicable": False, "reason": str(e)}
+    T = float(T)
+    if not math.isfinite(T):
+        return {"name": name, "applicable": False,
+                "reason": "T* is not finite (tie for the best arm)"}
+    return {"name": name, "applicable": True, "T_star": T,
+            "value": T * math.log(1.0 / (3.0 * risk))}
+
+
+def _budget_bound(spec, p, prep, eps) -> dict:
+    """The paper's bound on the error probability of a fixed-budget algorithm, where any."""
+    if spec.name == "dp-bai":
+        from dpaudit.algorithms import dp_bai, linear
+        name = "seed 000 Thm 4.2 eq. (16): exp(-T'/(65 M H))"
+        st = dp_bai._bai_setup(p, True)
+        d = st.features.shape[1]
+        if d <= 2:
+            return {"name": name, "applicable": False,
+                    "reason": f"d = {d} <= 2: Thm 4.2 is not established (digest 000 §5.7: "
+                              "Delta_(ceil(d^2/4)) = 0)"}
+        H = linear.hardness(st.means, d, eps)["H"]
+        if not math.isfinite(H):
+            return {"name": name, "applicable": False, "reason": "tie for the best arm (H = inf)"}
+        val = math.exp(-st.sched.T_prime / (65.0 * st.sched.M * H))
+        return {"name": name, "applicable": True, "value": val, "T_prime": st.sched.T_prime,
+                "M": st.sched.M, "H": H,
+                "note": "for sufficiently large T; digest 000 §5.7: Lemma G.3's step at "
+                        "p = M_1 is not proved for g_0 >= 2"}
+    if spec.name == "ldp-tb-budget":
+        from dpaudit.algorithms import ldp_thresholding as tb
+        name = "seed 001 Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
+        val = float(tb.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
+        if not (val <= 1.0):
+            return {"name": name, "applicable": False, "value": val,
+                    "reason": f"vacuous: bound {val:.4g} > 1"}
+        return {"name": name, "applicable": True, "value": val}
+    return {"name": None, "applicable": False,
+            "reason": f"no error bound of the papers is implemented for {spec.name}"}
+
+
+def check_correctness(algo: str, risk: float, *, eps: float | None = None,
+                      params: dict | None = None, runs: int | None = None, seed: int = 0,
+                      alpha: float = 0.05, workers: int = 1) -> dict:
+    """Check the error probability of the registered ``algo`` against ``risk`` (module doc).
+
+    ``eps``: the algorithm's ε (required for private algorithms; ignored by non-private ones).
+    ``params``: algorithm parameters (strings or values). Fixed-confidence algorithms get
+    ``risk`` as their ``risk`` parameter. ``runs``: default :func:`default_runs`. Returns a
+    JSON-able dict; ``exit_code`` 0 certified, 1 violation, 3 inconclusive. InputError for bad
+    input (before any simulation).
+    """
+    spec = registry.get(algo)
+    if spec.name not in FIXED_CONFIDENCE + FIXED_BUDGET:
+        raise InputError(f"{spec.name} is neither a fixed-confidence nor a fixed-budget "
+                         f"identification algorithm; check correctness accepts: "
+                         f"{', '.join(FIXED_CONFIDENCE + FIXED_BUDGET)}")
+    if not (isinstance(risk, (int, float)) and 0 < risk < 1):
+        raise InputError(f"--risk {risk} is out of range: expected a number in (0, 1)")
+    if not 0 < alpha < 0.5:
+        raise InputError(f"--alpha {alpha} is out of range: expected a number in (0, 0.5)")
+    if runs is None:
+        runs = default_runs(risk, alpha)
+    if int(runs) != runs or runs < 1:
+        raise InputError(f"--runs {runs} is out of range: expected an integer >= 1")
+    runs = int(runs)
+    if spec.private and eps is None:
+        raise InputError(f"--eps is required: {spec.name} is a private algorithm")
+    if eps is not None and not (math.isfinite(eps) and eps > 0):
+        raise InputError(f"--eps {eps} is out of range: expected a finite number > 0")
+    eps_run = float(eps) if eps is not None else 1.0
+    kind = "fixed-confidence" if spec.name in FIXED_CONFIDENCE else "fixed-budget"
+    given = dict(params or {})
+    if kind == "fixed-confidence":
+        if "risk" in given and spec.param("risk").parse(given["risk"]) != float(risk):
+            raise InputError(f"--param risk={given['risk']} differs from --risk {risk:g}: the "
+                             "algorithm runs with the risk it is checked at")
+        given["risk"] = risk
+    p, _ = spec.resolve_claim(given, None)
+    prep = spec.prepare(eps_run, p)
+    means = np.asarray(prep.means, dtype=np.float64)
+    K = means.size
+    limit = int(p["max_steps"] if "max_steps" in p else spec.audit_horizon(p))
+
+    t0 = time.perf_counter()
+    tau, rec, status = fresh_runs(spec.kernel, spec.model, prep, limit, runs, seed, workers)
+    seconds = time.perf_counter() - t0
+
+    stopped = status == STOPPED
+    if spec.name in ("ldp-tb-budget", "apt"):
+        from dpaudit.algorithms.ldp_thresholding import budget_loss
+        wrong = np.zeros(runs, bool)
+        wrong[stopped] = budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
+        target = {"loss": "eq. (2) of seed 001: a returned arm with mu <= tau - zeta or a "
+                          "missing arm with mu > tau + zeta",
+                  "threshold": p["threshold"], "tolerance": p["tolerance"]}
+    elif spec.name == "ldp-tb-confidence":
+        from dpaudit.algorithms.ldp_thresholding import target_mask
+        tm = int(target_mask(means, p["threshold"]))
+        wrong = stopped & (rec != tm)
+        target = {"target_set": _bitmask_to_set(tm, K), "threshold": p["threshold"]}
+    else:
+        best = np.flatnonzero(means == means.max())
+        wrong = stopped & ~np.isin(rec, best)
+        target = {"best_arms": [int(b) for b in best]}
+    unstopped = ~stopped
+    errors = int(wrong.sum() + unstopped.sum())
+    v = verdict(errors, runs, risk, alpha)
+    n_cert = runs_to_certify(risk, alpha)
+    recs, counts = np.unique(rec[stopped], return_counts=True)
+    out = {
+        "check": "correctness", "algorithm": spec.name, "kind": kind, "model": spec.model,
+        "private": spec.private, "eps": eps, "risk": risk, "alpha": alpha, "seed": seed,
+        "runs": runs, "workers": workers, "seconds": seconds,
+        "params": {k: list(x) if isinstance(x, tuple) else x for k, x in p.items()},
+        "means": [float(m) for m in means], "limit": limit, **target,
+        "wrong_answers": int(wrong.sum()),
+        "status": {STATUS_NAMES[i]: int((status == i).sum()) for i in (STOPPED, TRUNCATED,
+                                                                       CAPPED)},
+        "unstopped_counted_as_errors": int(unstopped.sum()),
+        **v, "exit_code": EXIT_CODES[v["verdict"]],
+        "runs_to_certify_with_zero_errors": n_cert,
+        "recommendations": {str(int(r)): int(c) for r, c in zip(recs, counts)},
+    }
+    if kind == "fixed-confidence":
+        out["stopping_time"] = _tau_stats(tau, stopped)
+        out["lower_bound"] = _lower_bound_004(spec, means, eps_run, risk)
+    else:
+        out["budget_pulls"] = {"mean": float(tau.mean()), "max": int(tau.max())}
+        out["paper_bound"] = _budget_bound(spec, p, prep, eps_run)
+    return out
+
+
+def summary(r: dict) -> str:
+    """Human-readable lines of a :func:`check_correctness` result."""
+    lines = [f"{r['algorithm']} ({r['kind']}, eps={r['eps']}, checked risk R={r['risk']:g}): "
+             f"{r['runs']} runs on fresh Bernoulli rewards, means="
+             + ",".join(f"{m:.4g}" for m in r["means"]) + f", seed {r['seed']}, "
+             f"{r['seconds']:.1f} s",
+             f"  errors {r['errors']} = {r['wrong_answers']} wrong answers + "
+             f"{r['unstopped_counted_as_errors']} unstopped runs (counted as errors; status: "
+             + ", ".join(f"{k} {v}" for k, v in r["status"].items()) + ")",
+             f"  error rate {r['error_rate']:.4g}, one-sided Clopper-Pearson bounds at "
+             f"{1 - r['alpha']:g} each: lower {r['ci_lower']:.4g}, upper {r['ci_upper']:.4g} "
+             f"(two-sided {1 - 2 * r['alpha']:g} interval)"]
+    if r["runs"] < r["runs_to_certify_with_zero_errors"]:
+        lines.append(f"  note: certifying R={r['risk']:g} needs at least "
+                     f"{r['runs_to_certify_with_zero_errors']} runs (zero errors)")
+    if "stopping_time" in r:
+        s = r["stopping_time"]
+        if s["mean"] is not None:
+            q = ", ".join(f"{k} {v:.6g}" for k, v in s["quantiles"].items())
+            lines.append(f"  stopping time of the {s['stopped']} stopped runs: mean "
+                         f"{s['mean']:.6g}, quantiles {q}, max {s['max']}; unstopped "
+                         f"{s['unstopped']} (at the cap {r['limit']})")
+        else:
+            lines.append(f"  no run stopped ({s['unstopped']} unstopped at the cap {r['limit']})")
+        lb = r["lower_bound"]
+        lines.append(f"  {lb['name']}: " + (f"{lb['value']:.6g} (T* = {lb['T_star']:.6g})"
+                                             if lb["applicable"] else
+                                             f"not applicable ({lb['reason']})"))
+    else:
+        b = r["paper_bound"]
+        if b["applicable"]:
+            lines.append(f"  paper bound {b['name']}: {b['value']:.4g}"
+                         + (f" ({b['note']})" if b.get("note") else ""))
+        else:
+            lines.append("  paper bound" + (f" {b['name']}" if b["name"] else "")
+                         + f": not applicable ({b['reason']})")
+    word = {"certified": f"error probability <= {r['risk']:g} certified",
+            "violation": f"error probability > {r['risk']:g}: VIOLATION",
+            "inconclusive": f"the interval contains {r['risk']:g}"}[r["verdict"]]
+    lines.append(f"dpaudit check correctness --algo {r['algorithm']}: {r['verdict']} ({word}; "
+                 f"each verdict wrong with probability <= {r['alpha']:g})")
+    return "\n".join(lines)
