@@ -160,6 +160,35 @@ def _lower_bound_004(spec, means, eps, risk) -> dict:
             "value": T * math.log(1.0 / (3.0 * risk))}
 
 
+def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
+    """The papers' upper bounds on the stopping time, where they give constants: seed 004
+    Thm 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 + sqrt(1 +
+    Δ_max²/(2ε²))), shown at δ = R) and seed 001 Thm 4.1 for LDP-TB-confidence (on an event
+    of probability ≥ 1 − δ: eq. (24) as printed and App. D's implicit bound)."""
+    from dpaudit import constants as C
+    if spec.name == "adap-tt":
+        name = ("seed 004 Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
+                "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")
+        try:
+            slope = C.thm5_slope(means, eps, p["beta"])
+        except (InputError, ValueError, ZeroDivisionError) as e:
+            return [{"name": name, "applicable": False, "reason": str(e)}]
+        return [{"name": name, "applicable": True, "value": slope * math.log(1.0 / risk)}]
+    if spec.name == "ldp-tb-confidence":
+        from dpaudit.algorithms import ldp_thresholding as lt
+        m, tau = np.asarray(means, float), float(p["threshold"])
+        if np.any(m == tau):
+            return [{"name": "seed 001 Thm 4.1", "applicable": False,
+                     "reason": "an arm's mean equals the threshold (H is infinite)"}]
+        return [{"name": "seed 001 Thm 4.1 eq. (24) as printed (prob. >= 1 - delta)",
+                 "applicable": True, "value": lt.thm41_eq24(m, tau, eps, risk)},
+                {"name": "seed 001 App. D implicit bound T = K + (H_eps/2) ln(4KT^3/delta)",
+                 "applicable": True, "value": lt.thm41_implicit(m, tau, eps, risk)}]
+    return [{"name": "paper upper bound", "applicable": False,
+             "reason": "the paper gives no bound with explicit constants for this algorithm"
+                       if spec.private else "non-private comparator"}]
+
+
 def _budget_bound(spec, p, prep, eps) -> dict:
     """The paper's bound on the error probability of a fixed-budget algorithm, where any."""
     if spec.name == "dp-bai":
@@ -277,6 +306,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     if kind == "fixed-confidence":
         out["stopping_time"] = _tau_stats(tau, stopped)
         out["lower_bound"] = _lower_bound_004(spec, means, eps_run, risk)
+        out["upper_bounds"] = _upper_bounds(spec, p, means, eps_run, risk)
     else:
         out["budget_pulls"] = {"mean": float(tau.mean()), "max": int(tau.max())}
         out["paper_bound"] = _budget_bound(spec, p, prep, eps_run)
@@ -311,6 +341,9 @@ def summary(r: dict) -> str:
         lines.append(f"  {lb['name']}: " + (f"{lb['value']:.6g} (T* = {lb['T_star']:.6g})"
                                              if lb["applicable"] else
                                              f"not applicable ({lb['reason']})"))
+        for ub in r["upper_bounds"]:
+            lines.append(f"  {ub['name']}: " + (f"{ub['value']:.6g}" if ub["applicable"] else
+                                                f"not applicable ({ub['reason']})"))
     else:
         b = r["paper_bound"]
         if b["applicable"]:

@@ -199,3 +199,20 @@ def test_help_states_runs_needed(capsys):
         main(["check", "correctness", "--help"])
     text = capsys.readouterr().out
     assert "R=0.01: 299" in text and "ln(alpha)/ln(1 - R)" in text
+
+
+def test_papers_upper_bounds_next_to_the_stopping_times():
+    """LDP-TB-confidence on instance B at ε = 1, δ = 0.05: Thm 4.1 eq. (24) as printed and the
+    App. D implicit bound equal the digest's worked numbers (001 §3.6: 557209 and 76015.7);
+    AdaP-TT gets Theorem 5's asymptotic bound, whose slope is > the Thm 2 lower bound's.
+    Deterministic given the seed (no statistical assertion)."""
+    r = C.check_correctness("ldp-tb-confidence", 0.05, eps=1.0, runs=20, seed=3)
+    got = [ub["value"] for ub in r["upper_bounds"]]
+    assert got[0] == pytest.approx(557209, rel=1e-5)
+    assert got[1] == pytest.approx(76015.7, rel=1e-5)
+    a = C.check_correctness("adap-tt", 0.05, eps=1.0, runs=2, seed=3,
+                            params={"max_steps": 1000})
+    (ub,) = a["upper_bounds"]
+    assert ub["applicable"] and ub["value"] > a["lower_bound"]["value"]
+    t = C.check_correctness("ttucb", 0.05, runs=2, seed=3, params={"max_steps": 1000})
+    assert not t["upper_bounds"][0]["applicable"]
