@@ -44,7 +44,10 @@ ALGOS = ("lazy-ucb", "lazy-dp-ts", "dp-se-regret", "ts-beta")
 def curves(name, means, eps, T, runs, seed_key, checkpoints):
     """(runs, len(checkpoints)) pseudo-regret at the checkpoints (1-based rounds)."""
     spec = registry.get(name)
-    p = spec.resolve_params({"means": means, "horizon": T})
+    given = {"means": means, "horizon": T}
+    if name == "dp-se-regret":
+        given["risk"] = 1.0 / T          # the paper's δ = 1/T (the registry default is 0.01)
+    p = spec.resolve_params(given)
     prep = spec.prepare(eps, p)
     gap = ld.gaps(means)
     actions = np.empty(T, np.int16)

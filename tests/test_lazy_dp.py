@@ -9,6 +9,7 @@ probability (≤ 1e-6 per test, from Hoeffding's inequality P(|p̂ − p| ≥ t)
 """
 import math
 
+import numba as nb
 import numpy as np
 import pytest
 
@@ -56,17 +57,20 @@ def ref_lazy(table, eps, mode, seed, forget=True, eager=False, log_scale=1.0):
     acts, rels = [], []
 
     def beta(a, b):
-        if b == 1.0:
-            return rng.random() ** (1.0 / a)
-        if a == 1.0:
-            return 1.0 - rng.random() ** (1.0 / b)
-        return rng.beta(a, b)
+        return ref_beta(rng, a, b)
+
+    def argmax(th):                         # θ_j = x/s, compared as the kernel does
+        J, bx, bs = 0, -1.0, 1.0
+        for j, (x, s) in enumerate(th):
+            if x * bs > bx * s:
+                J, bx, bs = j, x, s
+        return J
 
     if mode == "ts":
         S, O = [0.0] * K, [0.0] * K
         for t in range(T):
             th = [beta(S[j] + 1.0, O[j] - S[j] + 1.0) for j in range(K)]
-            J = int(np.argmax(th))
+            J = argmax(th)
             acts.append(J)
             S[J] += table[t, J]
             O[J] += 1.0
@@ -90,7 +94,7 @@ def ref_lazy(table, eps, mode, seed, forget=True, eager=False, log_scale=1.0):
             for j in range(K):
                 mb = min(1.0, max(0.0, mt[j] + 3 * math.log(t) * log_scale / (eps * O[j])))
                 U.append(beta(mb * O[j] + 1.0, (1.0 - mb) * O[j] + 1.0))
-        J = int(np.argmax(U))
+        J = argmax(U) if mode == "dpts" else int(np.argmax(U))
         x = table[n, J]
         acts.append(J)
         N[J] += 1
@@ -106,6 +110,41 @@ def ref_lazy(table, eps, mode, seed, forget=True, eager=False, log_scale=1.0):
             N[J], Phi[J] = 0, 0.0
             rels.append((n + 1, J, r[J], cnt, val, mt[J], scale))
     return acts, rels
+
+
+def ref_gamma(rng, shape):
+    """Gamma(shape ≥ 1) by Marsaglia–Tsang (d = shape − 1/3, c = 1/sqrt(9d); squeeze
+    u < 1 − (cz·z)²/(12·min(1, 1 + cz)⁴) for d > 4, the classical u < 1 − 0.0331z⁴ otherwise,
+    then the exact log test), in the kernel's order of rng calls."""
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        z = rng.standard_normal()
+        y = c * z
+        if y <= -1.0:
+            continue
+        v = (1.0 + y) * (1.0 + y) * (1.0 + y)
+        u = rng.random()
+        if d > 4.0:
+            m = min(1.0 + y, 1.0)
+            m4 = 12.0 * (m * m) * (m * m)
+            if u * m4 < m4 - (y * z) * (y * z):
+                return d * v
+        elif u < 1.0 - 0.0331 * (z * z) * (z * z):
+            return d * v
+        if math.log(u) < 0.5 * z * z + d * (1.0 - v + math.log(v)):
+            return d * v
+
+
+def ref_beta(rng, a, b):
+    """Beta(a, b) as (x, s), θ = x/s: exp(−E/a) for b = 1, 1 − exp(−E/b) for a = 1 (E ~ Exp(1)),
+    else Gamma(a), Gamma(a) + Gamma(b)."""
+    if b == 1.0:
+        return math.exp(-rng.standard_exponential() / a), 1.0
+    if a == 1.0:
+        return -math.expm1(-rng.standard_exponential() / b), 1.0
+    x = ref_gamma(rng, a)
+    return x, x + ref_gamma(rng, b)
 
 
 def ref_ftnl(table, scale, seed, T=None):
@@ -384,6 +423,75 @@ def test_ts_beta_positive_control_digest_5_4():
         assert abs((kept[:, 1] == kept[:, 0]).mean() - want) < 0.006
 
 
+@nb.njit
+def _beta_draws(seed_rng, a, b, n):
+    out = np.empty(n)
+    for i in range(n):
+        x, s = ld._beta2(seed_rng, a, b)
+        out[i] = x / s
+    return out
+
+
+def test_squeeze_bound_of_the_gamma_sampler():
+    """The squeeze of ld._gamma (d > 4) is a lower bound of Marsaglia–Tsang's log acceptance
+    h(z) = z²/2 + d(1 − v + ln v): −(cz·z)²/(12·min(1, 1 + cz)⁴) ≤ h on a dense grid of z,
+    for d from 2/3 to 10^6 (up to rounding: |h| ~ 1e-16 where the two meet)."""
+    for d in (2 / 3, 1.0, 4.0, 4.5, 37.0, 1e3, 1e6):
+        c = 1 / math.sqrt(9 * d)
+        z = np.concatenate([np.linspace(-1 / c * (1 - 1e-9), 0, 200_001),
+                            np.linspace(0, 40, 200_001)])
+        y = c * z
+        v = (1 + y) ** 3
+        h = 0.5 * z * z + d * (1 - v + np.log(v))
+        bound = -(y * z) ** 2 / (12 * np.minimum(1 + y, 1.0) ** 4)
+        assert (bound <= h + 1e-12 * (1 + np.abs(h))).all()
+
+
+@pytest.mark.parametrize("a, b", [(1.3, 1.7), (2.5, 7.25), (7.25, 2.5), (40.5, 12.5),
+                                  (3000.5, 1000.5), (750001.0, 250001.0), (5.0, 1.0), (1.0, 9.0)])
+def test_beta_sampler_law(a, b):
+    """ld._beta2 (the kernels' Beta sampler: Marsaglia–Tsang gammas with both squeezes, the
+    exponential form of Beta(a, 1) / Beta(1, b)) against scipy's exact Beta CDF: the
+    Kolmogorov distance of n = 200 000 draws. DKW: P(sup|F̂ − F| > t) ≤ 2·exp(−2nt²); t = 0.0065
+    gives 9.2e-8 per case, 7.4e-7 over the 8 cases."""
+    from scipy import stats
+    n = 200_000
+    x = np.sort(_beta_draws(np.random.default_rng(int(a * 7 + b * 13)), a, b, n))
+    F = stats.beta(a, b).cdf(x)
+    k = np.arange(1, n + 1) / n
+    assert max(np.max(k - F), np.max(F - (k - 1 / n))) < 0.0065
+
+
+def test_ts_beta_transcript_law_exact():
+    """The kernel's argmax of sampled Betas follows the law of Thompson sampling: ts-beta with
+    K = 2 on a constant 0.3 table, three rounds. Round 1: 1/2 each; round 2 repeats J_1 with
+    P = E[Beta(1.3, 1.7)] = 1.3/3 (the other arm is uniform); round 3 after two pulls of one
+    arm repeats it with E[Beta(1.6, 2.4)] = 0.4, after one pull of each with 1/2. And K = 5,
+    horizon 2: P(J_2 = J_1) = E[θ⁴], θ ~ Beta(1.3, 1.7) = Π_{k<4} (1.3 + k)/(3 + k). n = 400 000
+    runs; Hoeffding t = 0.005 per cell: 2·exp(−20) = 4.1e-9, 9 cells: 3.7e-8."""
+    n = 400_000
+    spec, p, prep = prepared("ts-beta", 1.0, horizon=3, means=(0.5, 0.5))
+    table = np.full((3, 2), 0.3)
+    *_, kept = run_batch(spec.kernel, np.random.default_rng(21), table, prep.means, prep.theta,
+                         prep.aux, 3, n, [3], n)
+    a = kept[:, :3].astype(int)
+    p2 = 1.3 / 3
+    want = {}
+    for s in range(8):
+        seq = ((s >> 2) & 1, (s >> 1) & 1, s & 1)
+        pr = 0.5 * (p2 if seq[1] == seq[0] else 1 - p2)
+        pr *= (0.4 if seq[2] == seq[0] else 0.6) if seq[1] == seq[0] else 0.5
+        want[seq] = pr
+    for seq, pr in want.items():
+        got = np.mean((a[:, 0] == seq[0]) & (a[:, 1] == seq[1]) & (a[:, 2] == seq[2]))
+        assert abs(got - pr) < 0.005, (seq, got, pr)
+    spec, p, prep = prepared("ts-beta", 1.0, horizon=2)
+    *_, kept = run_batch(spec.kernel, np.random.default_rng(22), np.full((2, 5), 0.3),
+                         prep.means, prep.theta, prep.aux, 2, n, [2], n)
+    want = np.prod([(1.3 + k) / (3.0 + k) for k in range(4)])
+    assert abs((kept[:, 1] == kept[:, 0]).mean() - want) < 0.005
+
+
 def test_rnm_epoch_zero_probabilities_on_the_kernel():
     """rnm-ftnl, row 0 = (1, 0, 0, 0, 0) vs (0, 1, 1, 1, 1), ε = 1: P(J^{(0)} = 0) = 0.4357 vs
     0.0750 (loss 1.76 > ε); n = 400 000 per side, t = 0.005: 4e-9 per side."""
@@ -434,7 +542,8 @@ def test_whitebox_release_loss_and_replay():
 def test_dp_se_regret_reuses_the_dp_se_kernel_then_commits():
     T = 60_000
     table = (np.random.default_rng(2).random((T, 5)) < np.array(S1)).astype(float)
-    tau, rec, status, acts, rel = call("dp-se-regret", table, 1.0, seed=6, horizon=T)
+    tau, rec, status, acts, rel = call("dp-se-regret", table, 1.0, seed=6, horizon=T,
+                                       risk=1 / T)
     spec = registry.get("dp-se")
     p = spec.resolve_params({"means": S1, "risk": 1 / T})
     prep = spec.prepare(1.0, p)
@@ -445,10 +554,26 @@ def test_dp_se_regret_reuses_the_dp_se_kernel_then_commits():
     assert st2 == STOPPED and (tau, rec, status) == (T, rec2, STOPPED)
     assert acts[:t2].tolist() == a2[:t2].tolist() and (acts[t2:] == rec2).all()
     assert np.array_equal(rel, r2[:nr2])
-    assert registry.get("dp-se-regret").audit_horizon(
-        registry.get("dp-se-regret").resolve_params({})) == ld.dpse_rows({"means": S1,
-                                                                          "risk": None,
-                                                                          "horizon": 10 ** 6})
+
+def test_dp_se_regret_audit_instance():
+    """Default δ = DPSE_AUDIT_RISK = 0.01 (module doc): the audit reads K·R_1 + 1 = 5 311 rows
+    (dp-se's audit δ) instead of 11 206 at the paper's δ = 1/T = 10^-6; rows 0..K·R_1 − 1
+    are data-independent (arm a in block a) whatever the table, and row K·R_1 is not."""
+    spec = registry.get("dp-se-regret")
+    p = spec.resolve_params({})
+    assert p["risk"] == ld.DPSE_AUDIT_RISK == 0.01
+    assert spec.audit_horizon(p) == ld.dpse_rows(p) == 5311
+    assert ld.dpse_rows({"means": S1, "risk": None, "horizon": 10 ** 6}) == 11206
+    assert spec.audit_horizon(spec.resolve_params({"risk": 1e-6})) == 11206
+    R1 = (5311 - 1) // 5
+    blocks = np.repeat(np.arange(5), R1).tolist()
+    firsts = set()
+    for table in (np.zeros((5311, 5)), np.ones((5311, 5)),
+                  np.tile([0.0, 1, 1, 1, 1], (5311, 1))):
+        tau, rec, status, acts, rel = call("dp-se-regret", table, 1.0, seed=1, limit=5311)
+        assert (tau, status) == (5311, TRUNCATED) and acts[:-1].tolist() == blocks
+        firsts.add(int(acts[-1]))
+    assert firsts == {0, 1}          # tied tables keep arm 0; one-cold eliminates it
 
 
 # ------------------------------------------------------------------ registry and input
