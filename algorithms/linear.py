@@ -140,6 +140,14 @@ def hardness(means, d: int, eps: float) -> dict:
     return {"H_BAI": h_bai, "H_pri": h_pri, "H": h_bai + h_pri, "m": int(m)}
 
 
+
+def thm42_bound(T_prime: int, M: int, H: float) -> float:
+    """Seed 000 Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
+    T" (digest §3.2; vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
+    §3.6 (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
+    (:func:`hardness`). Returns a probability in (0, 1]."""
+    return math.exp(-T_prime / (65.0 * M * H))
+
 def h_bai(means, d: int) -> float:
     """H_BAI = max_{2≤i≤min(d², K)} i/Δ_(i)² (eq. 15; :func:`hardness`)."""
     return hardness(means, d, 1.0)["H_BAI"]

@@ -646,7 +646,9 @@ def _report_000(p: dict) -> dict:
         for e in eps_list:
             h = linear.hardness(means, int(d), e)
             out["by_eps"].append({"eps": e, "H_BAI": h["H_BAI"], "H_pri": h["H_pri"],
-                                  "H": h["H"], "m": h["m"]})
+                                  "H": h["H"], "m": h["m"],
+                                  "thm42_bound_16": linear.thm42_bound(sch.T_prime, sch.M,
+                                                                       h["H"])})
             checks.append(_check(f"H == H_BAI + H_pri (eps={e:g})", h["H"],
                                  h["H_BAI"] + h["H_pri"]))
             checks.append(_check(f"eps*H_pri independent of eps (eps={e:g})", e * h["H_pri"],

@@ -203,7 +203,7 @@ def _budget_bound(spec, p, prep, eps) -> dict:
         H = linear.hardness(st.means, d, eps)["H"]
         if not math.isfinite(H):
             return {"name": name, "applicable": False, "reason": "tie for the best arm (H = inf)"}
-        val = math.exp(-st.sched.T_prime / (65.0 * st.sched.M * H))
+        val = linear.thm42_bound(st.sched.T_prime, st.sched.M, H)
         return {"name": name, "applicable": True, "value": val, "T_prime": st.sched.T_prime,
                 "M": st.sched.M, "H": H,
                 "note": "for sufficiently large T; digest 000 §5.7: Lemma G.3's step at "

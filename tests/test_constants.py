@@ -258,6 +258,17 @@ def test_000_section5_instance():
     assert rb["M1"] == 2 and rb["M"] == 2 and rb["s"][1:] == [30, 1, 1] and rb["T_prime"] == 996
 
 
+def test_000_section5_bound_16_table():
+    """Digest 000 §3.6 (a): eq. (16) exp(−T'/(65·M·H)) on the Sec. 5 instance for
+    T = 500 / 1000 / 2000 / 5000 at ε = 0.1, 1, 10 (vacuous: all above 0.94)."""
+    table = {0.1: (0.9961, 0.9923, 0.9846, 0.9620), 1.0: (0.9943, 0.9886, 0.9773, 0.9443),
+             10.0: (0.9940, 0.9881, 0.9762, 0.9416)}
+    for j, T in enumerate((500, 1000, 2000, 5000)):
+        by = {b["eps"]: b for b in C.constants("000", {"T": T})["by_eps"]}
+        for eps, row in table.items():
+            assert abs(by[eps]["thm42_bound_16"] - row[j]) <= 5e-5, (T, eps)
+
+
 def test_000_k_armed_and_appendix_examples():
     r = C.constants("000", {"means": [0.5, 0.45, 0.40, 0.35, 0.30], "d": 5, "T": 500})
     assert r["lambda"] == 2 and r["M1"] == 1 and r["M"] == 3 and r["s"][1:] == [5, 3, 2, 1]
