@@ -90,6 +90,7 @@ from dpaudit.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffe
                               register_batch)
 
 from . import linear as lin
+from .kernels import release
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
 # theta of dp_bai_kernel
@@ -116,18 +117,6 @@ def _pull(rng, table, means, a, k):
     if k < table.shape[1]:
         return table[a, k]
     return 1.0 if rng.random() < means[a] else 0.0
-
-
-@nb.njit(cache=True)
-def _release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist):
-    """Release i (0-based): ``frozen[i]`` when replaying, else value + noise (the noise is
-    always drawn by the caller first); logged to ``releases`` row i while rows remain."""
-    y = frozen[i] if i < frozen.shape[0] else value + noise
-    if i < releases.shape[0]:
-        r = releases[i]
-        r[0], r[1], r[2], r[3] = t, arm, phase, count
-        r[4], r[5], r[6], r[7] = value, y, scale, dist
-    return y
 
 
 @nb.njit(cache=True)
@@ -255,7 +244,7 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
                 z = _laplace(rng, scale)
-            mu[a] = _release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
+            mu[a] = release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
                              z, scale, dist)
             nr += 1
         if branch:                                                      # eq. (12)
@@ -370,7 +359,7 @@ def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
                 L = theta[O_L]
             scale = L / eps
             for u in range(dr):
-                U[u] = _release(releases, frozen, nr, n, u, r, pulled, U[u],
+                U[u] = release(releases, frozen, nr, n, u, r, pulled, U[u],
                                 _laplace(rng, scale), scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)

@@ -43,8 +43,9 @@ def user_stream_end(n_users, limit):
 
 
 @nb.njit(cache=True)
-def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
-    """Release i (0-based) of a Laplace statistic: returns the released value and logs it.
+def release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist):
+    """Release i (0-based) of a statistic with additive noise of family ``dist``
+    (:data:`dpaudit.simulate.LAPLACE` or ``GAUSSIAN``): returns the released value and logs it.
 
     ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
     not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and
@@ -53,8 +54,14 @@ def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
     if i < releases.shape[0]:
         r = releases[i]
         r[0], r[1], r[2], r[3] = t, arm, phase, count
-        r[4], r[5], r[6], r[7] = value, y, scale, LAPLACE
+        r[4], r[5], r[6], r[7] = value, y, scale, dist
     return y
+
+
+@nb.njit(cache=True)
+def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
+    """:func:`release` of a Laplace statistic (``scale`` = the Laplace scale)."""
+    return release(releases, frozen, i, t, arm, phase, count, value, noise, scale, LAPLACE)
 
 
 @nb.njit(cache=True)

@@ -63,6 +63,19 @@ def ref_window(rng, table, mode, eps, c, alpha, ci, t0, W, out, rel, reuse=False
     def lap(scale):
         return rng.laplace(0.0, scale)
 
+    def pull(I, private):
+        """Read row t for arm I (privatised and logged if ``private``), record the action."""
+        nonlocal t
+        x = table[t, I]
+        if private:
+            y = x + lap(b)
+            rel.append((t + 1, I, N1[I] + 1, 1, x, y, b))
+            x = y
+        out.append(I)
+        t += 1
+        N1[I] += 1
+        return x
+
     if mode == "ldp-ucb":
         while t < end:
             lt = math.log(t - t0 + 1.0)
@@ -76,26 +89,14 @@ def ref_window(rng, table, mode, eps, c, alpha, ci, t0, W, out, rel, reuse=False
                 v = [mt[i] + math.sqrt(2 * lt / N1[i]) + math.sqrt(32 * lt) / (eps * math.sqrt(N1[i]))
                      for i in range(K)]
                 I = int(np.argmax(v))
-            x = table[t, I]
-            y = x + lap(b)
-            rel.append((t + 1, I, N1[I] + 1, 1, x, y, b))
-            out.append(I)
-            t += 1
-            N1[I] += 1
-            S1[I] += _clip(y)
+            S1[I] += _clip(pull(I, True))
             mt[I] = S1[I] / N1[I]
         return
     theta = {"gdp": ci * (c * c * L + L * L / eps), "ncb": ci * c * c * L}.get(mode, 0.0)
     switched = False
     while t < end:                                    # Phase I
         I = int(rng.integers(0, K))
-        x = table[t, I]
-        if mode == "ldp":
-            x = x + lap(b)
-            rel.append((t + 1, I, N1[I] + 1, 1, table[t, I], x, b))
-        out.append(I)
-        t += 1
-        N1[I] += 1
+        x = pull(I, mode == "ldp")
         S1[I] += x
         if mode == "gdp":
             value, scale = S1[I] / N1[I], L / (eps * N1[I])
@@ -155,13 +156,7 @@ def ref_window(rng, table, mode, eps, c, alpha, ci, t0, W, out, rel, reuse=False
                          + 4 * c * (2 * alpha) ** 0.25 * L ** 0.75 / math.sqrt(eps)
                          / (math.sqrt(N1[i]) * math.sqrt(math.sqrt(N1[i]))))
         I = int(np.argmax(v))
-        x = table[t, I]
-        if mode == "ldp":
-            x = x + lap(b)
-            rel.append((t + 1, I, N1[I] + 1, 1, table[t, I], x, b))
-        out.append(I)
-        t += 1
-        N1[I] += 1
+        x = pull(I, mode == "ldp")
         S1[I] += x
         if mode == "ldp":
             mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])
