@@ -100,7 +100,7 @@ from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
 
-from .kernels import log_release, reward, user_reward, user_stream_end
+from .kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
 PAPER = "seed 002 (Sarkar, Pandey, Ray Chowdhury: DP-NCB)"
 
@@ -203,7 +203,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
     while phase1 and n < end:
         if n >= limit:
             return n, nr
-        I = rng.integers(0, K)
+        I = uniform_index(rng, K)
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
                          frozen, nr, actions, N1)
         S1[I] += x
@@ -338,7 +338,7 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
             if uniform:
                 stop = n + Wh
                 while n < stop and n < limit:
-                    I = rng.integers(0, K)
+                    I = uniform_index(rng, K)
                     reward(rng, table, means, n, I)   # observed, unused (keeps rng aligned)
                     if n < n_rec:
                         actions[n] = I

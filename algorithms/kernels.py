@@ -1,5 +1,6 @@
 """njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
-logging, argmax with lowest-index ties (and the length of a run on a stream of users).
+logging, argmax with lowest-index ties, a uniform arm (and the length of a run on a stream of
+users).
 
 Kernel contract: :mod:`dpaudit.simulate`. Every helper is ``@njit(cache=True)``; the kernels of
 :mod:`adap_tt`, :mod:`baselines`, :mod:`dp_ncb`, :mod:`lazy_dp` and :mod:`ldp_thresholding`
@@ -8,6 +9,7 @@ import them from here.
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED
 
@@ -62,6 +64,23 @@ def release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist
 def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
     """:func:`release` of a Laplace statistic (``scale`` = the Laplace scale)."""
     return release(releases, frozen, i, t, arm, phase, count, value, noise, scale, LAPLACE)
+
+
+TWO53 = float(1 << 53)
+
+
+@nb.njit(cache=True)
+def uniform_index(rng, K):
+    """A uniform draw from {0, ..., K−1}, exact: the 53 random bits of one ``rng.random()``
+    as the integer k = u·2⁵³ (exact in double precision), rejected (redrawn) when
+    k ≥ 2⁵³ − (2⁵³ mod K), which has probability < K/2⁵³, then k mod K. numba's
+    ``rng.integers(0, K)`` draws the same law and measured 30 ns per call against ~6 ns here
+    (uniform exploration of DP-NCB's Phase I)."""
+    lim = np.int64(TWO53) - np.int64(TWO53) % K
+    while True:
+        k = np.int64(rng.random() * TWO53)
+        if k < lim:
+            return k % K
 
 
 @nb.njit(cache=True)
