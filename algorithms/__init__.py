@@ -11,3 +11,4 @@ from . import dp_bai  # noqa: F401
 from . import ldp_thresholding  # noqa: F401
 from . import dp_ncb  # noqa: F401
 from . import lazy_dp  # noqa: F401
+from . import adap_ucb  # noqa: F401
