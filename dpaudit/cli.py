@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from dpaudit.errors import InputError
@@ -52,24 +53,6 @@ def _params(items) -> dict:
             raise InputError(f"malformed --param {item!r}: expected key=value")
         out[key.strip()] = value.strip()
     return out
-
-
-def _load_pair(path: str, model: str):
-    """The explicit pair in ``path``: a JSON object with ``d`` and ``d_prime`` (tables of
-    ``model``, DESIGN.md §1) and optionally ``why``."""
-    from dpaudit.tables import NeighbourPair
-    try:
-        with open(path) as f:
-            obj = json.load(f)
-    except OSError as e:
-        raise InputError(f"--pair {path}: cannot read ({e.strerror})")
-    except json.JSONDecodeError as e:
-        raise InputError(f"--pair {path}: not valid JSON ({e.msg} at line {e.lineno})")
-    if not isinstance(obj, dict) or "d" not in obj or "d_prime" not in obj:
-        raise InputError(f"--pair {path}: expected a JSON object with keys 'd' and 'd_prime'")
-    return NeighbourPair.from_tables(obj["d"], obj["d_prime"], {"kind": "file", "path": path,
-                                                                "name": "file"},
-                                     obj.get("why", f"explicit pair from {path}"), model)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,6 +101,25 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
     b.add_argument("--seconds", type=float, default=3.0, help="wall time to measure (default 3)")
     b.add_argument("--json", metavar="PATH")
+    g = sub.add_parser(
+        "gate", help="CI gate: run an audit suite, fail on privacy regressions",
+        description="Run the audit suite (a folder with suite.toml, or a .toml file): exit 1 "
+                    "when a verdict is not the expected one or an eps_lb is significantly "
+                    "above its baseline; the suite's false-alarm probability is at most its "
+                    "alpha (default 1e-3), stated in the output (dpaudit.gate).")
+    g.add_argument("suite", help="audits/ (a folder holding suite.toml) or a suite .toml file")
+    g.add_argument("--baseline", metavar="PATH",
+                   help="baseline JSON (default: baseline.json beside the suite)")
+    g.add_argument("--update-baseline", action="store_true",
+                   help="write the baseline from this run (regressions are not checked)")
+    g.add_argument("--junit", metavar="OUT.xml", help="write JUnit XML here (atomically)")
+    g.add_argument("--report-dir", metavar="DIR",
+                   help="write each entry's verdict JSON and HTML/Markdown report, and an "
+                        "index.html, into DIR")
+    g.add_argument("--workers", type=_positive_int("--workers"),
+                   help="processes per audit (default: all cores); results do not depend on it")
+    from dpaudit import report
+    report.add_parser(sub)
     c = sub.add_parser("check", help="verification checkers (issue 7)")
     csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
     k = csub.add_parser(
@@ -248,14 +250,39 @@ def _run(a) -> int:
     from dpaudit.result import write_json_atomic
     _check_output(a.json)
     res = _run_callable(a) if ":" in a.algo else _run_registered(a)
+    res.command = reproduce_command(a, res.seed)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
     print(res.summary())
     return res.exit_code
 
 
+def reproduce_command(a, seed: int) -> str:
+    """The `dpaudit run` command line of parsed arguments ``a`` with the root seed made
+    explicit (a drawn seed included): it reproduces the result bit for bit (DESIGN.md §3)."""
+    import shlex
+    argv = ["dpaudit", "run", "--algo", a.algo, "--eps", repr(a.eps)]
+    if a.delta is not None:
+        argv += ["--delta", repr(a.delta)]
+    if a.model is not None:
+        argv += ["--model", a.model]
+    argv += ["--seed", str(seed)]
+    if a.runs is not None:
+        argv += ["--runs", str(a.runs)]
+    if a.alpha != 0.05:
+        argv += ["--alpha", repr(a.alpha)]
+    if a.neighbours != "search":
+        argv += ["--neighbours", a.neighbours]
+    if a.pair:
+        argv += ["--pair", a.pair]
+    for group in a.param or []:
+        argv += ["--param", *group]
+    return shlex.join(argv)
+
+
 def _run_registered(a):
     from dpaudit import registry
+    from dpaudit.tables import load_pair
     from dpaudit.audit import audit_algorithm
     if a.model is not None:
         raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
@@ -263,7 +290,7 @@ def _run_registered(a):
     spec = registry.get(a.algo)
     params = _params(a.param)
     spec.resolve_claim(params, a.delta)       # bad parameters fail before any work
-    pair = _load_pair(a.pair, spec.model) if a.pair else None
+    pair = load_pair(a.pair, spec.model) if a.pair else None
     return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
                            neighbours=a.neighbours, progress=True)
@@ -289,6 +316,19 @@ def _run_callable(a):
     return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
                           means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
                           seed=a.seed, progress=True)
+
+
+def _report(a) -> int:
+    from dpaudit import report
+    return report.main(a)
+
+
+def _gate(a) -> int:
+    from dpaudit.gate import gate
+    if a.report_dir and not os.path.isdir(a.report_dir):
+        raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
+    return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
+                update_baseline=a.update_baseline, workers=a.workers)
 
 
 def _check_output(path):
@@ -325,6 +365,7 @@ def main(argv=None) -> int:
     try:
         a = _parser().parse_args(argv)
         return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
+                "gate": lambda: _gate(a), "report": lambda: _report(a),
                 "check": lambda: (_check_correctness(a) if a.checker == "correctness"
                                     else _check_constants(a))}[a.command]()
     except InputError as e:

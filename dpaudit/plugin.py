@@ -98,11 +98,12 @@ class CallableMechanism:
         return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
 
 
-def audit_callable(ref: str, eps: float, *, model: str = "user", delta: float = 0.0,
+def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False):
-    """Audit the callable ``ref`` (module doc) against (ε, δ)-DP under ``model``.
+    """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
+    MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
 
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
@@ -118,7 +119,9 @@ def audit_callable(ref: str, eps: float, *, model: str = "user", delta: float = 
         raise InputError(f"horizon={horizon!r} is out of range: expected an integer >= 1")
     if len(means) < 2 or not all(0 <= m <= 1 for m in means):
         raise InputError(f"means={means!r} is out of range: expected at least 2 numbers in [0, 1]")
-    fn = load(ref)
+    fn = ref if callable(ref) else load(ref)
+    if callable(ref):
+        ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
     runs = int(runs or DEFAULT_RUNS)
     if seed is None:
         seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])

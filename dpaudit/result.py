@@ -58,6 +58,7 @@ class AuditResult:
     detectable_eps: float
     search: dict = field(default_factory=dict)
     whitebox: dict = field(default_factory=dict)   # dpaudit.whitebox (registered kernels)
+    command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
 
     def to_dict(self) -> dict:
         return _jsonable({
@@ -68,7 +69,8 @@ class AuditResult:
             "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
             "loss_table": self.loss_table, "search": self.search,
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
-            "runtime_s": self.runtime_s, "versions": versions()})
+            "runtime_s": self.runtime_s, "versions": versions(),
+            **({"command": self.command} if self.command else {})})
 
     @property
     def exit_code(self) -> int:
@@ -150,17 +152,24 @@ def _row(values) -> str:
     return "(" + ", ".join(f"{v:g}" for v in values) + ")"
 
 
-def write_json_atomic(path: str, obj: dict) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file in the same folder, then
-    rename): a reader never sees a half-written file."""
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename):
+    a reader never sees a half-written file, and a failure leaves no file behind."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=2)
-            f.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)                      # mkstemp makes 0600; give the usual mode
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_json_atomic(path: str, obj: dict) -> None:
+    """:func:`write_text_atomic` of ``obj`` as indented JSON."""
+    write_text_atomic(path, json.dumps(obj, indent=2) + "\n")

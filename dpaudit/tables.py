@@ -264,3 +264,22 @@ class NeighbourPair:
         return {**out, "rows": int(self.d.shape[0]), "arms": int(self.d.shape[1]),
                 "changed_row": self.row, "row_d": self.d[self.row].tolist(),
                 "row_d_prime": self.d_prime[self.row].tolist()}
+
+
+def load_pair(path: str, model: str) -> NeighbourPair:
+    """The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
+    (tables of ``model``, DESIGN.md §1) and optionally ``why``. InputError (one line, naming
+    the file) when it cannot be read or is not such an object, or the tables are invalid."""
+    import json
+    try:
+        with open(path) as f:
+            obj = json.load(f)
+    except OSError as e:
+        raise InputError(f"--pair {path}: cannot read ({e.strerror})") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"--pair {path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(obj, dict) or "d" not in obj or "d_prime" not in obj:
+        raise InputError(f"--pair {path}: expected a JSON object with keys 'd' and 'd_prime'")
+    return NeighbourPair.from_tables(obj["d"], obj["d_prime"], {"kind": "file", "path": path,
+                                                                "name": "file"},
+                                     obj.get("why", f"explicit pair from {path}"), model)

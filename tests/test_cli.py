@@ -1,7 +1,8 @@
 """The command line: bad input, the JSON contract of DESIGN.md §4, determinism, bench."""
 import json
-import pathlib
 import os
+import pathlib
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -104,10 +105,15 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert d["loss_table"] and {"p_d", "p_d_prime", "ln_ratio", "ci"} <= set(d["loss_table"][0])
     assert d["search"]["strategy"] == "search" and d["search"]["finalists"]
     assert {"candidates", "budget", "tried", "profile", "multiplicity"} <= set(d["search"])
+    assert d["command"] == "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000"
+    again = tmp_path / "again.json"                  # the recorded command reproduces it
+    p = cli(*shlex.split(d["command"])[1:], "--json", str(again))
+    assert p.returncode == 0, p.stderr
+    outs.append(json.loads(again.read_text()))
     for o in outs:
         o.pop("runtime_s")
         o["whitebox"].pop("runtime_s")
-    assert outs[0] == outs[1]   # same seed ⇒ identical results, whatever the worker count
+    assert outs[0] == outs[1] == outs[2]   # same seed ⇒ identical results, whatever the workers
 
 
 def test_violation_exit_code_and_explicit_pair(tmp_path):

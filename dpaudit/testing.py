@@ -1,0 +1,61 @@
+"""Privacy assertions for your own tests: ``assert_dp`` and the pytest plugin ``dpaudit``.
+
+    from dpaudit.testing import assert_dp
+
+    def test_my_mechanism_is_private():
+        assert_dp(my_mechanism, eps=1.0, model="local")          # a callable
+        assert_dp("adap-tt", eps=0.5, params={"risk": "0.05"})    # a registered algorithm
+
+With dpaudit installed, pytest also offers it as a fixture (entry point ``pytest11``)::
+
+    def test_private(assert_dp):
+        assert_dp(my_mechanism, eps=1.0)
+
+``mechanism`` is a registered algorithm name (``dpaudit list``) or a callable
+``fn(rng, data, eps) -> output`` as for ``dpaudit run --algo FILE.py:FUNCTION``
+(:mod:`dpaudit.plugin`: ``data`` is a (T, K) table for ``user``/``full``, (K, T) for
+``stream``, one reward for ``local``). The audit is the one of ``dpaudit run`` with a fixed
+``seed`` (deterministic: a test that passes keeps passing) and ``alpha`` = 1e-6 by default: a
+correct mechanism fails the assertion with probability at most ``alpha`` over seeds.
+"""
+from __future__ import annotations
+
+DEFAULT_ALPHA = 1e-6
+
+
+def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str = "user",
+              params: dict | None = None, means=(0.9, 0.5), horizon: int = 8,
+              runs: int | None = None, seed: int = 0, alpha: float = DEFAULT_ALPHA,
+              allow_inconclusive: bool = False):
+    """Audit ``mechanism`` against (``eps``, ``delta``)-DP and raise ``AssertionError`` (with
+    the audit's summary: verdict, ε_lb, neighbouring pair, event, counts) when the verdict is
+    a violation, or inconclusive unless ``allow_inconclusive``. Returns the
+    :class:`~dpaudit.result.AuditResult` otherwise.
+
+    Registered algorithms take ``params`` (``--param`` values); callables take ``model``,
+    ``means`` (K arms) and ``horizon`` (T rows). ``runs``: measurement runs per side (defaults
+    of ``dpaudit run``). Bad input raises :class:`~dpaudit.errors.InputError`.
+    """
+    if isinstance(mechanism, str) and ":" not in mechanism:
+        from dpaudit.audit import audit_algorithm
+        res = audit_algorithm(mechanism, eps, params=params, delta=delta, alpha=alpha,
+                              runs=runs, seed=seed)
+    else:
+        from dpaudit.plugin import audit_callable
+        res = audit_callable(mechanism, eps, model=model, delta=delta or 0.0, means=means,
+                             horizon=horizon, alpha=alpha, runs=runs, seed=seed)
+    if res.verdict == "violation" or (res.verdict == "inconclusive" and not allow_inconclusive):
+        raise AssertionError(f"not ({eps:g}, {delta or 0:g})-DP at confidence "
+                             f"{1 - alpha:.6g}:\n{res.summary()}")
+    return res
+
+
+try:                                                     # the pytest plugin (pytest11)
+    import pytest
+
+    @pytest.fixture(name="assert_dp")
+    def assert_dp_fixture():
+        """The :func:`assert_dp` function, as a fixture."""
+        return assert_dp
+except ImportError:                                      # pragma: no cover - pytest absent
+    pass

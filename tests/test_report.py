@@ -1,0 +1,299 @@
+"""Reviewer reports (dpaudit.report, issue 8): content, escaping, Markdown, atomic writes, the
+gate's index, the CLI entry point, and a headless-Chromium rendering check.
+
+Fixtures in tests/data were written by the real tool (commands in tests/data/README.md); one
+test also runs a small live audit through the Python API.
+"""
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+
+import pytest
+
+from dpaudit import report
+from dpaudit.errors import InputError
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+TT = os.path.join(DATA, "report_adap_tt.json")
+VIOL = os.path.join(DATA, "report_privbern_wrong_exp.json")
+BYO = os.path.join(DATA, "report_etc_half_noise.json")
+CORR = os.path.join(DATA, "report_correctness_dp_se.json")
+CONST = os.path.join(DATA, "report_constants_004.json")
+EVIL = "<script>alert(1)</script>"
+
+
+def _json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def tt_html():
+    return report.render_html(report.load([TT]))
+
+
+def _data_uris(page):
+    return re.findall(r'<img[^>]+src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+
+
+def test_load_classifies_each_kind():
+    docs = report.load([TT, BYO, CORR, CONST])
+    assert [d["_kind"] for d in docs] == ["audit", "audit", "correctness", "constants"]
+    assert docs[0]["_source"] == "report_adap_tt.json"
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "cannot read"), ("{not json", "not valid JSON"), ('{"a": 1}', "not a dpaudit result"),
+    ("[1, 2]", "not a dpaudit result")])
+def test_load_bad_input_names_the_file(tmp_path, content, words):
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(InputError) as e:
+        report.load([str(TT), str(path)])
+    msg = str(e.value)
+    assert "bad.json" in msg and words in msg and "\n" not in msg
+
+
+def test_html_audit_content(tt_html):
+    doc = _json(TT)
+    assert "<title>dpaudit audit report: adap-tt</title>" in tt_html
+    assert 'class="verdict v-pass"' in tt_html and ">PASS<" in tt_html
+    for value in (doc["eps_lb"], doc["eps_hat"], doc["detectable_eps"]):
+        assert f"{value:.4f}" in tt_html
+    assert "0.05" in tt_html and "95 %" in tt_html                      # α and confidence
+    nb = doc["neighbours"]
+    assert f"row {nb['changed_row']}" in tt_html and "(1, 0, 0, 1, 1, 1)" in tt_html
+    assert doc["event"]["text"].replace("'", "&#39;") in tt_html
+    m = doc["counts"]["measurement"]
+    for k in ("runs_d", "hits_d", "hits_d_prime"):
+        assert f">{m[k]}<" in tt_html
+    assert f"{m['tests']} tests at α {m['alpha_per_test']:.4g} each" in tt_html
+    assert doc["loss_table"][0]["cell"] in tt_html
+    assert "no run diverged" in tt_html                                 # replay
+    assert doc["command"] in tt_html and "Neighbour search" in tt_html
+    for k, v in doc["versions"].items():
+        assert f"<th>{k}</th><td>{v}</td>" in tt_html
+    # four figures (loss per cell, looks, position profile, white-box), each a real PNG
+    uris = _data_uris(tt_html)
+    assert len(uris) == 4
+    import base64
+    assert all(base64.b64decode(u)[:8] == b"\x89PNG\r\n\x1a\n" for u in uris)
+    assert len(tt_html) < 1_000_000
+    # self-contained: no scripts, no external resources
+    assert "<script" not in tt_html and "http://" not in tt_html and "https://" not in tt_html
+
+
+def test_violation_and_missing_sections():
+    page = report.render_html(report.load([BYO]))
+    doc = _json(BYO)
+    assert 'class="verdict v-violation"' in page and ">VIOLATION<" in page
+    assert f"{doc['eps_lb']:.4f}" in page
+    assert "Not available for this algorithm" in page                   # no white-box
+    assert "examples/private_etc.py:etc_half_noise" in page
+    assert len(_data_uris(page)) >= 2          # loss per cell, looks (+ profile)
+    page = report.render_html(report.load([VIOL]))
+    assert "releases verdict: <b>violation</b>" in page
+
+
+def test_minimal_audit_without_optional_sections():
+    """A result with only the §4 keys (no search, white-box, command, loss figure data)."""
+    doc = _json(BYO)
+    for key in ("search", "whitebox", "command", "detectable_eps", "confidence"):
+        doc.pop(key, None)
+    doc["counts"] = {}
+    doc["loss_table"] = []
+    page = report.render_html([doc])
+    assert "No loss table in this result" in page and "No command recorded" in page
+    assert "Neighbour search" not in page
+    md = report.render_markdown([doc])
+    assert "No command recorded" in md
+
+
+def test_live_mechanism_audit():
+    """A small audit through the Python API (generic mechanism: no search profile, no
+    white-box) renders with its own numbers."""
+    import dpaudit
+
+    def laplace(rng, data, n):
+        return data[0] + rng.laplace(0.0, 1.0, n)
+
+    d = dpaudit.audit_mechanism(laplace, [0.0], [1.0], eps=1.0, seed=1, n=20000).to_dict()
+    page, md = report.render_html([d]), report.render_markdown([d])
+    assert f"{d['eps_lb']:.4f}" in page and f"{d['eps_lb']:.4f}" in md
+    assert "mechanism" in page and len(_data_uris(page)) >= 1
+
+
+def test_correctness_and_constants_tables():
+    docs = report.load([TT, CORR, CONST])
+    page, md = report.render_html(docs), report.render_markdown(docs)
+    corr, const = _json(CORR), _json(CONST)
+    for text in (page, md):
+        assert "δ-correctness: dp-se" in text and "CERTIFIED" in text
+        assert "Constants of paper 004" in text
+        assert f"{len(const['checks'])} of {len(const['checks'])} checks pass" in text
+        assert str(corr["runs"]) in text and "897.786" in text        # runs, Thm 2 bound
+        assert "T_TV closed form (Prop. 1) == LP" in text
+    alone = report.render_html(report.load([CONST]))
+    assert "<title>dpaudit report: paper 004</title>" in alone
+
+
+def _doctored():
+    doc = _json(TT)
+    doc["algorithm"] = EVIL
+    doc["params"][EVIL] = EVIL
+    doc["params"]["means"] = EVIL
+    doc["event"]["text"] = EVIL + " & ' \""
+    doc["neighbours"]["why"] = EVIL
+    doc["loss_table"][0]["cell"] = EVIL
+    doc["command"] = f"dpaudit run --algo '{EVIL}'"
+    doc["versions"]["numpy"] = EVIL
+    doc["search"]["multiplicity"] = EVIL
+    doc["_source"] = EVIL + ".json"
+    return doc
+
+
+def test_every_user_string_is_escaped():
+    page = report.render_html([_doctored()])
+    assert "<script" not in page.lower()
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 10
+    md = report.render_markdown([_doctored()])
+    outside_code = re.sub(r"```.*?```", "", md, flags=re.S)
+    assert "<script" not in outside_code.lower()
+    assert "&lt;script>alert(1)&lt;/script>" in md
+    # index: names, algorithms and link targets escaped too
+    entry = {"name": EVIL, "algorithm": EVIL, "eps": 1.0, "expected": "pass", "verdict": "pass",
+             "ok": True, "eps_lb": 0.9, "baseline": None, "report": '"><script>x.html',
+             "runtime_s": 1.0}
+    ctx = report._index_rows([entry])
+    assert ctx[0]["href"] == "%22%3E%3Cscript%3Ex.html"
+
+
+def test_markdown_has_the_key_numbers():
+    doc = _json(TT)
+    md = report.render_markdown(report.load([TT]))
+    assert md.startswith("# dpaudit audit report: adap-tt")
+    assert "**PASS**" in md
+    for value in (doc["eps_lb"], doc["eps_hat"], doc["detectable_eps"]):
+        assert f"{value:.4f}" in md
+    assert str(doc["counts"]["measurement"]["hits_d"]) in md
+    assert doc["command"] in md and doc["loss_table"][0]["cell"] in md
+
+
+def test_write_report_atomic(tmp_path, monkeypatch):
+    html, md = tmp_path / "r.html", tmp_path / "r.md"
+    assert report.write_report(report.load([VIOL]), str(html), str(md)) == str(html)
+    assert html.read_text().startswith("<!DOCTYPE html>") and md.read_text().startswith("# ")
+    # an error while writing leaves the old file untouched and no temporary file behind
+    old = html.read_text()
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        report.write_report(report.load([TT]), str(html))
+    assert html.read_text() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "r.md"]
+    monkeypatch.undo()
+    # a rendering error writes nothing at all
+    with pytest.raises(InputError):
+        report.write_report([{"nothing": 1}], str(tmp_path / "x.html"), str(tmp_path / "x.md"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "r.md"]
+
+
+def test_write_index(tmp_path):
+    entries = [
+        {"name": "adap-tt-pass", "algorithm": "adap-tt", "eps": 0.5, "expected": "pass",
+         "verdict": "pass", "ok": True, "eps_lb": 0.4798, "baseline": 0.4790,
+         "report": "adap-tt-pass.html", "runtime_s": 30.1},
+        {"name": "mutant", "algorithm": "adap-tt-no-forgetting", "eps": 0.5,
+         "expected": "violation", "verdict": "pass", "ok": False, "eps_lb": 0.41,
+         "baseline": None, "report": "mutant.html", "runtime_s": 12.0}]
+    path = report.write_index(entries, str(tmp_path))
+    assert path == str(tmp_path / "index.html")
+    page = (tmp_path / "index.html").read_text()
+    assert '<a href="adap-tt-pass.html">adap-tt-pass</a>' in page
+    assert page.count('class="ok"') == 1 and page.count('class="bad"') == 1
+    assert "1 of 2 as expected" in page and "0.4798" in page
+    md = (tmp_path / "index.md").read_text()
+    assert "[mutant](mutant.md)" in md and "**NO**" in md
+
+
+def _cli(argv):
+    p = argparse.ArgumentParser(prog="dpaudit")
+    report.add_parser(p.add_subparsers(dest="command"))
+    return report.main(p.parse_args(argv))
+
+
+def test_cli_main(tmp_path, capsys):
+    out, md = tmp_path / "out.html", tmp_path / "out.md"
+    assert _cli(["report", TT, CORR, "-o", str(out), "--markdown", str(md)]) == 0
+    assert out.exists() and md.exists() and "out.html" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(InputError, match="bad.json"):
+        _cli(["report", TT, str(bad), "-o", str(tmp_path / "new.html")])
+    with pytest.raises(InputError, match="does not exist"):
+        _cli(["report", TT, "-o", str(tmp_path / "missing" / "new.html")])
+    assert not (tmp_path / "new.html").exists()
+
+
+# ---------------------------------------------------------------- headless Chromium
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def _chromium():
+    """The Chromium executable and playwright's sync API; under CI both must be present."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if exe is None or sync_playwright is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI: the report rendering test needs Debian's chromium and the "
+                        "playwright package")
+        pytest.skip("chromium or playwright missing (required under CI)")
+    return exe, sync_playwright
+
+
+def test_report_renders_in_headless_chromium(tmp_path):
+    """Title and verdict visible on the first screen, four figures loaded. With
+    DPAUDIT_SCREENSHOT=reports/screenshot.png it also writes the README's screenshot."""
+    exe, sync_playwright = _chromium()
+    html = tmp_path / "adap-tt.html"
+    report.write_report(report.load([TT]), str(html))
+    shot = tmp_path / "screenshot.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(html.as_uri())
+            assert page.title() == "dpaudit audit report: adap-tt"
+            for sel, text in (("#title", "dpaudit audit report: adap-tt"), ("#verdict", "PASS")):
+                el = page.locator(sel)
+                assert el.is_visible() and text in el.inner_text()
+                box = el.bounding_box()
+                assert box["y"] >= 0 and box["y"] + box["height"] <= 900      # first screen
+            imgs = page.locator("img.figure")
+            assert imgs.count() == 4
+            first = imgs.first
+            first.scroll_into_view_if_needed()
+            assert first.is_visible()
+            assert first.evaluate("img => img.complete && img.naturalWidth") > 100
+            page.screenshot(path=str(shot))
+            if os.environ.get("DPAUDIT_SCREENSHOT"):      # the README's picture
+                bottom = first.evaluate(
+                    "img => img.getBoundingClientRect().bottom + window.scrollY")
+                page.screenshot(path=os.environ["DPAUDIT_SCREENSHOT"], full_page=True,
+                                clip={"x": 0, "y": 0, "width": 1200, "height": bottom + 12})
+        finally:
+            browser.close()
+    assert shot.stat().st_size > 10_000
