@@ -103,8 +103,7 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
+from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
 
 from .kernels import log_release, reward
@@ -258,20 +257,13 @@ register_batch(adap_kernel, adap_batch)
 
 # ------------------------------------------------------------------------------ prepare
 
-def _check_eps(eps) -> float:
-    e = float(eps)
-    if not (math.isfinite(e) and e > 0):
-        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
-    return e
-
-
 def _prepare(kl: bool, raw: bool | None = None):
     def prepare(eps: float, p: dict) -> Prepared:
         """theta for :func:`adap_kernel` (``raw``: forced init=raw (the mutant), else the
         ``init`` parameter)."""
         theta = np.zeros(A_N)
         theta[A_KL] = 1.0 if kl else 0.0
-        theta[A_EPS] = _check_eps(eps)
+        theta[A_EPS] = check_eps(eps)
         theta[A_HORIZON] = p["horizon"]
         theta[A_ALPHA] = p["alpha_conf"]
         theta[A_CODE] = 1.0 if p.get("index", "paper") == "code" else 0.0

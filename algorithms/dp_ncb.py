@@ -96,7 +96,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
+from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
 
@@ -437,18 +437,11 @@ def nash_regret(mu_bar, mu_star):
 
 # ------------------------------------------------------------------------------- prepare
 
-def _check_eps(eps) -> float:
-    e = float(eps)
-    if not (math.isfinite(e) and e > 0):
-        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
-    return e
-
-
 def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=False):
     def prepare(eps: float, p: dict) -> Prepared:
         theta = np.zeros(N_THETA)
         theta[MODE] = mode
-        theta[EPS] = _check_eps(eps) if mode != NCB else 1.0   # ncb: ε unused
+        theta[EPS] = check_eps(eps) if mode != NCB else 1.0   # ncb: ε unused
         theta[C] = p.get("c", 3.0)
         theta[ALPHA] = p.get("alpha_conf", 3.1)
         theta[C_I] = p.get("phase1_constant", 1600.0)
@@ -547,7 +540,7 @@ RANDOMISER_USERS = 1 << 16
 def _prepare_randomiser(noise_mult: float):
     def prepare(eps: float, p: dict) -> Prepared:
         theta = np.zeros(N_THETA)
-        theta[EPS] = _check_eps(eps)
+        theta[EPS] = check_eps(eps)
         theta[NOISE_MULT] = noise_mult
         theta[HORIZON] = p["max_steps"]
         if len(p["means"]) != 1:

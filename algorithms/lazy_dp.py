@@ -127,8 +127,7 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
+from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
 
 from .kernels import argmax, log_release
@@ -522,13 +521,6 @@ register_batch(dpse_regret_kernel, dpse_regret_batch)
 
 # ------------------------------------------------------------------------------- prepare
 
-def _check_eps(eps) -> float:
-    e = float(eps)
-    if not (math.isfinite(e) and e > 0):
-        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
-    return e
-
-
 def _means(p: dict) -> np.ndarray:
     return np.asarray(p["means"], dtype=np.float64)
 
@@ -536,7 +528,7 @@ def _means(p: dict) -> np.ndarray:
 def _prepare_lazy(mode: float, forget: bool = True, eager: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
         """theta for :func:`lazy_kernel` (``eps`` ignored by ``ts-beta``)."""
-        e = 1.0 if mode == TS else _check_eps(eps)
+        e = 1.0 if mode == TS else check_eps(eps)
         theta = np.zeros(L_N)
         theta[L_MODE], theta[L_EPS], theta[L_HORIZON] = mode, e, p["horizon"]
         theta[L_FORGET] = 1.0 if forget else 0.0
@@ -550,7 +542,7 @@ def _prepare_ftnl(naive: bool):
     def prepare(eps: float, p: dict) -> Prepared:
         """theta for :func:`ftnl_kernel`: Lap(1/ε) (RNM-FTNL; 2/ε with
         ``rnm_scale=corrected``) or Lap(K/ε) (naive FTNL)."""
-        e = _check_eps(eps)
+        e = check_eps(eps)
         m = _means(p)
         theta = np.zeros(F_N)
         if naive:
@@ -570,7 +562,7 @@ def _risk(p: dict) -> float:
 def _prepare_dpse(eps: float, p: dict) -> Prepared:
     """theta for :func:`dpse_regret_kernel`: dp-se's (ε, δ = ``risk`` or 1/T, max_steps = T,
     epoch mean "epoch") and T."""
-    e = _check_eps(eps)
+    e = check_eps(eps)
     theta = np.zeros(R_N)
     theta[SE_EPS], theta[SE_RISK], theta[SE_MAX_STEPS] = e, _risk(p), p["horizon"]
     theta[SE_EPOCH_MEAN] = 0.0

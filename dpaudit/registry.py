@@ -216,6 +216,14 @@ class AlgorithmSpec:
 _REGISTRY: dict[str, AlgorithmSpec] = {}
 
 
+def check_eps(eps) -> float:
+    """ε as a float; InputError (one line) unless it is a finite number > 0."""
+    e = float(eps)
+    if not (math.isfinite(e) and e > 0):
+        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
+    return e
+
+
 def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     """Add ``spec`` to the registry (called at import time by :mod:`dpaudit.algorithms`)."""
     if spec.name in _REGISTRY:
