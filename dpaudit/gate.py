@@ -310,7 +310,9 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
         echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} {msg} "
              f"({res['runtime_s']:.0f} s)")
     failed = [r for r in rows if not r["ok"]]
-    if update_baseline:
+    if update_baseline and failed:
+        echo(f"baseline not written: {len(failed)} unexpected verdict(s)")
+    elif update_baseline:
         write_json_atomic(baseline, baseline_doc(suite, rows))
         echo(f"baseline written: {baseline}")
     if junit:

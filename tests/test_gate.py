@@ -122,6 +122,9 @@ def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     code, out = run_gate(d, junit=str(junit))
     assert code == 1
     assert "FAILED privbern: expected PASS, got VIOLATION" in out
+    code, out = run_gate(d, update_baseline=True)          # a failing run is not a baseline
+    assert code == 1 and "baseline not written" in out
+    assert not (tmp_path / "baseline.json").exists()
     fail = [tc for tc in ET.parse(junit).getroot().iter("testcase")
             if tc.find("failure") is not None]
     assert [tc.get("name") for tc in fail] == ["privbern"]
