@@ -56,8 +56,9 @@ Readings (digest §2.5; paper wins where they differ):
   against the paper: the non-private NCB index is eq. (3) of the paper (4·sqrt(μ̂ ln T/n)),
   the default here, while the authors' code (which the digest reports) uses 2c·sqrt(2μ̂ ln T/n)
   (option ``ncb_index=code``).
-* AdaP-UCB (Azize & Basu 2022) is **not** implemented: the digest says to implement it from
-  that paper, which is not among the sources.
+* AdaP-UCB (Azize & Basu 2022), the paper's comparator, is in :mod:`adap_ucb`: the digest
+  says to implement it from that paper, which is not among the sources, so it is assembled
+  from what seeds 002 and 003 say of it (module doc there).
 
 Transcript: ``actions`` = arms (for the randomiser: binned outputs), τ = rounds played (T),
 ``rec`` = -1 (no recommendation; randomiser: bin of user 0), status STOPPED at T, TRUNCATED at

@@ -65,8 +65,9 @@ Baselines (Sec. 6)
     choice ("DP-SE needs T"). δ is a confidence parameter, not part of the privacy claim: every
     δ gives an ε-DP algorithm (each reward enters one Laplace(1/(εR_e)) epoch mean).
 
-Not implemented: ``adap-klucb`` (the digest, §2.7, gives neither its index, its exploration
-constant α nor its episode schedule; both are "remembered details to verify").
+``adap-klucb`` (the paper's other comparator; the digest, §2.7, gives neither its index, its
+exploration constant α nor its episode schedule) is in :mod:`adap_ucb`, assembled from what
+seeds 002 and 003 say of it.
 
 Privacy note on Theorem 8 (paper vs digest: they agree on the algorithm; this is an audit
 finding). The paper's neighbours may change one reward vector in *all* K coordinates (Def. 1,
