@@ -221,14 +221,27 @@ def _beta(rng, a, b, da, ca, db, cb):
 
 
 @nb.njit(cache=True, inline="always")
-def _beta2(rng, a, b):
-    """:func:`_beta` with the gamma constants computed here (Lazy-DP-TS: its parameters move
-    with ln t every round)."""
-    if a == 1.0 or b == 1.0:
-        return _beta(rng, a, b, 0.0, 0.0, 0.0, 0.0)
-    da = a - 1.0 / 3.0
-    db = b - 1.0 / 3.0
-    return _beta(rng, a, b, da, 1.0 / math.sqrt(9.0 * da), db, 1.0 / math.sqrt(9.0 * db))
+def _gamma_constants(p, d, c):
+    """Update :func:`_gamma`'s constants d = p − 1/3 and c = 1/sqrt(9d) for the shapes ``p``
+    (arrays of one length; entries with p ≤ 1 are skipped: Beta(1, b) and Beta(a, 1) need no
+    gamma). Lazy-DP-TS's shapes move by O(1/t) per round, so when d moved by at most 1e-4
+    relative, c comes from two Newton steps c ← c·(3/2 − x·c²/2), x = 9d, started at the
+    previous c: the relative error falls from ≤ 5e-5 to ≤ 1.5·(5e-5)² ≈ 4e-9 to ~2e-17, below
+    the rounding of the direct 1/sqrt(9d) (tests check ≤ 4 ulp). Otherwise (a new epoch, a
+    clamp, the first round) it is the direct form. Measured: 10 square roots and divisions cost
+    ~30 ns per round at K = 5, a quarter of Lazy-DP-TS's step."""
+    for i in range(p.shape[0]):
+        if p[i] <= 1.0:
+            continue
+        dn = p[i] - 1.0 / 3.0
+        x = 9.0 * dn
+        ci = c[i]
+        if abs(dn - d[i]) <= 1e-4 * d[i]:
+            ci = ci * (1.5 - 0.5 * x * ci * ci)
+            c[i] = ci * (1.5 - 0.5 * x * ci * ci)
+        else:
+            c[i] = 1.0 / math.sqrt(x)
+        d[i] = dn
 
 
 # ------------------------------------------------------- bound formulas (digest §3, §5)
@@ -325,8 +338,8 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
     Nall = np.zeros(K, np.int64)
     n = 0
     nr = 0
-    pa = np.ones(K)                  # TS: Beta parameters S + 1, O − S + 1 and their
-    pb = np.ones(K)                  # Marsaglia–Tsang constants (updated on each pull)
+    pa = np.ones(K)                  # TS / Lazy-DP-TS: the Beta parameters and their
+    pb = np.ones(K)                  # Marsaglia–Tsang constants (TS: updated on each pull)
     da = np.full(K, 2.0 / 3.0)
     ca = 1.0 / np.sqrt(9.0 * da)
     db = da.copy()
@@ -367,10 +380,15 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
                     J, best = a, v
         elif mode == DPTS:
             lt = math.log(t) * log_scale
-            best = -1.0
             for a in range(K):
                 mb = _clamp01(mt[a] + lt * c2[a])
-                th = _beta2(rng, mb * O[a] + 1.0, (1.0 - mb) * O[a] + 1.0)
+                pa[a] = mb * O[a] + 1.0
+                pb[a] = (1.0 - mb) * O[a] + 1.0
+            _gamma_constants(pa, da, ca)
+            _gamma_constants(pb, db, cb)
+            best = -1.0
+            for a in range(K):
+                th = _beta(rng, pa[a], pb[a], da[a], ca[a], db[a], cb[a])
                 if th > best:
                     J, best = a, th
         else:

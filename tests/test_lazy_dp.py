@@ -424,8 +424,25 @@ def test_ts_beta_positive_control_digest_5_4():
 def _beta_draws(seed_rng, a, b, n):
     out = np.empty(n)
     for i in range(n):
-        out[i] = ld._beta2(seed_rng, a, b)
+        out[i] = ld._beta(seed_rng, a, b, a - 1 / 3, 1 / math.sqrt(9 * a - 3),
+                          b - 1 / 3, 1 / math.sqrt(9 * b - 3))
     return out
+
+
+def test_gamma_constants_newton_updates_match_the_direct_form():
+    """ld._gamma_constants along Lazy-DP-TS-like shapes (p = p0 + 3 ln t, t = 1..20000, with
+    a jump every 5000 rounds as at an epoch end, and p ≤ 1 entries skipped): d = p − 1/3
+    exactly and c within 4 ulp of 1/sqrt(9d) in every round (Newton steps and direct form)."""
+    p0 = np.array([1.0, 2.5, 40.0, 3000.0, 7.0e5])
+    d = np.full(5, 2.0 / 3.0)
+    c = 1.0 / np.sqrt(9.0 * d)
+    for t in range(1, 20_001):
+        p = p0 + 3.0 * math.log(t) + 50.0 * (t // 5000)
+        p[0] = 1.0
+        ld._gamma_constants(p, d, c)
+        assert (d[1:] == p[1:] - 1.0 / 3.0).all() and d[0] == 2.0 / 3.0
+        exact = 1.0 / np.sqrt(9.0 * d)
+        assert (np.abs(c - exact) <= 4 * np.spacing(exact)).all(), (t, c - exact)
 
 
 def test_squeeze_bound_of_the_gamma_sampler():
@@ -446,7 +463,7 @@ def test_squeeze_bound_of_the_gamma_sampler():
 @pytest.mark.parametrize("a, b", [(1.3, 1.7), (2.5, 7.25), (7.25, 2.5), (40.5, 12.5),
                                   (3000.5, 1000.5), (750001.0, 250001.0), (5.0, 1.0), (1.0, 9.0)])
 def test_beta_sampler_law(a, b):
-    """ld._beta2 (the kernels' Beta sampler: Marsaglia–Tsang gammas with the squeeze, the
+    """ld._beta (the kernels' Beta sampler: Marsaglia–Tsang gammas with the squeeze, the
     exponential form of Beta(a, 1) / Beta(1, b)) against scipy's exact Beta CDF: the
     Kolmogorov distance of n = 200 000 draws. DKW: P(sup|F̂ − F| > t) ≤ 2·exp(−2nt²); t = 0.0065
     gives 9.2e-8 per case, 7.4e-7 over the 8 cases."""
