@@ -107,7 +107,7 @@ from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
 
 from .kernels import log_release, reward
-from .lazy_dp import P_HORIZON, P_MAX_STEPS, SETTING_1
+from .lazy_dp import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
 PAPER_UCB = "seed 002 baseline (Azize & Basu 2022, not among the seeds)"
 PAPER_KL = "seed 003 baseline (Azize & Basu 2022, not among the seeds)"
@@ -296,10 +296,6 @@ P_MEANS_UCB = _p_means(NCB_MEANS, "seed 002's user-model audit instance, as dp-n
 P_MEANS_KL = _p_means(SETTING_1, "seed 003's Setting 1")
 
 
-def _rows(p: dict) -> int:
-    return min(p["horizon"], p["audit_rows"])
-
-
 def _structure(p: dict) -> list[tuple[int, str]]:
     K = len(p["means"])
     return [(0, "initial pull of arm 0 (its release decides the first episode)"),
@@ -311,7 +307,7 @@ register(AlgorithmSpec(
     name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by seeds 002/003",
     paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_INIT, P_MAX_STEPS),
-    prepare=_prepare(False), structure=_structure, audit_horizon=_rows,
+    prepare=_prepare(False), structure=_structure, audit_horizon=audit_rows,
     description="per-arm doubling episodes chosen by a UCB index at episode start; each "
                 "episode's own mean released with Lap(1/(ε·length)) (forgetting): ε-DP"))
 
@@ -319,7 +315,7 @@ register(AlgorithmSpec(
     name="adap-klucb", title="AdaP-KLUCB (Azize & Basu 2022), index as recalled",
     paper=PAPER_KL, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_KL, P_HORIZON, P_ROWS, P_ALPHA, P_MAX_STEPS),
-    prepare=_prepare(True), structure=_structure, audit_horizon=_rows,
+    prepare=_prepare(True), structure=_structure, audit_horizon=audit_rows,
     description="AdaP-UCB's episodes and releases with a KL-UCB index on the optimistic "
                 "private mean clip(μ̃ + α ln t/(ε N/2)) (to verify against the paper): ε-DP"))
 
@@ -327,7 +323,7 @@ register(AlgorithmSpec(
     name="adap-ucb-raw-init", title="AdaP-UCB mutant: raw first reward as the private mean",
     paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_MAX_STEPS),
-    prepare=_prepare(False, raw=True), structure=_structure, audit_horizon=_rows,
+    prepare=_prepare(False, raw=True), structure=_structure, audit_horizon=audit_rows,
     mutant_of="adap-ucb",
     description="the seed-002 authors' code: each arm's first reward is stored as μ̃ without "
                 "noise, so the first episode's choice reads raw rewards (digest 002 §2.4)"))

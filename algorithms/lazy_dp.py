@@ -617,7 +617,8 @@ def _bandit_params(rows: int = BANDIT_ROWS, extra: tuple = ()):
     return (P_MEANS, P_HORIZON, _p_rows(rows), *extra, P_MAX_STEPS)
 
 
-def _rows(p: dict) -> int:
+def audit_rows(p: dict) -> int:
+    """Rows of the audit tables: the first min(horizon, audit_rows) samples of a run."""
     return min(p["horizon"], p["audit_rows"])
 
 
@@ -640,7 +641,7 @@ def _full_structure(p: dict) -> list[tuple[int, str]]:
 register(AlgorithmSpec(
     name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model="user",
     private=True, kernel=lazy_kernel, params=_bandit_params(), prepare=_prepare_lazy(UCB),
-    structure=_lazy_structure, audit_horizon=_rows,
+    structure=_lazy_structure, audit_horizon=audit_rows,
     description="UCB on lazily refreshed private means: per-arm doubling epochs, each epoch's "
                 "fresh reward sum released once with Lap(1/ε); bonus sqrt(3 ln t/O) + "
                 "3 ln t/(εO) (Thm 2: ε-DP)"))
@@ -652,21 +653,21 @@ register(AlgorithmSpec(
         "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
         "bonus 3 log t/(εO) (e: the digest's reading; 2 enlarges it by 1/ln 2)",
         choices=LOG_BASES),)),
-    prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=_rows,
+    prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=audit_rows,
     description="Thompson sampling from Beta(μ̄O+1, (1−μ̄)O+1), μ̄ = clamp(μ̃ + 3 ln t/(εO)), "
                 "with Algorithm 1's lazy private means (Thm 4: ε-DP)"))
 
 register(AlgorithmSpec(
     name="ts-beta", title="Thompson sampling, Beta(1,1) priors (Algorithm 2, not private)",
     paper=PAPER, model="user", private=False, kernel=lazy_kernel, params=_bandit_params(),
-    prepare=_prepare_lazy(TS), structure=_ts_structure, audit_horizon=_rows,
+    prepare=_prepare_lazy(TS), structure=_ts_structure, audit_horizon=audit_rows,
     description="non-private reference: posteriors over every reward so far (positive control: "
                 "must be flagged as a violation)"))
 
 register(AlgorithmSpec(
     name="lazy-ucb-reuse", title="Anytime-Lazy-UCB mutant: lazy but not forgetful", paper=PAPER,
     model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
-    prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=_rows,
+    prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=audit_rows,
     mutant_of="lazy-ucb",
     description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
                 "processed observations are reused, so each release composes (digest §5.8)"))
@@ -675,7 +676,7 @@ register(AlgorithmSpec(
     name="lazy-ucb-eager", title="Anytime-Lazy-UCB mutant: not lazy, not forgetful",
     paper=PAPER, model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False, eager=True), structure=_lazy_structure,
-    audit_horizon=_rows, mutant_of="lazy-ucb",
+    audit_horizon=audit_rows, mutant_of="lazy-ucb",
     description="a fresh release after every pull from the running sums, (S_all + "
                 "Lap(1/ε))/N_all: every reward enters every later release of its arm (digest "
                 "§5.8 item 3)"))
@@ -688,7 +689,7 @@ register(AlgorithmSpec(
                   "1/ε (Thm 8's claim); corrected = 2/ε (needed when a row moves actions in "
                   "opposite directions; not in the paper)", choices=RNM_SCALES),
             P_MAX_STEPS),
-    prepare=_prepare_ftnl(False), structure=_full_structure, audit_horizon=_rows,
+    prepare=_prepare_ftnl(False), structure=_full_structure, audit_horizon=audit_rows,
     description="global doubling epochs; argmax_j (Φ_j + Lap(1/ε)) of each epoch's reward sums "
                 "is played for the whole next epoch (Thm 8 claims ε-DP; see the module note)"))
 
@@ -696,7 +697,7 @@ register(AlgorithmSpec(
     name="ftnl", title="Naive FTNL (Sec. 5: Lap(K/ε) per action)", paper=PAPER, model="full",
     private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS), P_MAX_STEPS),
-    prepare=_prepare_ftnl(True), structure=_full_structure, audit_horizon=_rows,
+    prepare=_prepare_ftnl(True), structure=_full_structure, audit_horizon=audit_rows,
     description="RNM-FTNL's epochs with Lap(K/ε) per action: the noisy vector itself is ε-DP "
                 "(basic composition)"))
 
