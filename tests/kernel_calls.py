@@ -1,8 +1,11 @@
-"""One call of a registered kernel, shared by the tests of the regret algorithms
-(tests/test_lazy_dp.py, tests/test_adap_ucb.py). Kernel contract: dpaudit.simulate."""
+"""Helpers shared by the tests of the regret algorithms (tests/test_lazy_dp.py,
+tests/test_adap_ucb.py): one call of a registered kernel, random reward tables, and the
+exact comparison of a release log with a reference's. Kernel contract: dpaudit.simulate."""
 import numpy as np
+import pytest
 
 from dpaudit import registry
+from dpaudit.simulate import LAPLACE
 
 
 def prepared(name, eps=1.0, **params):
@@ -24,3 +27,24 @@ def call(name, table, eps=1.0, seed=0, limit=None, frozen=None, rows=1 << 16, **
         np.random.default_rng(seed), table, prep.means, prep.theta, prep.aux, limit, actions,
         rel, fr))
     return tau, rec, status, actions[:min(tau, limit)].copy(), rel[:min(nr, rows)].copy()
+
+
+def random_table(seed, T, K=5):
+    """A (T, K) reward table of one of three kinds by ``seed`` % 3: Bernoulli rows, uniform
+    values, or quarter steps (ties in sums)."""
+    rng = np.random.default_rng(seed)
+    kind = seed % 3
+    if kind == 0:
+        return (rng.random((T, K)) < rng.random(K)).astype(float)
+    if kind == 1:
+        return rng.random((T, K))
+    return np.round(rng.random((T, K)) * 4) / 4
+
+
+def assert_releases(rel, ref_rels):
+    """The kernel's release log ``rel`` equals the reference's (t, arm, phase, count, value,
+    noisy, scale) rows exactly, every one a Laplace release."""
+    assert rel.shape[0] == len(ref_rels)
+    for row, want in zip(rel, ref_rels):
+        assert tuple(row[:7]) == pytest.approx(want, rel=0, abs=0)
+        assert row[7] == LAPLACE

@@ -18,9 +18,9 @@ from dpaudit import whitebox as wb
 from dpaudit.algorithms import adap_ucb as au
 from dpaudit.algorithms import lazy_dp as ld
 from dpaudit.errors import InputError
-from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED, run_batch
+from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
 from dpaudit.tables import NeighbourPair
-from kernel_calls import call, prepared
+from kernel_calls import assert_releases, call, prepared, random_table
 
 NAMES = ("adap-ucb", "adap-klucb", "adap-ucb-raw-init")
 
@@ -99,23 +99,6 @@ def ref_adap(table, eps, kind, seed, T=None, raw=False, alpha=3.1):
         mt[J] = s / length + rng.laplace(0.0, scale)
         rels.append((n, J, ep[J], length, s / length, mt[J], scale))
     return acts, rels
-
-
-def random_table(seed, T, K):
-    rng = np.random.default_rng(seed)
-    kind = seed % 3
-    if kind == 0:
-        return (rng.random((T, K)) < rng.random(K)).astype(float)
-    if kind == 1:
-        return rng.random((T, K))
-    return np.round(rng.random((T, K)) * 4) / 4          # ties in sums
-
-
-def assert_releases(rel, ref_rels):
-    assert rel.shape[0] == len(ref_rels)
-    for row, want in zip(rel, ref_rels):
-        assert tuple(row[:7]) == pytest.approx(want, rel=0, abs=0)
-        assert row[7] == LAPLACE
 
 
 # ------------------------------------------------------ kernel vs the plain reference

@@ -18,9 +18,9 @@ from dpaudit import whitebox as wb
 from dpaudit.algorithms import baselines
 from dpaudit.algorithms import lazy_dp as ld
 from dpaudit.errors import InputError
-from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED, run_batch
+from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
 from dpaudit.tables import NeighbourPair
-from kernel_calls import call, prepared
+from kernel_calls import assert_releases, call, prepared, random_table
 
 S1, S2 = ld.SETTING_1, ld.SETTING_2
 BANDIT = ("lazy-ucb", "lazy-dp-ts", "ts-beta", "lazy-ucb-reuse", "lazy-ucb-eager")
@@ -149,23 +149,6 @@ def ref_ftnl(table, scale, seed, T=None):
         Phi[:] = 0.0
         s += 1
     return acts, rels
-
-
-def random_table(seed, T, K=5):
-    rng = np.random.default_rng(seed)
-    kind = seed % 3
-    if kind == 0:
-        return (rng.random((T, K)) < rng.random(K)).astype(float)
-    if kind == 1:
-        return rng.random((T, K))
-    return np.round(rng.random((T, K)) * 4) / 4          # ties in sums
-
-
-def assert_releases(rel, ref_rels):
-    assert rel.shape[0] == len(ref_rels)
-    for row, want in zip(rel, ref_rels):
-        assert tuple(row[:7]) == pytest.approx(want, rel=0, abs=0)
-        assert row[7] == LAPLACE
 
 
 # -------------------------------------------------------------------- digest numbers
