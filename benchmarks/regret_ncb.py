@@ -134,7 +134,10 @@ def _worker(task):
 
 # ------------------------------------------------------------------------ statistics
 
-@nb.njit(cache=True)
+# not cache=True: this module runs as a script (__main__) and is imported by the tests, and a
+# cache written under one module name fails to load under the other ("No module named
+# '<dynamic>'"); compiling takes about a second of a benchmark that runs for minutes
+@nb.njit
 def _accumulate(acts, mu, t0, points, state, cum_loo, cum_x, out_full, out_loo, out_x):
     """One column chunk (R, C) of arms (rounds t0+1 .. t0+C, 1-based) of instance b: adds
     ln μ̄_t, ln((S_t − x_{r,t})/(R−1)) and x_{r,t} to the running sums (state[0] = Σ ln μ̄,

@@ -1,4 +1,4 @@
-"""Tests of seed 000 (algorithms/dp_bai.py, algorithms/linear.py): DP-BAI, DP-BAI-GAUSS,
+"""Tests of seed 000 (dpaudit/algorithms/dp_bai.py, dpaudit/algorithms/linear.py): DP-BAI, DP-BAI-GAUSS,
 BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against the digest's worked numbers
 (../shared/specs/000_dp_bai.md §3.6, §2.9) and its invariants (§5.8).
 
@@ -6,7 +6,6 @@ Deterministic unless stated. The statistical tests are seeded and state their fa
 probability (each ≤ 1e-6, from Hoeffding's inequality P(|p̂ − p| ≥ t) ≤ 2·exp(−2nt²)).
 """
 import dataclasses
-import importlib.util
 import itertools
 import math
 import pathlib
@@ -421,9 +420,7 @@ def test_accuracy_matches_digest_reference_values():
     # rewards, Sec. 5). 10 cells; Hoeffding with t = sqrt(ln(2e7)/(2n)) = 0.041 per cell, so
     # all 10 hold with probability ≥ 1 − 1e-6 if the true rates equal the digest's values;
     # those are estimates (SE ≤ 0.0035, rounded), so the tolerance adds 0.011 (> 3 SE).
-    spec_ = importlib.util.spec_from_file_location("acc", ROOT / "benchmarks/accuracy_dp_bai.py")
-    acc = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(acc)
+    from benchmarks import accuracy_dp_bai as acc
     n = 5000
     t = math.sqrt(math.log(2e7) / (2 * n)) + 0.011
     rows = acc.run(n, seed=2024, t_grid=(500,))

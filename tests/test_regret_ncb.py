@@ -14,23 +14,20 @@ False-failure bounds (probability over the seed that a correct implementation fa
   < 1e-20).
 Total ≤ 2e-8 (≤ 1e-6 required).
 """
-import importlib.util
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
-_PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "regret_ncb.py"
 pytest.importorskip("matplotlib")
 
 
 @pytest.fixture(scope="module")
 def rn():
-    spec = importlib.util.spec_from_file_location("regret_ncb", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    # imported by name (the checkout's root is on pytest's pythonpath): numba can load its
+    # cached kernel only for a module it can import again, so no spec_from_file_location
+    from benchmarks import regret_ncb
+    return regret_ncb
 
 
 MU = np.array([0.9, 0.3, 0.02])

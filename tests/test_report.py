@@ -250,7 +250,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def _chromium():
-    """The Chromium executable and playwright's sync API; under CI both must be present."""
+    """The Chromium executable and playwright's sync API; under CI both must be present,
+    unless `.ci/run` reports (DPAUDIT_NO_CHROMIUM) that its apt install failed three times."""
+    if os.environ.get("DPAUDIT_NO_CHROMIUM"):
+        pytest.skip("SKIPPED LOUDLY: .ci/run could not install chromium "
+                    f"({os.environ['DPAUDIT_NO_CHROMIUM']}); the report was not rendered")
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     try:
         from playwright.sync_api import sync_playwright
@@ -264,6 +268,7 @@ def _chromium():
     return exe, sync_playwright
 
 
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(tmp_path):
     """Title and verdict visible on the first screen, four figures loaded. With
     DPAUDIT_SCREENSHOT=reports/screenshot.png it also writes the README's screenshot."""

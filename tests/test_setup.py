@@ -1,0 +1,50 @@
+"""The set-up contract. The README's commands are a contract with CI: `.ci/run` reads the full
+test command from the README with an awk line, so an edit of the README can silently break CI;
+these tests run `.ci/run`'s own extraction against the README and check what it finds. And the
+tests must run the checkout's code: tests/conftest.py refuses a stale install by name."""
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _ci_extraction():
+    """The shell command `.ci/run` uses to read the test command from README.md."""
+    m = re.search(r"^cmd=\$\((awk .*README\.md)\)$", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert m, ".ci/run no longer reads its test command with `cmd=$(awk ... README.md)`"
+    return m.group(1)
+
+
+def test_ci_finds_the_full_test_command_in_the_readme():
+    out = subprocess.run(["bash", "-c", _ci_extraction()], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out.startswith(". .venv/bin/activate && ")
+    # an editable install: the tests run the checkout's code, not a stale copy
+    assert "pip install -e '.[test]'" in out
+    assert re.search(r"&& pytest( |$)", out)
+    assert "not slow" not in out                    # CI runs the full suite, not the quick tier
+
+
+def test_readme_states_the_quick_tier_on_its_own_line():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert 'pytest -m "not slow"' in lines
+
+
+def test_a_stale_install_is_refused_with_a_clear_message(tmp_path):
+    # a copy of dpaudit outside the checkout, imported before pytest starts (as a non-editable
+    # install's entry-point plugin would be): the run must stop with the fix, not run old code
+    for pkg in ("dpaudit", "dpaudit/algorithms"):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text("")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import dpaudit, pytest; "
+            "sys.exit(pytest.main(['-p', 'no:dpaudit', '-p', 'no:cacheprovider', "
+            "'tests/test_setup.py', '-k', 'quick_tier']))")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == pytest.ExitCode.USAGE_ERROR, r.stdout + r.stderr
+    assert f"dpaudit is imported from {tmp_path / 'dpaudit'}" in r.stderr
+    assert "pip install -e '.[test]'" in r.stderr
