@@ -306,6 +306,7 @@ def test_first_decision_probability():
 
 # ---------------------------------------------------------------- white-box / replay
 
+@pytest.mark.slow
 def test_whitebox_release_loss_and_replay():
     """Honest variants: the exact release loss is ε (one reward in one Lap(1/(εn)) mean of n)
     and no replay diverges (decisions read data only through releases); the raw-init mutant:
@@ -322,6 +323,7 @@ def test_whitebox_release_loss_and_replay():
     assert w["replay"]["diverged_runs"] > 0
 
 
+@pytest.mark.slow
 def test_audit_pipeline_on_explicit_pairs():
     """End to end (dpaudit.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side, ε = 1.
     adap-ucb-raw-init, K = 2, row 0 = (0, 0) vs (1, 1) on a ½ table: round 3 is arm 1 on d and

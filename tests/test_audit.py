@@ -42,6 +42,7 @@ LAPLACE = AlgorithmSpec(
     audit_horizon=lambda p: p["horizon"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_laplace_bound_is_below_eps_and_close(eps):
     # Best event y ≥ 1: probabilities 1/2 (x = 1) and e^-ε/2 (x = 0), ratio exactly e^ε.
@@ -59,6 +60,7 @@ def test_laplace_bound_is_below_eps_and_close(eps):
     assert r2.eps_lb <= 1.25 * eps
 
 
+@pytest.mark.slow
 def test_adap_tt_passes_with_an_informative_bound():
     # Pair "tied-high, row 0": event a_7 = 0 has probabilities ≈ 0.167 / 0.102 (ln ratio 0.494,
     # digest §6.2 reasoning); at n = 1e6, α = 1e-6, ε_lb ≈ 0.47 with sd ≈ 0.004: ≥ 0.4 is a
@@ -72,6 +74,7 @@ def test_adap_tt_passes_with_an_informative_bound():
     assert r.event["view"][0] == 0 and r.event["view"][1] <= 8   # right after initialisation
 
 
+@pytest.mark.slow
 def test_no_forgetting_mutant_is_caught():
     # Its initial sample re-enters every later release of its arm: events such as "arm 0 leads
     # at steps 7 and 8" have ln ratio ≈ 0.6. Measured at this budget (n = 6e5, α = 0.05) with
@@ -86,6 +89,7 @@ def test_no_forgetting_mutant_is_caught():
     assert r.whitebox["releases_verdict"] == "violation" and r.whitebox["max_loss"] > 0.5
 
 
+@pytest.mark.slow
 def test_explicit_pair_and_determinism_across_workers():
     K, H = 6, 16
     base = np.ones((H, K))
@@ -117,6 +121,7 @@ def test_bad_arguments_raise_input_errors():
             audit_algorithm("adap-tt", eps, **kw)
 
 
+@pytest.mark.slow
 def test_registered_batch_loops_load_from_numba_cache():
     # The batch loop of a registered kernel must come from numba's on-disk cache in a fresh
     # process (a generic loop taking the kernel as an argument misses it in every process,

@@ -60,16 +60,37 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("args,needle", BAD)
-def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path):
-    out = tmp_path / "out.json"
-    p = cli(*args, "--json", str(out)) if args[0] != "frobnicate" else cli(*args)
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dpaudit: error:"), p.stderr
+def _assert_refused(code, stdout, stderr, needle, folder):
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dpaudit: error:"), stderr
     assert needle in lines[0]
-    assert "Traceback" not in p.stderr and p.stdout == ""
-    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert "Traceback" not in stderr and stdout == ""
+    assert list(folder.iterdir()) == []                     # nothing written, not even --json
+
+
+@pytest.mark.parametrize("args,needle", BAD)
+def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path, monkeypatch, capsys):
+    # in-process (cli.main, as `python -m dpaudit` calls it), run from an empty folder: a
+    # subprocess per case would spend its time importing numba; the process-level wiring is
+    # the next test's
+    from dpaudit.cli import main
+    monkeypatch.chdir(tmp_path)
+    argv = [*args, "--json", str(tmp_path / "out.json")] if args[0] != "frobnicate" else args
+    try:
+        code = main(argv)
+    except SystemExit as e:                                  # argparse's own refusals
+        code = e.code
+    out = capsys.readouterr()
+    _assert_refused(code, out.out, out.err, needle, tmp_path)
+
+
+@pytest.mark.parametrize("args,needle", [BAD[1], BAD[-1]])
+def test_bad_input_as_a_process(args, needle, tmp_path):
+    # the same contract through the interpreter: exit status, one stderr line, no traceback
+    argv = [*args, "--json", str(tmp_path / "out.json")] if args[0] != "frobnicate" else args
+    p = cli(*argv)
+    _assert_refused(p.returncode, p.stdout, p.stderr, needle, tmp_path)
 
 
 def test_list_names_the_algorithms():
@@ -79,6 +100,7 @@ def test_list_names_the_algorithms():
         assert any(line.split()[0] == name for line in p.stdout.splitlines()[1:])
 
 
+@pytest.mark.slow
 def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     outs = []
     for i, workers in enumerate(("1", "2")):
@@ -116,6 +138,7 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert outs[0] == outs[1] == outs[2]   # same seed ⇒ identical results, whatever the workers
 
 
+@pytest.mark.slow
 def test_violation_exit_code_and_explicit_pair(tmp_path):
     pair = tmp_path / "pair.json"
     d = [[1.0] * 6 for _ in range(16)]
@@ -133,6 +156,7 @@ def test_violation_exit_code_and_explicit_pair(tmp_path):
     assert p.returncode == 2 and "d'[0, 0] = 1.5 is outside [0, 1]" in p.stderr
 
 
+@pytest.mark.slow
 def test_neighbours_strategy_flag(tmp_path):
     # the v1 hand-picked candidates on request; the search's JSON names the strategy
     out = tmp_path / "s.json"
@@ -143,6 +167,7 @@ def test_neighbours_strategy_flag(tmp_path):
     assert len(s["budget"]["rounds"]) == 1 and "search (structure): 12" in p.stdout
 
 
+@pytest.mark.slow
 def test_bench_reports_steps_per_second(tmp_path):
     out = tmp_path / "bench.json"
     p = cli("bench", "--algo", "adap-tt", "--seconds", "0.5", "--json", str(out))
@@ -152,6 +177,7 @@ def test_bench_reports_steps_per_second(tmp_path):
     assert r["steps"] == pytest.approx(r["steps_per_s"] * r["seconds"])
 
 
+@pytest.mark.slow
 def test_bring_your_own_callable(tmp_path):
     # etc_half_noise has loss 2ε on its recommendation (README example): ε_lb ≈ 1.3 at this
     # budget with sd ≈ 0.05, so missing the violation needs a > 5 sd deviation on a measured
@@ -181,6 +207,7 @@ def test_bring_your_own_callable(tmp_path):
     assert "d = 0 vs d' = 1" in p.stdout
 
 
+@pytest.mark.slow
 def test_check_constants_writes_json_and_all_checks_pass(tmp_path):
     """`dpaudit check constants`: every cross-check of the default report passes (exit 0) and
     the JSON holds the constants, e.g. T*_TV by Proposition 1 and by the LP of seed 004."""

@@ -379,6 +379,7 @@ def test_tv_closed_form_equals_lp(mu, family, sigma2):
         assert T >= math.sqrt(2 * C.t_kl(mu)[0]) * (1 - 1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(instances())
 def test_bernoulli_tkl_root_finding_equals_direct_optimisation(mu):
@@ -389,6 +390,7 @@ def test_bernoulli_tkl_root_finding_equals_direct_optimisation(mu):
     assert abs(w.sum() - 1) <= 1e-12 and np.all(w > 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(instances(-3.0, 3.0, 1e-2), st.floats(0.1, 4.0))
 def test_gaussian_tkl_root_finding_equals_beta_minimisation(mu, sigma2):

@@ -258,6 +258,7 @@ def reference(F, table, T, released, maxdet_on=True, reuse=False, reading="A"):
 @pytest.mark.parametrize("name, maxdet_on, reuse", [("dp-bai", True, False),
                                                      ("dp-bai-baseline", False, False),
                                                      ("dp-bai-reuse", True, True)])
+@pytest.mark.slow
 def test_kernel_matches_literal_reference(tmp_path, name, maxdet_on, reuse):
     # clustered features (K = 40, d = 3: s = 40, 4, 2, 1): phase 1 takes the MAX-DET branch
     # with B_1 precomputed, later phases often have a rank-1 active set and take it again in
@@ -640,6 +641,7 @@ def test_structure_candidates_for_stream_tables():
     assert all(pr.d[pr.position] == 0 and pr.d_prime[pr.position] == 1 for pr in pairs)
 
 
+@pytest.mark.slow
 def test_audit_positive_control_and_gauss_delta():
     from dpaudit.audit import audit_algorithm
     # OD-LinBAI is a deterministic function of the table: the pair found separates the

@@ -531,6 +531,7 @@ def test_nash_regret_uniform_play_digest_instance():
     assert m.nash_regret([0.5, 0.0], 1.0) == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K", [2, 3, 50])
 def test_uniform_index_is_uniform(K):
     """kernels.uniform_index follows the uniform law on {0, ..., K−1}: n = 600 000 draws,

@@ -93,6 +93,7 @@ def test_gate_cli_bad_input_exit_2_nothing_written(tmp_path):
     assert not junit.exists()
 
 
+@pytest.mark.slow
 def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     d = suite_dir(tmp_path)
     base, junit = tmp_path / "baseline.json", tmp_path / "gate.xml"
@@ -111,6 +112,7 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     assert "eps_lb" in out and "<= baseline bound" in out
 
 
+@pytest.mark.slow
 def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     """A privacy bug: the name privbern now runs the wrong-exponent mutant's code (as a bad
     commit would). The gate fails and names the entry, the expected and the got verdict."""
@@ -130,6 +132,7 @@ def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     assert [tc.get("name") for tc in fail] == ["privbern"]
 
 
+@pytest.mark.slow
 def test_gate_fails_above_baseline(tmp_path):
     """An ε_lb above the baseline's upper bound fails the gate (here the stored bound of the
     correct algorithm is lowered to 0.5: as if the baseline had leaked at most 0.5)."""
@@ -160,6 +163,7 @@ def test_judge_rules():
         == math.inf
 
 
+@pytest.mark.slow
 def test_assert_dp_on_callables_and_registered_algorithms():
     """assert_dp passes a correct mechanism and raises with the summary on a privacy bug."""
     sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -176,6 +180,7 @@ def test_assert_dp_on_callables_and_registered_algorithms():
         assert_dp("privbern-wrong-exp", eps=1.0, runs=20000, seed=1)
 
 
+@pytest.mark.slow
 def test_pytest_plugin_fixture(pytester):
     """The pytest11 entry point offers assert_dp as a fixture in a user's test session."""
     pytester.makepyfile("""

@@ -190,6 +190,7 @@ def test_digest_section_5_2_first_decision_losses():
                 assert loss * eps == pytest.approx(eps - math.log(1 + eps / 2), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_rnm_epoch_zero_loss_exceeds_eps():
     """The audit finding on Theorem 8 (module doc): row 0 = action a 0 → 1, others 1 → 0 moves
     a's gap from −1 to +1, and RNM with Lap(1/ε) gives P(J = a) = 0.4357 vs 0.0750 at K = 5,
@@ -488,6 +489,7 @@ def _wb(name, pair, eps=1.0, runs=2000, **params):
     return wb.whitebox(spec, prep, pair, eps, runs=runs, seed=5)
 
 
+@pytest.mark.slow
 def test_whitebox_release_loss_and_replay():
     """Honest lazy algorithms: release loss ≤ ε and no replay diverges (decisions read data
     only through releases); mutants: loss > ε (a reward re-enters later releases); ts-beta:

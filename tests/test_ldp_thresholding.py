@@ -707,6 +707,7 @@ def test_bandit_audits_on_a_known_pair():
     assert a.verdict == "violation" and a.eps_lb > 5
 
 
+@pytest.mark.slow
 def test_batch_loops_load_from_numba_cache_and_equal_the_generic_loop():
     # as tests/test_audit.py for adap-tt: a fresh process loads tb_batch and privbern_batch
     # from numba's cache, and they equal the generic loop bit for bit

@@ -7,6 +7,7 @@ is its 1 − 1e-6 quantile. The other assertions are deterministic or have margi
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
@@ -40,6 +41,7 @@ def test_look_sizes():
     assert len(look_sizes(10 ** 7)) == LOOKS
 
 
+@pytest.mark.slow
 def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
     eps, alpha, reps = 0.5, 0.05, 1000
     p_d = 0.2

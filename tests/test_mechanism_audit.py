@@ -26,6 +26,7 @@ def laplace(rng, data, n):
     return data[0] + rng.laplace(0.0, 1.0, n)       # sensitivity 1, ε = 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0])
 def test_default_audit_of_laplace_is_tight(eps):
     km = known_mechanism("laplace", eps)
@@ -34,12 +35,14 @@ def test_default_audit_of_laplace_is_tight(eps):
     assert r.alpha == 0.05 and r.to_dict()["claim"] == {"eps": eps, "delta": 0.0}
 
 
+@pytest.mark.slow
 def test_correct_laplace_bound_stays_below_eps_at_tiny_alpha():
     r = dpaudit.audit_mechanism(laplace, [0.0], [1.0], eps=1.0, alpha=1e-6, seed=3)
     assert r.verdict == "pass" and 0.9 <= r.eps_lb <= 1.0
     assert "continuous" in r.event["text"] and r.event["ordering"].startswith("threshold")
 
 
+@pytest.mark.slow
 def test_soundness_over_1000_small_audits():
     s = soundness(1000, n=20_000, alpha=0.05, workers=2)
     assert s["overall"]["n"] == 1000
@@ -67,6 +70,7 @@ def test_gaussian_delta_claim():
     assert pure.verdict == "violation"
 
 
+@pytest.mark.slow
 def test_two_dimensional_outputs():
     def laplace2(rng, data, n):   # two releases, each ε/2: ε in total
         return data[0] + rng.laplace(0.0, 2.0, (n, 2))

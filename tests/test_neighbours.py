@@ -156,6 +156,7 @@ def test_windows_follow_the_changed_row():
     assert source_views(early, 2, 64)[:, 0].max() == 0       # prefixes only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_planted_worst_position_is_found(seed):
     # Exactly one of 256 rows leaks ε = 1, every other ε/4; the claim is ε/2. The default
@@ -173,6 +174,7 @@ def test_planted_worst_position_is_found(seed):
     assert all(f["pair"]["changed_row"] == row for f in s["finalists"])
 
 
+@pytest.mark.slow
 def test_search_json_budget_candidates_finalists_profile_and_determinism():
     kw = dict(runs=40_000, seed=11, workers=1, whitebox_runs=0)
     a = audit_algorithm("adap-tt", 0.5, params={"horizon": "12"}, **kw).to_dict()

@@ -100,6 +100,7 @@ def test_p_value_is_where_the_bound_crosses_eps(k, j, eps):
         assert eps_lower_bound(k, n, j, n, 0.999) <= eps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.0, 0.02])
 def test_lower_and_upper_bounds_cover_the_true_delta_loss(delta):
     # true δ-loss exactly 0.4 on an event: each one-sided bound may miss with probability

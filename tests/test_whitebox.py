@@ -138,6 +138,7 @@ ROW0 = NeighbourPair.change_row(constant_table(0.5, 1, 2), 0, 0.0, 1.0,
                                 {"kind": "constant", "value": 0.5}, "row 0")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
     for dist, scale in ((LAPLACE, 1 / eps), (RANDOMISED_RESPONSE, eps)):
@@ -158,6 +159,7 @@ def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
         assert r["max_loss"] == pytest.approx(2 * eps, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_gaussian_release_loss_is_the_gaussian_plrv():
     # PLRV of N(0, σ²) vs N(1, σ²) at Δ = 1, σ = 1: under d it is N(1/2, 1); mean = KL = 1/2,
     # sd of the mean over 2·10^4 runs (both directions) ≈ 0.0071: margin 0.043 = 6 sd.
@@ -211,6 +213,7 @@ def adap_tt_results():
     return out
 
 
+@pytest.mark.slow
 def test_adap_tt_loss_never_exceeds_eps_and_reaches_it(adap_tt_results):
     # measured: max loss = ε (up to 4e-16) on every candidate pair at ε = 0.5 and 1
     for eps in (0.5, 1.0):
@@ -229,6 +232,7 @@ def test_adap_tt_loss_never_exceeds_eps_and_reaches_it(adap_tt_results):
         assert max(maxima) >= eps * (1 - 1e-9)
 
 
+@pytest.mark.slow
 def test_adap_tt_row0_loss_is_the_phase1_laplace_release(adap_tt_results):
     # row 0 is read only by arm 0's phase-1 release (Ñ = 1, scale 1/ε, values 0 vs 1)
     for (eps, i), (pair, r) in adap_tt_results.items():
@@ -244,6 +248,7 @@ def test_adap_tt_row0_loss_is_the_phase1_laplace_release(adap_tt_results):
         assert c["loss"] == pytest.approx(sign * eps * (abs(y - 1) - abs(y)), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_adap_tt_replay_never_diverges(adap_tt_results):
     for (eps, i), (pair, r) in adap_tt_results.items():
         assert r["replay"] == {"diverged_runs": 0, "first_divergent_step": None,
