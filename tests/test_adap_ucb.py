@@ -289,6 +289,7 @@ def test_ucb_indices():
 
 # --------------------------------------------------------------- statistical checks
 
+@pytest.mark.statistical
 def test_first_decision_probability():
     """adap-ucb, K = 2, ε = 1: both arms have N = 1 after initialisation (equal bonuses), so
     round 3 plays arm 0 iff x_0 + L_0 > x_1 + L_1: with x = (0, 1), P = P(L_0 − L_1 > 1) =
@@ -323,6 +324,7 @@ def test_whitebox_release_loss_and_replay():
     assert w["replay"]["diverged_runs"] > 0
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_audit_pipeline_on_explicit_pairs():
     """End to end (dpaudit.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side, ε = 1.

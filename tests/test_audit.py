@@ -42,6 +42,7 @@ LAPLACE = AlgorithmSpec(
     audit_horizon=lambda p: p["horizon"])
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 1.0])
 def test_laplace_bound_is_below_eps_and_close(eps):
@@ -60,6 +61,7 @@ def test_laplace_bound_is_below_eps_and_close(eps):
     assert r2.eps_lb <= 1.25 * eps
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_adap_tt_passes_with_an_informative_bound():
     # Pair "tied-high, row 0": event a_7 = 0 has probabilities ≈ 0.167 / 0.102 (ln ratio 0.494,
@@ -74,6 +76,7 @@ def test_adap_tt_passes_with_an_informative_bound():
     assert r.event["view"][0] == 0 and r.event["view"][1] <= 8   # right after initialisation
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_no_forgetting_mutant_is_caught():
     # Its initial sample re-enters every later release of its arm: events such as "arm 0 leads

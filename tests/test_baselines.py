@@ -258,6 +258,7 @@ def test_dpse_release_log_replays_the_rule(epoch_mean):
         replay_dpse(table, acts, rel, tau, rec, eps, risk, epoch_mean == "cumulative-count")
 
 
+@pytest.mark.statistical
 def test_dpse_noise_is_laplace_with_logged_scale():
     # 4000 runs × 2 releases of epoch 1 (K = 2, δ = 0.5, ε = 0.7). Under a correct kernel the KS
     # p-value is Uniform(0,1): false-failure probability 1e-7.

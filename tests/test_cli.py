@@ -9,6 +9,8 @@ import tempfile
 
 import pytest
 
+pytestmark = pytest.mark.cli
+
 DPAUDIT = [sys.executable, "-m", "dpaudit"]
 SMALL = ["--runs", "20000", "--seed", "3"]
 
@@ -177,6 +179,7 @@ def test_bench_reports_steps_per_second(tmp_path):
     assert r["steps"] == pytest.approx(r["steps_per_s"] * r["seconds"])
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_bring_your_own_callable(tmp_path):
     # etc_half_noise has loss 2ε on its recommendation (README example): ε_lb ≈ 1.3 at this

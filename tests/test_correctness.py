@@ -70,6 +70,7 @@ def test_certified_when_answer_is_deterministic():
     json.dumps(r)                                # JSON-able
 
 
+@pytest.mark.statistical
 def test_unstopped_runs_are_counted_as_errors():
     # max_steps far below any stopping time: every run is CAPPED, none is dropped, each is an
     # error (deterministic: the cap binds whatever the rewards; false-failure probability 0)
@@ -92,6 +93,7 @@ def test_mixed_capped_and_stopped_counts_add_up():
     assert r["stopping_time"]["stopped"] == s["stopped"]
 
 
+@pytest.mark.statistical
 def test_wrong_by_construction_gives_violation():
     # APT (non-private) with budget T = K = 2: one pull per arm, then Ŝ = {μ̂ > 0.6}; with
     # means (0.55, 0.65), τ = 0.6, ζ = 0, Ŝ = {1} (correct) only if arm 0 gives 0 and arm 1
@@ -159,6 +161,7 @@ def test_input_errors():
 
 # ------------------------------------------------------------------ CLI
 
+@pytest.mark.cli
 def test_cli_exit_codes_and_json(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["check", "correctness", "--algo", "ttucb", "--risk", "0.05", "--param",
@@ -182,6 +185,7 @@ def test_cli_exit_codes_and_json(tmp_path, capsys):
     ["--algo", "lazy-ucb", "--risk", "0.05", "--eps", "1"],
     ["--algo", "adap-tt", "--risk", "0.05", "--eps", "1", "--json", "/no/such/dir/x.json"],
 ])
+@pytest.mark.cli
 def test_cli_input_errors_one_line_nothing_written(argv, tmp_path, capsys):
     out = tmp_path / "r.json"
     full = ["check", "correctness", *argv]
@@ -194,6 +198,7 @@ def test_cli_input_errors_one_line_nothing_written(argv, tmp_path, capsys):
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.cli
 def test_help_states_runs_needed(capsys):
     with pytest.raises(SystemExit):
         main(["check", "correctness", "--help"])

@@ -394,6 +394,7 @@ def test_zero_influence_negative_control(name):
 
 # --------------------------------------------------------------------------- statistics
 
+@pytest.mark.statistical
 def test_tight_construction_probabilities():
     # digest §5.2: collinear features, x all zeros, x' = x with x_{1,1} = 1 (T = 32: n_1 = 14).
     # E = "the first action of phase 2 is not arm 1": P_x(E) = 1/2, P_x'(E) = e^{-ε}/2.
@@ -416,6 +417,7 @@ def test_tight_construction_probabilities():
     assert rates[1] == pytest.approx(math.exp(-1.0) / 2, abs=t)
 
 
+@pytest.mark.statistical
 def test_accuracy_matches_digest_reference_values():
     # benchmarks/accuracy_dp_bai.py at T = 500 with n = 5000 trials per cell (uniform
     # rewards, Sec. 5). 10 cells; Hoeffding with t = sqrt(ln(2e7)/(2n)) = 0.041 per cell, so
@@ -509,6 +511,7 @@ def test_dp_od_l2_calibration_leaks_on_diagonal_features(tmp_path):
         assert w["max_loss"] == pytest.approx(expect, rel=1e-9)
 
 
+@pytest.mark.statistical
 def test_dp_od_l2_calibration_violates_eps_dp_on_the_output():
     # The output itself leaks: features a_0 = (-1, -1), a_1 = (-1, 1), a_2 = (0.5, 0.5)
     # (examples/dp_od_quadrant.csv; design ½, ½ on arms 0 and 1, 15 pulls each at T = 32,
@@ -603,6 +606,7 @@ def test_feature_files(tmp_path):
         lin.load_features(str(tmp_path / "text.csv"), (0.5,))
 
 
+@pytest.mark.cli
 def test_cli_errors_are_one_line(capsys):
     from dpaudit.cli import main
     for argv in (["run", "--algo", "dp-bai", "--eps", "1", "--param", "features=nope"],
@@ -641,6 +645,7 @@ def test_structure_candidates_for_stream_tables():
     assert all(pr.d[pr.position] == 0 and pr.d_prime[pr.position] == 1 for pr in pairs)
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_audit_positive_control_and_gauss_delta():
     from dpaudit.audit import audit_algorithm
@@ -665,6 +670,7 @@ def test_audit_positive_control_and_gauss_delta():
     assert r.delta == 1e-3 == r.params["delta"]
 
 
+@pytest.mark.statistical
 def test_reuse_mutant_release_loss_exceeds_eps():
     # white-box (deterministic given the seed): on the all-zero table with x_{1,1} = 1 in d',
     # arm 0's first entry enters its phase-1 release (loss ε) and, when it survives, its later

@@ -449,6 +449,7 @@ def test_anytime_truncates_last_window():
     assert np.allclose(last[:, 6] * last[:, 3], math.log(64))
 
 
+@pytest.mark.statistical
 def test_anytime_uniform_coin_frequency():
     """The coin of window W = 8 (samples 7..14) is Uniform with probability 1/64: among
     n = 40000 runs (C_I = 1600, so base windows release every round) count the runs with no
@@ -472,6 +473,7 @@ def test_anytime_uniform_coin_frequency():
 
 @pytest.mark.parametrize("name,mult", [("ldp-ncb-randomiser", 1.0),
                                        ("ldp-ncb-randomiser-half-scale", 0.5)])
+@pytest.mark.statistical
 def test_randomiser_tail_and_scale(name, mult):
     """Y = r + Lap(mult/ε), ε = 1, binned at 1/4: P(Y ≥ 1 | r = 1) = 1/2, P(Y ≥ 1 | r = 0) =
     e^{−ε/mult}/2. n = 200000 users per r; each frequency is tested with a two-sided binomial
@@ -531,6 +533,7 @@ def test_nash_regret_uniform_play_digest_instance():
     assert m.nash_regret([0.5, 0.0], 1.0) == 1.0
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("K", [2, 3, 50])
 def test_uniform_index_is_uniform(K):

@@ -84,6 +84,7 @@ def test_bad_suites_are_refused_with_one_line(tmp_path, text, needle):
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
+@pytest.mark.cli
 def test_gate_cli_bad_input_exit_2_nothing_written(tmp_path):
     d = suite_dir(tmp_path, "[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'maybe'\n")
     junit = tmp_path / "out.xml"
@@ -163,6 +164,7 @@ def test_judge_rules():
         == math.inf
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_assert_dp_on_callables_and_registered_algorithms():
     """assert_dp passes a correct mechanism and raises with the summary on a privacy bug."""
@@ -180,6 +182,7 @@ def test_assert_dp_on_callables_and_registered_algorithms():
         assert_dp("privbern-wrong-exp", eps=1.0, runs=20000, seed=1)
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_pytest_plugin_fixture(pytester):
     """The pytest11 entry point offers assert_dp as a fixture in a user's test session."""

@@ -440,6 +440,7 @@ def test_beta_sampler_law(a, b):
     assert max(np.max(k - F), np.max(F - (k - 1 / n))) < 0.0065
 
 
+@pytest.mark.statistical
 def test_ts_beta_transcript_law_exact():
     """The kernel's argmax of sampled Betas follows the law of Thompson sampling: ts-beta with
     K = 2 on a constant 0.3 table, three rounds. Round 1: 1/2 each; round 2 repeats J_1 with
@@ -534,6 +535,7 @@ def test_dp_se_regret_reuses_the_dp_se_kernel_then_commits():
     assert acts[:t2].tolist() == a2[:t2].tolist() and (acts[t2:] == rec2).all()
     assert np.array_equal(rel, r2[:nr2])
 
+@pytest.mark.statistical
 def test_dp_se_regret_audit_instance():
     """Default δ = DPSE_AUDIT_RISK = 0.01 (module doc): the audit reads K·R_1 + 1 = 5 311 rows
     (dp-se's audit δ) instead of 11 206 at the paper's δ = 1/T = 10^-6; rows 0..K·R_1 − 1
@@ -586,6 +588,7 @@ def test_bad_input_is_one_line(name, eps, params, match):
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.statistical
 def test_audit_pipeline_on_explicit_pairs():
     """End to end (dpaudit.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side:
     rnm-ftnl's epoch-0 pair (true loss 1.76 at ε = 1) is a violation, the same pair with

@@ -595,6 +595,7 @@ def test_exact_transcript_loss_is_at_most_eps_and_reaches_it():
 
 # ---------------------------------------------------------------- statistical tests
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("law", ["uniform", "beta"])
 def test_privbern_mean_is_mu_eps_for_any_reward_law(law):
     """E[Y] = μ_ε (Lemma 2.1) for non-Bernoulli rewards: n = 10^6 users whose rewards are
@@ -631,6 +632,7 @@ def test_algorithm_1_monte_carlo_regression(eps, T, digest, half):
     assert abs(p - digest) <= 1.53 * half + 5.5 * sd
 
 
+@pytest.mark.statistical
 def test_algorithm_2_stopping_times_and_correctness_on_instance_b():
     """Instance B, ε = 1, δ = 0.05, R = 1000 fresh runs (digest §3.6: 0 errors, mean 15454,
     median 14889, max 37425). The stopping time has sd ≈ 6000 (measured), so the mean of
@@ -651,6 +653,7 @@ def test_algorithm_2_stopping_times_and_correctness_on_instance_b():
 
 # ----------------------------------------------------------------- audits (local model)
 
+@pytest.mark.statistical
 def test_privbern_audit_on_the_local_model_is_tight_and_the_mutant_is_caught():
     """The local-model pipeline end to end (candidates r, r' ∈ {0, ½, 1}, white-box screen,
     measurement). At α = 1e-6, ε_lb ≤ ε fails with probability ≤ 1e-6 (Clopper–Pearson).
@@ -669,6 +672,7 @@ def test_privbern_audit_on_the_local_model_is_tight_and_the_mutant_is_caught():
     assert registry.get("privbern-wrong-exp").mutant_of == "privbern"
 
 
+@pytest.mark.statistical
 def test_local_model_explicit_pair_and_structure_strategy():
     # --pair with two rewards (the arm-count check applies to tables only) and the
     # `structure` strategy (a local algorithm names no rows: its value patterns are tried)
@@ -690,6 +694,7 @@ def test_local_model_explicit_pair_and_structure_strategy():
                         neighbours="structure", workers=1)
 
 
+@pytest.mark.statistical
 def test_bandit_audits_on_a_known_pair():
     """Instance C (τ = 0.6), tied-low table, row 3 (arm 3's initial pull) 0 vs 1: the first
     adaptive pull is arm 3 iff Y_0 = Y_1 = Y_2 = 0 and Y_3 = 1, an event of ratio exactly

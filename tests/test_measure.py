@@ -41,6 +41,7 @@ def test_look_sizes():
     assert len(look_sizes(10 ** 7)) == LOOKS
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
     eps, alpha, reps = 0.5, 0.05, 1000
@@ -52,6 +53,7 @@ def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
     assert false <= binom.isf(1e-6, reps, alpha)
 
 
+@pytest.mark.statistical
 def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility():
     m = measure([Finalist(EVENT, binomial_source(0.1, 0.1 * math.exp(1.0)))], 800_000, 0.5,
                 0.0, 0.05, np.random.SeedSequence(1))
@@ -66,6 +68,7 @@ def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility
     assert undecided.tests == LOOKS and undecided.alpha_per_test == 0.05 / LOOKS
 
 
+@pytest.mark.statistical
 def test_delta_claims_tolerate_delta_extra_mass():
     # P_d'(S) = e^0.5·P_d(S) + 0.05: a violation of (0.5, 0)-DP, not of (0.5, 0.06)-DP
     draw = binomial_source(0.2, 0.2 * math.exp(0.5) + 0.05)

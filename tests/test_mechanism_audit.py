@@ -26,6 +26,7 @@ def laplace(rng, data, n):
     return data[0] + rng.laplace(0.0, 1.0, n)       # sensitivity 1, ε = 1
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0])
 def test_default_audit_of_laplace_is_tight(eps):
@@ -35,6 +36,7 @@ def test_default_audit_of_laplace_is_tight(eps):
     assert r.alpha == 0.05 and r.to_dict()["claim"] == {"eps": eps, "delta": 0.0}
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_correct_laplace_bound_stays_below_eps_at_tiny_alpha():
     r = dpaudit.audit_mechanism(laplace, [0.0], [1.0], eps=1.0, alpha=1e-6, seed=3)
@@ -42,6 +44,7 @@ def test_correct_laplace_bound_stays_below_eps_at_tiny_alpha():
     assert "continuous" in r.event["text"] and r.event["ordering"].startswith("threshold")
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_soundness_over_1000_small_audits():
     s = soundness(1000, n=20_000, alpha=0.05, workers=2)
@@ -49,6 +52,7 @@ def test_soundness_over_1000_small_audits():
     assert s["overall"]["k"] <= binom.isf(1e-6, 1000, 0.05)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("family", FAMILIES)
 def test_half_noise_mutants_are_caught(family):
     km = known_mechanism(family, 1.0, factor=0.5)
@@ -59,6 +63,7 @@ def test_half_noise_mutants_are_caught(family):
     assert r.counts["measurement"]["stopped"] == "violation"
 
 
+@pytest.mark.statistical
 def test_gaussian_delta_claim():
     ok = known_mechanism("gaussian", 1.0, delta=1e-3)
     r = dpaudit.audit_mechanism(ok.mechanism, ok.d, ok.d_prime, eps=1.0, delta=1e-3,
@@ -70,6 +75,7 @@ def test_gaussian_delta_claim():
     assert pure.verdict == "violation"
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 def test_two_dimensional_outputs():
     def laplace2(rng, data, n):   # two releases, each ε/2: ε in total
@@ -86,6 +92,7 @@ def test_two_dimensional_outputs():
                                    seed=2).verdict == "violation"
 
 
+@pytest.mark.statistical
 def test_loss_table_flags_cells_only_when_the_loss_exceeds_eps():
     bad = known_mechanism("geometric", 1.0, factor=0.5)    # every cell y != 0 has loss 2
     r = dpaudit.audit_mechanism(bad.mechanism, bad.d, bad.d_prime, eps=1.0, n=1_000_000,

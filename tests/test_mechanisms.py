@@ -32,6 +32,7 @@ def _binom_ok(k, n, p, alpha):
 
 # ----------------------------------------------------------------------------- samplers
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("family", DISCRETE)
 @pytest.mark.parametrize("eps,factor", [(1.0, 1.0), (0.5, 0.5)])
 def test_discrete_frequencies_match_exact_probabilities(family, eps, factor):
@@ -51,6 +52,7 @@ def test_discrete_frequencies_match_exact_probabilities(family, eps, factor):
         assert np.all(_binom_ok(k, N, q, 1e-8 / (2 * len(k)))), (family, k, N * q)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("family", ("laplace", "gaussian"))
 @pytest.mark.parametrize("eps,factor", [(1.0, 1.0), (0.5, 0.5)])
 def test_continuous_empirical_cdf_matches(family, eps, factor):
@@ -66,6 +68,7 @@ def test_continuous_empirical_cdf_matches(family, eps, factor):
         assert np.all(_binom_ok(k, N, exact_cdf(km, t)[side], 1e-8 / 14)), (family, k)
 
 
+@pytest.mark.statistical
 def test_geometric_sampler_shape_of_distribution():
     """Exact check of the parametrisation without the module's own probabilities:
     P(Z=0) = tanh(ε/2) and P(Z=k)/P(Z=k+1) = e^ε. Counts of Z ∈ {−2..2} at level 1e-8/5 each

@@ -156,6 +156,7 @@ def test_windows_follow_the_changed_row():
     assert source_views(early, 2, 64)[:, 0].max() == 0       # prefixes only
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_planted_worst_position_is_found(seed):

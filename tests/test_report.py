@@ -229,6 +229,7 @@ def _cli(argv):
     return report.main(p.parse_args(argv))
 
 
+@pytest.mark.cli
 def test_cli_main(tmp_path, capsys):
     out, md = tmp_path / "out.html", tmp_path / "out.md"
     assert _cli(["report", TT, CORR, "-o", str(out), "--markdown", str(md)]) == 0

@@ -1,11 +1,13 @@
 """The set-up contract. The README's commands are a contract with CI: `.ci/run` reads the full
 test command from the README with an awk line, so an edit of the README can silently break CI;
-these tests run `.ci/run`'s own extraction against the README and check what it finds. And the
-tests must run the checkout's code: tests/conftest.py refuses a stale install by name."""
+these tests run `.ci/run`'s own extraction against the README and check what it finds. The
+tests must run the checkout's code: tests/conftest.py refuses a stale install by name. And no test
+may hang: pytest-timeout fails it by name."""
 import pathlib
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -48,3 +50,22 @@ def test_a_stale_install_is_refused_with_a_clear_message(tmp_path):
     assert r.returncode == pytest.ExitCode.USAGE_ERROR, r.stdout + r.stderr
     assert f"dpaudit is imported from {tmp_path / 'dpaudit'}" in r.stderr
     assert "pip install -e '.[test]'" in r.stderr
+
+
+def test_the_suite_has_a_default_per_test_timeout(request):
+    # pyproject's [tool.pytest.ini_options] timeout (pytest-timeout): no test may hang CI
+    assert 0 < float(request.config.getini("timeout")) <= 300
+
+
+def test_a_hung_test_fails_by_name_within_the_timeout(pytester):
+    pytester.makepyfile(test_hang="""
+        import time
+
+        def test_sleeps_past_the_timeout():
+            time.sleep(60)
+    """)
+    t0 = time.monotonic()
+    result = pytester.runpytest("--timeout=1", "-rf")
+    assert time.monotonic() - t0 < 30
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_hang.py::test_sleeps_past_the_timeout - *Timeout*"])

@@ -49,6 +49,7 @@ def test_swapping_sides_mirrors_the_interval(a, b, alpha):
     assert lo == pytest.approx(-hi2) and hi == pytest.approx(-lo2)
 
 
+@pytest.mark.statistical
 def test_eps_lower_bound_coverage():
     # events with a true log-ratio of exactly 0.5: the bound at α = 0.05 must exceed 0.5 in at
     # most 5 % of 20 000 replications; binomial(20 000, 0.05) exceeds 1 200 with prob < 1e-8
@@ -100,6 +101,7 @@ def test_p_value_is_where_the_bound_crosses_eps(k, j, eps):
         assert eps_lower_bound(k, n, j, n, 0.999) <= eps
 
 
+@pytest.mark.statistical
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.0, 0.02])
 def test_lower_and_upper_bounds_cover_the_true_delta_loss(delta):
