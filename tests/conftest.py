@@ -3,10 +3,15 @@
 * The tests must run the checkout's code: `pip install -e '.[test]'` (the README's command).
   A stale or mixed install (a copy in site-packages, imported before the checkout) would hide
   every edit, so the run stops at once with a message saying so.
+* numba checks a cached function against its own source file only: after an edit of a helper
+  in kernels.py, the kernels that inline it would keep running their old cached code. So when
+  any module with compiled code has changed since the last run, the run starts by deleting
+  the checkout's numba caches (once, before xdist workers start).
 * Property tests (hypothesis) draw their examples deterministically: the same code gives the
   same examples on every run and in CI (like every other statistical test here, seeded). Set
   HYPOTHESIS_PROFILE=explore to search with fresh random examples.
 """
+import hashlib
 import os
 import pathlib
 
@@ -20,7 +25,23 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "seeded"))
 
 
+def clear_stale_numba_caches(package, cache):
+    """Delete the numba caches below ``package`` if its jitted sources changed since the digest
+    kept in ``cache`` (pytest's cache); returns the number of files deleted."""
+    sources = sorted(p for p in package.rglob("*.py") if "njit" in p.read_text())
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    if cache.get("dpaudit/jitted-sources", None) == digest:
+        return 0
+    stale = [*package.rglob("__pycache__/*.nbi"), *package.rglob("__pycache__/*.nbc")]
+    for f in stale:
+        f.unlink(missing_ok=True)
+    cache.set("dpaudit/jitted-sources", digest)
+    return len(stale)
+
+
 def pytest_configure(config):
+    if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
+        clear_stale_numba_caches(ROOT / "dpaudit", config.cache)
     import dpaudit
     import dpaudit.algorithms
 

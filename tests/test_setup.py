@@ -69,3 +69,33 @@ def test_a_hung_test_fails_by_name_within_the_timeout(pytester):
     assert time.monotonic() - t0 < 30
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["FAILED test_hang.py::test_sleeps_past_the_timeout - *Timeout*"])
+
+
+def test_numba_caches_are_cleared_when_a_jitted_source_changes(tmp_path):
+    from conftest import clear_stale_numba_caches
+
+    class Cache(dict):                                   # pytest's cache: get(key, default)/set
+        set = dict.__setitem__
+
+    pkg = tmp_path / "pkg"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "k.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(): return 1\n")
+    (pkg / "plain.py").write_text("x = 1\n")
+    cached = [pkg / "__pycache__" / n for n in ("k.f-2.py311.nbi", "k.f-2.py311.1.nbc")]
+    cache = Cache()
+
+    def fill():
+        for f in cached:
+            f.write_bytes(b"old")
+
+    fill()
+    assert clear_stale_numba_caches(pkg, cache) == 2            # first sight: no digest kept
+    assert not any(f.exists() for f in cached)
+    fill()
+    assert clear_stale_numba_caches(pkg, cache) == 0            # nothing edited: caches kept
+    (pkg / "plain.py").write_text("x = 2\n")
+    assert clear_stale_numba_caches(pkg, cache) == 0            # no compiled code in it
+    assert all(f.exists() for f in cached)
+    (pkg / "k.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(): return 2\n")
+    assert clear_stale_numba_caches(pkg, cache) == 2            # a jitted source changed
+    assert not any(f.exists() for f in cached)
