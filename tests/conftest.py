@@ -14,6 +14,7 @@
 import hashlib
 import os
 import pathlib
+import sysconfig
 
 import pytest
 from hypothesis import settings
@@ -39,7 +40,26 @@ def clear_stale_numba_caches(package, cache):
     return len(stale)
 
 
+def installed_copy(purelib):
+    """The message refusing a ``dpaudit`` folder in site-packages (``purelib``), or None.
+
+    An editable install puts no such folder there. One that exists is a non-editable install
+    or what is left of one: pip uninstall keeps the numba caches that runs wrote beside the
+    installed sources, and the folder left behind is then imported as an empty namespace
+    package by every process started outside the checkout (the CLI tests), with no algorithms
+    registered."""
+    copy = pathlib.Path(purelib) / "dpaudit"
+    if not copy.is_dir():
+        return None
+    return (f"{copy} is a non-editable install of dpaudit or what is left of one: outside this "
+            f"checkout it is imported instead of {ROOT / 'dpaudit'}. Remove it and install "
+            f"editable: `rm -r {copy} && pip install -e '.[test]'`.")
+
+
 def pytest_configure(config):
+    refusal = installed_copy(sysconfig.get_paths()["purelib"])
+    if refusal:
+        raise pytest.UsageError(refusal)
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
         clear_stale_numba_caches(ROOT / "dpaudit", config.cache)
     import dpaudit

@@ -52,6 +52,18 @@ def test_a_stale_install_is_refused_with_a_clear_message(tmp_path):
     assert "pip install -e '.[test]'" in r.stderr
 
 
+def test_a_copy_left_in_site_packages_is_refused(tmp_path):
+    # `pip install .` then `pip install -e .` in one venv leaves site-packages/dpaudit/__pycache__
+    # (numba's caches), an empty namespace package for every process outside the checkout
+    from conftest import installed_copy
+
+    assert installed_copy(tmp_path) is None
+    (tmp_path / "dpaudit" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "dpaudit" / "__pycache__" / "simulate.batch_record-128.py311.nbi").write_bytes(b"")
+    msg = installed_copy(tmp_path)
+    assert f"rm -r {tmp_path / 'dpaudit'} && pip install -e '.[test]'" in msg
+
+
 def test_the_suite_has_a_default_per_test_timeout(request):
     # pyproject's [tool.pytest.ini_options] timeout (pytest-timeout): no test may hang CI
     assert 0 < float(request.config.getini("timeout")) <= 300
