@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 
@@ -113,3 +114,129 @@ def detectable_eps(p_den: float, n: int, claim: float, alpha: float, delta: floa
     if f(0.0) > 0:
         return 0.0
     return float(brentq(f, 0.0, hi, xtol=1e-6))
+
+
+TAIL = 1e-12   # binomial mass left out on each side of a window; counted against the power
+GRID = 256     # critical counts computed exactly at this many denominator counts per look
+
+
+def _window(n: int, p: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The counts k of Binomial(n, p) outside whose range the mass is ≤ 2·TAIL: (k, pmf(k),
+    mass outside)."""
+    k = np.arange(binom.ppf(TAIL, n, p), binom.isf(TAIL, n, p) + 1, dtype=np.int64)
+    pmf = binom.pmf(k, n, p)
+    return k, pmf, max(0.0, 1.0 - float(pmf.sum()))
+
+
+def _first_true(pred, n: int, k: np.ndarray) -> np.ndarray:
+    """For each denominator count in ``k`` (shape (m,)), the smallest numerator count j in
+    [0, n] with ``pred(j, k)`` (n + 1 where none), for a predicate that is False then True in j
+    and whose switch point does not decrease with k.
+
+    Vectorised bisection at the last count of each of at most :data:`GRID` blocks of ``k``,
+    that value standing for the whole block: it is ≥ the exact one on every count of the
+    block, which makes the power below conservative (the critical counts of rejection regions
+    {j ≥ t} are too high, the last counts of acceptance regions {j < t} too high too, i.e.
+    those regions too large). Exact where ``k`` has at most GRID values."""
+    block = -(-k.size // GRID)
+    right = k[np.minimum(np.arange(block - 1, k.size + block - 1, block), k.size - 1)]
+    lo = np.full(right.size, -1, dtype=np.int64)       # pred(lo) taken False
+    hi = np.full(right.size, n + 1, dtype=np.int64)    # pred(hi) taken True
+    while np.any(hi - lo > 1):
+        live = hi - lo > 1
+        mid = (lo + hi) // 2
+        ok = np.asarray(pred(np.clip(mid, 0, n), right), dtype=bool)
+        hi = np.where(live & ok, mid, hi)
+        lo = np.where(live & ~ok, mid, lo)
+    return np.repeat(hi, block)[:k.size]
+
+
+class PowerCurve:
+    """The probability that one measured event is flagged, as a function of its true loss.
+
+    The design is the one :mod:`dpaudit.measure` runs for a finalist: cumulative looks of
+    ``sizes`` runs per side, each a test at level ``alpha`` (the per-test level after
+    Bonferroni) of H0 "δ-loss ≤ ``eps``" with :func:`eps_lower_bound`; the measurement stops
+    early for futility when the upper bounds (:func:`eps_upper_bound`) are ≤ ε. The event has
+    probability ``p_den`` on the denominator side and ``min(1, e^loss·p_den + δ)`` on the
+    numerator side.
+
+    :meth:`power` is a lower bound on the probability of a ``violation``, computed exactly from
+    the binomial laws: P(the last look's bound exceeds ε) minus, for every earlier look, P(that
+    look's upper bound is ≤ ε) (a futility stop needs that; violations at earlier looks and on
+    other finalists only add power). For each denominator count the test's critical numerator
+    count is found by bisection on the very functions the audit calls (on a grid of
+    denominator counts, rounded the conservative way: :func:`_first_true`); binomial mass
+    beyond :data:`TAIL` is counted against the power.
+
+    Args:
+        p_den: probability of the event on the denominator side, in (0, 1].
+        sizes: cumulative runs per side at each look (increasing; the last is the budget).
+        eps: the claimed ε (> 0).
+        alpha: the level of each test (α over the number of tests).
+        delta: the claimed δ (≥ 0).
+    """
+
+    def __init__(self, p_den: float, sizes: list[int], eps: float, alpha: float,
+                 delta: float = 0.0):
+        self.p_den, self.sizes, self.eps, self.delta = float(p_den), list(sizes), eps, delta
+        n = self.sizes[-1]
+        k, pmf, out = _window(n, self.p_den)
+        t = _first_true(lambda j, kd: eps_lower_bound(j, n, kd, n, alpha, delta) > eps, n, k)
+        self._last = (n, pmf, t, out)
+        self._early = []
+        for m in self.sizes[:-1]:
+            k, pmf, out = _window(m, self.p_den)
+            # the largest numerator count whose upper bound is ≤ ε (−1: none)
+            u = _first_true(lambda j, kd: eps_upper_bound(j, m, kd, m, alpha, delta) > eps, m,
+                            k) - 1
+            self._early.append((m, pmf, u, out))
+
+    def p_num(self, loss: float) -> float:
+        """The numerator side's probability for a true δ-loss ``loss``."""
+        return min(1.0, float(np.exp(loss)) * self.p_den + self.delta)
+
+    def power(self, loss: float) -> float:
+        """Lower bound on P(violation) when the event's true δ-loss is ``loss`` (in [0, 1])."""
+        q = self.p_num(loss)
+        n, pmf, t, out = self._last
+        p = float(pmf @ binom.sf(t - 1, n, q)) - out
+        for m, pmf, u, out in self._early:
+            p -= float(pmf @ binom.cdf(u, m, q)) + out
+        return min(1.0, max(0.0, p))
+
+    def detectable_loss(self, beta: float) -> float:
+        """The smallest true δ-loss flagged with probability ≥ 1 − ``beta`` (from above, to
+        1e-6: the power at the value returned is ≥ 1 − β); inf when even P_num = 1 is not."""
+        top = float(np.log((1.0 - self.delta) / self.p_den)) if self.delta < 1 else 0.0
+        if top <= 0 or self.power(top) < 1 - beta:
+            return float("inf")
+        lo, hi = 0.0, top                    # bisection keeping power(hi) ≥ 1 − β
+        if self.power(lo) >= 1 - beta:
+            return 0.0
+        while hi - lo > 1e-6:
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if self.power(mid) >= 1 - beta else (mid, hi)
+        return hi
+
+
+def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float, alpha: float,
+                    delta: float = 0.0, beta: float = 0.05) -> float:
+    """The detectable loss of a measured event at power 1 − β (:class:`PowerCurve`).
+
+    Args:
+        hits_den: the event's hits on the denominator side in ``runs`` runs there; its
+            probability is taken as hits/runs, and as 1/runs when it was never seen (the
+            smallest probability the counts can express).
+        runs: the runs measured on the denominator side (≥ 1).
+        sizes: cumulative runs per side at each planned look; the last is the budget.
+        eps: the claimed ε (> 0).
+        alpha: the level of each test.
+        delta: the claimed δ.
+        beta: 1 − the power asked for, in (0, 1).
+
+    Returns:
+        The smallest true δ-loss (nats) on that event that the design flags with probability
+        ≥ 1 − β; inf when none does.
+    """
+    return PowerCurve(max(hits_den, 1) / runs, sizes, eps, alpha, delta).detectable_loss(beta)

@@ -6,8 +6,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dpaudit.stats import (cp_lower, cp_upper, detectable_eps, eps_lower_bound,
-                           eps_upper_bound, log_ratio_interval, p_value)
+from scipy.stats import binom
+
+from dpaudit import stats
+from dpaudit.stats import (PowerCurve, cp_lower, cp_upper, detectable_eps, detectable_loss,
+                           eps_lower_bound, eps_upper_bound, log_ratio_interval, p_value)
 from dpaudit.stats import P_FLOOR_LOG10
 
 
@@ -118,3 +121,54 @@ def test_lower_and_upper_bounds_cover_the_true_delta_loss(delta):
     lo = [log_ratio_interval(a, n, b, n, 0.05)[0] for a, b in zip(k_num[:4000], k_den[:4000])]
     if delta == 0:   # two-sided interval: lower end misses with probability ≤ α/2
         assert np.sum(np.array(lo) > 0.4) <= 200      # Binomial(4000, 0.025) > 200: < 1e-15
+
+
+def _power_by_enumeration(p_den, sizes, eps, alpha, delta, loss):
+    """P(last look flags) − Σ earlier P(upper bound ≤ ε), summed over every pair of counts."""
+    q = min(1.0, math.exp(loss) * p_den + delta)
+
+    def mass(n, region):
+        j = np.arange(n + 1)
+        pmf = np.outer(binom.pmf(j, n, q), binom.pmf(j, n, p_den))
+        return float(pmf[region(j[:, None], j[None, :], n)].sum())
+
+    p = mass(sizes[-1], lambda a, b, n: eps_lower_bound(a, n, b, n, alpha, delta) > eps)
+    for m in sizes[:-1]:
+        p -= mass(m, lambda a, b, n: eps_upper_bound(a, n, b, n, alpha, delta) <= eps)
+    return max(p, 0.0)
+
+
+@pytest.mark.parametrize("p_den,delta", [(0.2, 0.0), (0.05, 0.0), (0.3, 0.02)])
+def test_power_equals_the_sum_over_every_outcome(p_den, delta):
+    sizes = [30, 60, 120, 240]
+    curve = PowerCurve(p_den, sizes, 0.5, 0.05 / 8, delta)
+    for loss in (0.0, 0.5, 1.0, 1.5, 2.5):
+        want = _power_by_enumeration(p_den, sizes, 0.5, 0.05 / 8, delta, loss)
+        assert curve.power(loss) == pytest.approx(want, abs=1e-10)
+
+
+def test_power_on_a_grid_is_conservative_and_close(monkeypatch):
+    sizes = [5_000, 10_000, 20_000, 40_000]
+    coarse = PowerCurve(0.1, sizes, 0.5, 0.05 / 8)
+    monkeypatch.setattr(stats, "GRID", 10 ** 6)                 # every denominator count
+    exact = PowerCurve(0.1, sizes, 0.5, 0.05 / 8)
+    for loss in np.linspace(0.5, 0.6, 21):
+        assert coarse.power(loss) <= exact.power(loss) + 1e-12
+    assert coarse.detectable_loss(0.05) == pytest.approx(exact.detectable_loss(0.05), abs=1e-3)
+
+
+def test_detectable_loss_is_where_the_power_reaches_one_minus_beta():
+    sizes = [25_000, 50_000, 100_000, 200_000]
+    curve = PowerCurve(0.1, sizes, 0.5, 0.05 / 8)
+    for beta in (0.05, 0.2, 0.5):
+        x = curve.detectable_loss(beta)
+        assert curve.power(x) >= 1 - beta - 1e-6
+        assert curve.power(x - 1e-4) < 1 - beta
+    # the 95 % figure lies above the median one, and the median one near the expected-count one
+    assert curve.detectable_loss(0.05) > curve.detectable_loss(0.5)
+    assert curve.detectable_loss(0.5) == pytest.approx(
+        detectable_eps(0.1, 200_000, 0.5, 0.05 / 8), abs=3e-3)
+    # from the counts: fewer runs, a larger detectable loss; 100 runs cannot certify ε = 10
+    assert detectable_loss(2_000, 20_000, [20_000], 0.5, 0.05) > curve.detectable_loss(0.05)
+    assert detectable_loss(1, 100, [100], 10.0, 0.05) == math.inf
+    assert detectable_loss(0, 100, [100], 10.0, 0.05) == math.inf
