@@ -26,11 +26,11 @@ from tqdm import tqdm
 from dpaudit import registry, search, tables
 from dpaudit.errors import InputError
 from dpaudit.events import Event, best_event, lookup, validated_bound
-from dpaudit.measure import LOOKS, Finalist, Measurement, measure
+from dpaudit.measure import LOOKS, Finalist, Measurement, look_sizes, measure
 from dpaudit.result import AuditResult
 from dpaudit.simulate import (STATUS_NAMES, TRUNCATED, Request, as_views, default_workers,
                               run_batch, simulate_many)
-from dpaudit.stats import detectable_eps, log_ratio, log_ratio_interval
+from dpaudit.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.whitebox import whitebox
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
@@ -94,7 +94,7 @@ class Source:
         return f"{int(key):016x}"
 
 
-def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0):
+def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05):
     """InputError (one line: the bad value and the accepted range) for bad audit arguments."""
     if not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
         raise InputError(f"eps={eps!r} is out of range: expected a finite number > 0")
@@ -102,6 +102,8 @@ def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0):
         raise InputError(f"delta={delta!r} is out of range: expected a number in [0, 1)")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise InputError(f"alpha={alpha!r} is out of range: expected a number in (0, 1)")
+    if not (isinstance(beta, (int, float)) and 0 < beta < 1):
+        raise InputError(f"beta={beta!r} is out of range: expected a number in (0, 1)")
     for name, v, low in (("runs", runs, 1), ("workers", workers, 1),
                          ("whitebox_runs", whitebox_runs, 0)):
         if v is not None and (int(v) != v or v < low):
@@ -111,13 +113,15 @@ def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0):
 def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: float,
               alpha: float, runs: int, pilot_budget: int, seed: int, seeds: tuple,
               finalists: int, t0: float, bar=None, order: list | None = None,
-              screen: list | None = None, strategy: str | None = None) -> AuditResult:
+              screen: list | None = None, strategy: str | None = None,
+              beta: float = 0.05) -> AuditResult:
     """The shared pipeline (module doc) over ``sources``; ``seeds`` = (pilot, measurement)
     SeedSequences. ``runs``: measurement runs per side per finalist at the last look;
     ``pilot_budget``: pilot runs per side over all sources and search rounds
     (:func:`dpaudit.search.schedule`). ``order``: the sources entering the search, best
     first (default all); ``screen``: their white-box screen scores (JSON, per source) or
-    None; ``strategy``: the neighbour strategy's name, reported."""
+    None; ``strategy``: the neighbour strategy's name, reported; ``beta``: 1 − the power at
+    which the detectable loss is stated (:class:`dpaudit.stats.PowerCurve`)."""
     s_pilot, s_meas = seeds
     order = list(range(len(sources))) if order is None else list(order)
     F = min(finalists, len(order))
@@ -163,13 +167,15 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         k_den = b.num_den()[1]
         lb, eps_hat = b.eps_lb, b.eps_hat
         detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_test, delta)
+        detect_power = detectable_loss(k_den, b.n, look_sizes(runs), eps, m.alpha_per_test,
+                                       delta, beta)
         event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
                  "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
                  "scoring_hits": list(ev.scoring_hits)}
         loss_table = _loss_table(src, pilots[i], b.counts, ev.view_index, alpha, eps)
         nb_json = src.neighbours()
     else:   # no event separates d from d' on any pilot
-        lb, eps_hat, detect, b = 0.0, 0.0, float("inf"), None
+        lb, eps_hat, detect, detect_power, b = 0.0, 0.0, float("inf"), float("inf"), None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[order[0]].neighbours()
     verdict = "violation" if lb > eps else "pass"
@@ -177,7 +183,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict=verdict,
         eps_lb=lb, eps_hat=eps_hat, alpha=alpha, neighbours=nb_json, event=event,
         counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
-        runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect,
+        runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
+        detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
         search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
                        pilot_budget, runs))
 
@@ -250,7 +257,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
                     alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
                     workers: int | None = None, pair=None, neighbours: str = "search",
                     finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
-                    progress: bool = False) -> AuditResult:
+                    progress: bool = False, beta: float = 0.05) -> AuditResult:
     """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP.
 
     ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
@@ -264,12 +271,14 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     ``pair``: an explicit :class:`~dpaudit.tables.NeighbourPair` instead. ``seed``: root
     seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
     white-box loss and gray-box replay on the pair used (:mod:`dpaudit.whitebox`; 0 skips
-    them), reported under ``whitebox``. Raises :class:`InputError` on bad input. Result as in
+    them), reported under ``whitebox``. ``beta``: the detectable loss is stated at power
+    1 − β (``detectable_loss``). Raises :class:`InputError` on bad input. Result as in
     DESIGN.md §4, with the search (budget, candidates tried, finalists, privacy profile)
     under ``search``.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs)
+    check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs,
+                 beta)
     if neighbours not in search.STRATEGIES:
         raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")
@@ -310,7 +319,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     res = run_audit(sources, name=spec.name, params=_jsonable_params(p), eps=eps, delta=delta,
                     alpha=alpha, runs=runs, pilot_budget=int(PILOT_BUDGET * runs), seed=seed,
                     seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar,
-                    order=order, screen=info["scores"], strategy=strategy)
+                    order=order, screen=info["scores"], strategy=strategy, beta=beta)
     res.search["views"] = {"prefixes": view_lengths(K, horizon),
                            "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row "
                                       f"t >= {WINDOW_FROM}"}
@@ -319,7 +328,11 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
         used = next((pairs[f["index"]] for f in res.search["finalists"]
                      if f["pair"] == res.neighbours), pairs[order[0]])
         res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
-                                seed=s_white, delta=delta)
+                                seed=s_white, delta=delta, horizon=horizon)
+        res.coverage = res.whitebox["coverage"]
+    else:
+        res.coverage = {"measured": False, "reason": "whitebox_runs = 0: no run was replayed, "
+                        "so which runs read the changed position is unknown"}
     res.runtime_s = round(time.perf_counter() - t0, 3)
     return res
 
@@ -347,6 +360,12 @@ def _counts(rounds, n_sources, b, m: Measurement) -> dict:
                             "p_value_adjusted": m.p_adjusted, "stopped": m.stopped,
                             "looks": m.looks}}
 
+
+BLACK_BOX_COVERAGE = {
+    "measured": False, "kind": "black-box",
+    "reason": "black-box: the outputs on d and d' are independent draws, so which runs read "
+              "the differing entry, which releases did and the stopping times cannot be "
+              "observed; what is measured is the event's frequency on d and on d'"}
 
 MULTIPLICITY = ("every candidate, round and event was tried on pilot samples only, which the "
                 "measurement never reuses: the error budget alpha is spent on the measured "

@@ -37,6 +37,7 @@ def _number(flag: str, convert, ok, expected: str):
 
 _eps = _number("--eps", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
 _alpha = _number("--alpha", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_beta = _number("--beta", float, lambda v: 0 < v < 1, "a number in (0, 1)")
 _delta = _number("--delta", float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 _seed = _number("--seed", int, lambda v: 0 <= v < 2 ** 63, "an integer in [0, 2^63)")
 
@@ -79,6 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                           "(default 2000000; 200000 for FILE.py:FUNCTION callables)")
     run.add_argument("--alpha", type=_alpha, default=0.05,
                      help="total error probability of the verdict (default 0.05)")
+    run.add_argument("--beta", type=_beta, default=0.05,
+                     help="the detectable loss is stated at power 1 - beta (default 0.05)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -118,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
                         "index.html, into DIR")
     g.add_argument("--workers", type=_positive_int("--workers"),
                    help="processes per audit (default: all cores); results do not depend on it")
+    g.add_argument("--beta", type=_beta, default=0.05,
+                   help="each entry's detectable loss is stated at power 1 - beta (default 0.05)")
     from dpaudit import report
     report.add_parser(sub)
     c = sub.add_parser("check", help="verification checkers (issue 7)")
@@ -271,6 +276,8 @@ def reproduce_command(a, seed: int) -> str:
         argv += ["--runs", str(a.runs)]
     if a.alpha != 0.05:
         argv += ["--alpha", repr(a.alpha)]
+    if a.beta != 0.05:
+        argv += ["--beta", repr(a.beta)]
     if a.neighbours != "search":
         argv += ["--neighbours", a.neighbours]
     if a.pair:
@@ -293,7 +300,7 @@ def _run_registered(a):
     pair = load_pair(a.pair, spec.model) if a.pair else None
     return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
-                           neighbours=a.neighbours, progress=True)
+                           neighbours=a.neighbours, progress=True, beta=a.beta)
 
 
 def _run_callable(a):
@@ -315,7 +322,7 @@ def _run_callable(a):
         p.get("horizon", "8"))
     return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
                           means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
-                          seed=a.seed, progress=True)
+                          seed=a.seed, progress=True, beta=a.beta)
 
 
 def _report(a) -> int:
@@ -328,7 +335,7 @@ def _gate(a) -> int:
     if a.report_dir and not os.path.isdir(a.report_dir):
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
     return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
-                update_baseline=a.update_baseline, workers=a.workers)
+                update_baseline=a.update_baseline, workers=a.workers, beta=a.beta)
 
 
 def _check_output(path):

@@ -208,26 +208,30 @@ def judge(entry: Entry, result: dict, base: dict | None) -> tuple[bool, str, str
                        f"bound {ub:.4f}"
 
 
-def run_entry(entry: Entry, alpha: float, workers: int | None = None) -> dict:
-    """The verdict JSON (DESIGN.md §4) of one entry audited at level ``alpha``."""
+def run_entry(entry: Entry, alpha: float, workers: int | None = None,
+              beta: float = 0.05) -> dict:
+    """The verdict JSON (DESIGN.md §4) of one entry audited at level ``alpha``, its detectable
+    loss stated at power 1 − ``beta``."""
     from dpaudit import registry
     from dpaudit.audit import audit_algorithm
     pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
             else None)
     res = audit_algorithm(entry.algo, entry.eps, params=dict(entry.params), delta=entry.delta,
                           alpha=alpha, runs=entry.runs, seed=entry.seed, workers=workers,
-                          neighbours=entry.neighbours, pair=pair)
-    res.command = command_of(entry, alpha)
+                          neighbours=entry.neighbours, pair=pair, beta=beta)
+    res.command = command_of(entry, alpha, beta)
     return res.to_dict()
 
 
-def command_of(entry: Entry, alpha: float) -> str:
+def command_of(entry: Entry, alpha: float, beta: float = 0.05) -> str:
     """The `dpaudit run` line that reproduces an entry's audit."""
     import shlex
     argv = ["dpaudit", "run", "--algo", entry.algo, "--eps", repr(entry.eps)]
     if entry.delta is not None:
         argv += ["--delta", repr(entry.delta)]
     argv += ["--seed", str(entry.seed), "--runs", str(entry.runs), "--alpha", repr(alpha)]
+    if beta != 0.05:
+        argv += ["--beta", repr(beta)]
     if entry.neighbours != "search":
         argv += ["--neighbours", entry.neighbours]
     if entry.pair_path:
@@ -277,18 +281,24 @@ def junit_xml(suite: Suite, rows: list) -> str:
         if not r["ok"]:
             ET.SubElement(tc, "failure", message=r["message"], type=r["status"]).text = \
                 res.get("command", "")
+        tprops = ET.SubElement(tc, "properties")
+        for key in ("verdict", "eps_lb", "alpha", "power", "detectable_loss"):
+            if key in res:
+                ET.SubElement(tprops, "property", name=key, value=str(res[key]))
         ET.SubElement(tc, "system-out").text = (
             f"verdict {res['verdict']}, eps_lb {res['eps_lb']:.6g} at alpha "
-            f"{res['alpha']:.3g}; {res.get('command', '')}")
+            f"{res['alpha']:.3g}; detectable loss {res.get('detectable_loss', 'n/a')} at power "
+            f"{res.get('power', 'n/a')}; {res.get('command', '')}")
     return ET.tostring(ts, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
          report_dir: str | None = None, update_baseline: bool = False,
-         workers: int | None = None, echo=print) -> int:
+         workers: int | None = None, echo=print, beta: float = 0.05) -> int:
     """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
     expected and not above its baseline, 1 otherwise. ``echo`` receives the progress and
-    summary lines. The default baseline is ``baseline.json`` beside the suite."""
+    summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
+    detectable loss is stated at power 1 − ``beta`` (JUnit properties and reports)."""
     suite = load_suite(path)
     if baseline is None:
         baseline = os.path.join(os.path.dirname(suite.path), BASELINE_FILE)
@@ -304,7 +314,7 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
          f"baseline {baseline if base else 'none'})")
     rows, t0 = [], time.perf_counter()
     for i, e in enumerate(suite.entries):
-        res = run_entry(e, a_i, workers)
+        res = run_entry(e, a_i, workers, beta)
         ok, status, msg = judge(e, res, base.get(e.name))
         rows.append({"entry": e, "result": res, "ok": ok, "status": status, "message": msg})
         echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} {msg} "

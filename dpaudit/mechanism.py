@@ -84,7 +84,7 @@ def _data(x, name: str) -> np.ndarray:
 
 def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
                     alpha: float = 0.05, n: int | None = None, seed: int | None = None,
-                    name: str | None = None, progress: bool = False):
+                    name: str | None = None, progress: bool = False, beta: float = 0.05):
     """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d'.
 
     ``mechanism(rng, data, n)`` must return ``n`` independent outputs for ``data`` (``d`` or
@@ -94,10 +94,11 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     the last look (default 10^7; the audit stops earlier once the verdict is settled); the
     pilot draws ``n // 4`` more per side. Returns an
     :class:`~dpaudit.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
-    ``.alpha``, ``.to_dict()``: the JSON of DESIGN.md §4). Raises InputError on bad input.
+    ``.alpha``, ``.to_dict()``: the JSON of DESIGN.md §4; ``detectable_loss`` at power
+    1 − ``beta``). Raises InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, n, None, delta)
+    check_common(eps, alpha, n, None, delta, beta=beta)
     if not callable(mechanism):
         raise InputError(f"mechanism={mechanism!r} is not callable")
     n = int(n or DEFAULT_N)
@@ -106,6 +107,9 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
         seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
     s_pilot, s_meas = np.random.SeedSequence(seed).spawn(2)
     d, d_prime = _data(d, "d"), _data(d_prime, "d_prime")
+    if d.shape == d_prime.shape and np.array_equal(d, d_prime):
+        raise InputError("d and d_prime are identical: neighbouring inputs must differ (an "
+                         "audit of identical inputs could never fail)")
     label = name or getattr(mechanism, "__name__", type(mechanism).__name__)
     nb = {"model": "mechanism", "d": d.tolist(), "d_prime": d_prime.tolist()}
     bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
@@ -113,4 +117,4 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     src = MechanismSource(mechanism, d, d_prime, nb, bar)
     return run_audit([src], name=label, params={}, eps=eps, delta=delta, alpha=alpha, runs=n,
                      pilot_budget=pilot, seed=seed, seeds=(s_pilot, s_meas), finalists=1, t0=t0,
-                     bar=bar, strategy="pair")
+                     bar=bar, strategy="pair", beta=beta)

@@ -101,18 +101,18 @@ class CallableMechanism:
 def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
                    runs: int | None = None, seed: int | None = None,
-                   progress: bool = False):
+                   progress: bool = False, beta: float = 0.05):
     """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
     MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
 
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
     ``blackbox`` of :mod:`dpaudit.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot runs per
-    side over all its rounds.
+    side over all its rounds; ``beta``: the detectable loss is stated at power 1 − β.
     Returns an :class:`~dpaudit.result.AuditResult`; InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, runs, None, delta)
+    check_common(eps, alpha, runs, None, delta, beta=beta)
     if model not in MODELS:
         raise InputError(f"--model {model!r} is not valid: expected one of {', '.join(MODELS)}")
     if not (isinstance(horizon, int) and horizon >= 1):
@@ -134,7 +134,8 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     params = {"model": model, "means": list(means), "horizon": horizon}
     return run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
                      runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
-                     seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox")
+                     seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox",
+                     beta=beta)
 
 
 def _inputs(pair):

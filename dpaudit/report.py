@@ -469,10 +469,9 @@ def _verdict_text(doc: dict) -> str:
     if v == "pass":
         return (f"No evidence of a violation at this budget: on the pair and event below the "
                 f"privacy loss is at least {lb} with confidence {conf}, which does not exceed "
-                f"the claim ε = {eps}. A pass is not a proof of privacy: the smallest loss this "
-                f"audit could have flagged on its event is {fixed(doc.get('detectable_eps'))} "
-                f"(detectable ε); a violation smaller than that, or on another pair or event, "
-                f"would go unnoticed." + note)
+                f"the claim ε = {eps}. A pass is not a proof of privacy: "
+                + _detectable_text(doc) + "; a violation smaller than that, or on another pair "
+                f"or event, would likely go unnoticed." + note)
     if v == "violation":
         return (f"With confidence {conf} the privacy loss of the released transcript exceeds "
                 f"the claim: on the pair and event below it is at least ε_lb = {lb} > ε = "
@@ -480,6 +479,17 @@ def _verdict_text(doc: dict) -> str:
                 f"{num(doc.get('alpha'))}." + note)
     return ("The audit could not reach a decision (for example too many runs did not stop); "
             "neither a pass nor a violation is claimed.")
+
+
+def _detectable_text(doc: dict) -> str:
+    """The detectable loss in words (results older than ``detectable_loss`` give the 50 %
+    figure only)."""
+    median = fixed(doc.get("detectable_eps"))
+    if "detectable_loss" not in doc:
+        return f"the loss this audit would have flagged half the time on its event is {median}"
+    return (f"the smallest loss on its event that this audit would have flagged with "
+            f"probability {pct(doc.get('power'))} is {fixed(doc.get('detectable_loss'))} "
+            f"({median} with probability 50 %)")
 
 
 def _audit_view(doc: dict) -> dict:
@@ -505,7 +515,8 @@ def _audit_view(doc: dict) -> dict:
         "algorithm": str(doc.get("algorithm", "?")), "verdict": str(doc.get("verdict", "?")),
         "eps": num(claim.get("eps"), 6), "delta": num(delta, 6) if delta else None,
         "eps_lb": fixed(doc.get("eps_lb")), "eps_hat": fixed(doc.get("eps_hat")),
-        "detectable": fixed(doc.get("detectable_eps")), "alpha": num(doc.get("alpha")),
+        "detectable": fixed(doc.get("detectable_loss", doc.get("detectable_eps"))),
+        "power": pct(doc.get("power", 0.5)), "alpha": num(doc.get("alpha")),
         "confidence": pct(doc.get("confidence", 1 - (doc.get("alpha") or 0.05))),
         "explanation": _verdict_text(doc),
         "params": [(str(k), _param(v)) for k, v in (doc.get("params") or {}).items()],

@@ -56,8 +56,11 @@ class AuditResult:
     seed: int
     runtime_s: float
     detectable_eps: float
+    beta: float = 0.05         # detectable_loss holds at power 1 - beta
+    detectable_loss: float = float("inf")
     search: dict = field(default_factory=dict)
     whitebox: dict = field(default_factory=dict)   # dpaudit.whitebox (registered kernels)
+    coverage: dict = field(default_factory=dict)   # what of the sampling read the difference
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
 
     def to_dict(self) -> dict:
@@ -66,8 +69,9 @@ class AuditResult:
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
             "eps_lb": self.eps_lb, "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
+            "beta": self.beta, "power": 1 - self.beta, "detectable_loss": self.detectable_loss,
             "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
-            "loss_table": self.loss_table, "search": self.search,
+            "loss_table": self.loss_table, "search": self.search, "coverage": self.coverage,
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
             "runtime_s": self.runtime_s, "versions": versions(),
             **({"command": self.command} if self.command else {})})
@@ -85,7 +89,7 @@ class AuditResult:
             f"dpaudit: {self.algorithm}  claim {claim}  verdict: {self.verdict.upper()}",
             f"  eps_lb = {self.eps_lb:.4f} at confidence {100 * (1 - self.alpha):.6g}% "
             f"(alpha = {self.alpha:g}; point estimate {self.eps_hat:.4f})",
-            f"  smallest loss this audit could flag on its event: {self.detectable_eps:.4f}",
+            _detectable_line(self.detectable_loss, self.beta, self.detectable_eps),
             *_neighbours_lines(self.neighbours),
             f"  event: {ev['text']}",
             f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
@@ -93,9 +97,33 @@ class AuditResult:
             f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}",
             *_search_lines(self.search),
             *_whitebox_lines(self.whitebox),
+            _coverage_line(self.coverage),
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)
+
+
+def _detectable_line(loss: float, beta: float, median: float) -> str:
+    power = f"{100 * (1 - beta):.6g}%"
+    if math.isinf(median):
+        return f"  detectable loss at {power} power: inf (no event was measured)"
+    if math.isinf(loss):
+        return (f"  detectable loss at {power} power: inf (no loss on the event reaches that "
+                f"power with these runs; {median:.4f} at 50%)")
+    return (f"  detectable loss at {power} power (beta = {beta:g}): {loss:.4f} on the measured "
+            f"event ({median:.4f} at 50%)")
+
+
+def _coverage_line(c: dict) -> str:
+    if not c.get("measured"):
+        return f"  coverage: not measured ({c.get('reason', 'no record')})"
+    phases = ", ".join(f"phase {r['phase']}: {r['releases']} in {r['runs']} runs"
+                       for r in c["releases_read"]) or "none"
+    st = c["stopping_time"]
+    return (f"  coverage: {100 * c['fraction_read']:.4g}% of {c['runs']} white-box runs read the "
+            f"changed entry before sample {c['horizon']} (releases that read it: {phases}); "
+            f"stopping time on d {st['d']['min']}-{st['d']['max']}, on d' "
+            f"{st['d_prime']['min']}-{st['d_prime']['max']}")
 
 
 def _search_lines(s: dict) -> list[str]:

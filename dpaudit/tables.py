@@ -85,7 +85,8 @@ class TableModel:
             raise InputError(f"d has shape {d.shape} but d' has shape {d_prime.shape}")
         if self.name == "local":
             if d == d_prime:
-                raise InputError("d and d' are equal: neighbours must differ")
+                raise InputError("d and d' are identical: local neighbours differ in their "
+                                 "one reward")
             return ()
         diff = d != d_prime
         if self.name == "stream":
@@ -94,6 +95,9 @@ class TableModel:
         else:
             where = [(int(t),) for t in np.flatnonzero(diff.any(axis=1))]
             unit = "rows"
+        if not where:
+            raise InputError(f"d and d' are identical: {self.name} neighbours differ in "
+                             f"exactly 1 {unit[:-1]}")
         if len(where) != 1:
             raise InputError(f"d and d' differ in {len(where)} {unit}: {self.name} neighbours "
                              "differ in exactly 1")

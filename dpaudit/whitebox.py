@@ -255,18 +255,88 @@ class _Runner:
         return o, r, (step, float(loss), counted)
 
 
-def _sample(runner, root, k: int, runs: int):
+@nb.njit(cache=True)
+def _read_rows(r1, r2, counted, horizon, out):
+    """Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
+    differs and that were released before ``horizon`` samples, written to ``out``; returns
+    their number."""
+    n = 0
+    for j in range(counted):
+        if r1[j, 4] != r2[j, 4] and r1[j, 0] < horizon:
+            out[n] = j
+            n += 1
+    return n
+
+
+class _Reads:
+    """What the changed position reached in the runs of one direction, before ``horizon``
+    samples (the audited transcript's length): per run, whether a release read it (its exact
+    value differs between the run and its replay) or a decision did (the replay diverged),
+    and the stopping time; per phase, the releases that read it and the runs where one did."""
+
+    def __init__(self, runs: int, horizon: int):
+        self.horizon = horizon
+        self.read = np.zeros(runs, bool)
+        self.tau = np.empty(runs, np.int64)
+        self._phases, self._runs = [], []     # phase of every release that read it, its run
+
+    def add(self, i: int, runner, o, step: int, counted: int):
+        self.tau[i] = o[0]
+        out = np.empty(counted, np.int64)
+        hit = out[:_read_rows(runner.r1, runner.r2, counted, self.horizon, out)]
+        self.read[i] = hit.size > 0 or 0 <= step < self.horizon
+        if hit.size:
+            self._phases.append(runner.r1[hit, 2])
+            self._runs.append(np.full(hit.size, i))
+
+    def by_phase(self) -> dict:
+        """{phase: (releases that read the position, runs with one)}."""
+        if not self._phases:
+            return {}
+        phase = np.concatenate(self._phases).astype(np.int64)
+        run = np.concatenate(self._runs)
+        phases, releases = np.unique(phase, return_counts=True)
+        runs = [np.unique(run[phase == p]).size for p in phases]
+        return {int(p): (int(n), int(r)) for p, n, r in zip(phases, releases, runs)}
+
+
+def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
     """``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
-    none) and releases, and runs per status."""
+    none) and releases, and runs per status; ``reads`` (if given) records what each run read
+    of the changed position."""
     loss = np.empty(runs)
     step = np.full(runs, -1, np.int64)
     n_rel = np.empty(runs, np.int64)
     status = np.zeros(3, np.int64)
     for i in range(runs):
-        o, _, (s, l, _) = runner.pair(_child(root, k, i))
+        o, _, (s, l, counted) = runner.pair(_child(root, k, i))
         loss[i], step[i], n_rel[i] = l, s, o[3]
         status[o[2]] += 1
+        if reads is not None:
+            reads.add(i, runner, o, s, counted)
     return loss, step, n_rel, status
+
+
+def coverage(reads: list, runs: int) -> dict:
+    """The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
+    how much of the sampling touched the changed position before the horizon."""
+    read = np.concatenate([r.read for r in reads])
+    counts = [r.by_phase() for r in reads]
+    phases = sorted(set().union(*counts))
+    return {
+        "measured": True, "kind": "white-box (run and replay with frozen noise)",
+        "horizon": reads[0].horizon, "runs": int(read.size), "runs_read": int(read.sum()),
+        "fraction_read": float(read.mean()),
+        "releases_read": [{"phase": p, "releases": sum(c.get(p, (0, 0))[0] for c in counts),
+                           "runs": sum(c.get(p, (0, 0))[1] for c in counts)}
+                          for p in phases],
+        "stopping_time": {side: {"min": int(r.tau.min()), "median": float(np.median(r.tau)),
+                                 "max": int(r.tau.max())}
+                          for side, r in zip(("d", "d_prime"), reads)},
+        "note": (f"a run read the changed position when a release made before sample "
+                 f"{reads[0].horizon} had another exact value on the neighbouring table, or a "
+                 f"decision did (the replay diverged); {runs} runs per direction; stopping "
+                 f"times are of the runs on d and on d' (capped at the white-box limit)")}
 
 
 def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
@@ -352,7 +422,7 @@ def _worst(runner, child, index, direction):
 
 
 def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | None = None,
-             delta: float = 0.0) -> dict:
+             delta: float = 0.0, horizon: int | None = None) -> dict:
     """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
 
     ``spec``: :class:`~dpaudit.registry.AlgorithmSpec`; ``prep``: its
@@ -366,7 +436,9 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     ``replay`` (``diverged_runs``, ``first_divergent_step``, ``example``), ``note``.
     ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
     about δ, so no single run decides: ``releases_verdict`` is ``not applicable`` (the loss
-    distribution and ``runs_above_eps`` are still reported).
+    distribution and ``runs_above_eps`` are still reported). ``coverage``
+    (:func:`coverage`): the runs that read the changed position before ``horizon`` samples
+    (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
     Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
     :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.
     """
@@ -384,9 +456,10 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     eps = float(eps)
 
     per_dir, losses, worst, first = {}, [], None, None
+    reads = [_Reads(runs, limit if horizon is None else int(horizon)) for _ in DIRECTIONS]
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        loss, step, n_rel, status = _sample(runner, root, k, runs)
+        loss, step, n_rel, status = _sample(runner, root, k, runs, reads[k])
         div = np.flatnonzero(step >= 0)
         i_max = int(np.argmax(loss))
         if worst is None or loss[i_max] > worst[0]:
@@ -426,6 +499,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
         "replay": {"diverged_runs": int(diverged),
                    "first_divergent_step": None if first is None else first[0],
                    "example": None if first is None else first[1]},
+        "coverage": coverage(reads, runs),
         "runtime_s": time.perf_counter() - t0,
         "note": _note(spec, eps, runs, limit, T, verdict, diverged),
     }

@@ -23,6 +23,7 @@ def cli(*args):
 
 RUN = ["run", "--algo", "adap-tt", "--eps", "0.5"]
 EXAMPLE = str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "private_etc.py")
+DATA = pathlib.Path(__file__).resolve().parent / "data"
 BAD = [
     (["run", "--algo", "adap-t", "--eps", "0.5"], "did you mean adap-tt"),
     (["run", "--algo", "adap-tt", "--eps", "0"], "--eps 0"),
@@ -32,6 +33,8 @@ BAD = [
     (["run", "--algo", "adap-tt", "--eps", "abc"], "'abc'"),
     ([*RUN, "--alpha", "0"], "(0, 1)"),
     ([*RUN, "--alpha", "1"], "(0, 1)"),
+    ([*RUN, "--beta", "0"], "--beta 0"),
+    ([*RUN, "--beta", "1.5"], "--beta 1.5"),
     ([*RUN, "--runs", "0"], "--runs 0"),
     ([*RUN, "--workers", "0"], "--workers 0"),
     ([*RUN, "--param", "risk"], "key=value"),
@@ -43,6 +46,10 @@ BAD = [
     ([*RUN, "--param", "threshold=none"], "theory"),
     ([*RUN, "--param", "horizon=2.5"], "horizon"),
     ([*RUN, "--delta", "1"], "--delta 1"),
+    ([*RUN, "--pair", str(DATA / "pair_identical_user.json")],
+     "d and d' are identical: user neighbours differ in exactly 1 row"),
+    (["run", "--algo", "privbern", "--eps", "1", "--pair", str(DATA / "pair_identical_local.json")],
+     "d and d' are identical: local neighbours"),
     ([*RUN, "--model", "local"], "--model applies to FILE.py:FUNCTION"),
     (["run", "--algo", "nowhere.py:f", "--eps", "1"], "does not exist"),
     (["run", "--algo", f"{EXAMPLE}:nope", "--eps", "1"], "no callable named 'nope'"),
@@ -111,12 +118,19 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
                 "--json", str(out))
         assert p.returncode == 0, p.stderr
         assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
+        assert "detectable loss at 95% power (beta = 0.05): " in p.stdout
+        assert "white-box runs read the changed entry before sample 32" in p.stdout
         outs.append(json.loads(out.read_text()))
     d = outs[0]
     for key in ("schema_version", "algorithm", "params", "claim", "verdict", "eps_lb", "eps_hat",
                 "alpha", "neighbours", "event", "counts", "loss_table", "seed", "runtime_s",
-                "versions"):
+                "versions", "detectable_eps", "detectable_loss", "beta", "power"):
         assert key in d
+    assert d["beta"] == 0.05 and d["power"] == 0.95
+    c = d["coverage"]                              # from the white-box runs on the audited pair
+    assert c["measured"] and c["horizon"] == 32 and c["runs"] == 2 * d["whitebox"]["runs"]
+    assert 0 < c["runs_read"] <= c["runs"] and c["releases_read"]
+    assert 0.5 < d["detectable_eps"] < d["detectable_loss"]
     assert d["schema_version"] == 1 and d["algorithm"] == "adap-tt"
     assert d["claim"] == {"eps": 0.5, "delta": 0.0} and d["verdict"] == "pass"
     assert d["params"]["risk"] == 0.01 and d["params"]["means"] == [0.95, 0.9, 0.9, 0.9, 0.9, 0.5]
@@ -152,7 +166,7 @@ def test_violation_exit_code_and_explicit_pair(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"d": d, "d_prime": d}))
     p = cli("run", "--algo", "ttucb", "--eps", "1", "--pair", str(bad))
-    assert p.returncode == 2 and "differ in 0 rows" in p.stderr
+    assert p.returncode == 2 and "d and d' are identical: user neighbours" in p.stderr
     bad.write_text(json.dumps({"d": d, "d_prime": [[1.5] * 6] + dp[1:]}))
     p = cli("run", "--algo", "ttucb", "--eps", "1", "--pair", str(bad))
     assert p.returncode == 2 and "d'[0, 0] = 1.5 is outside [0, 1]" in p.stderr

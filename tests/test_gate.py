@@ -77,6 +77,9 @@ def test_suite_has_every_registered_claim_and_mutant():
     ("[suite]\nalpha = 2\n[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\n", "alpha=2"),
     ("[[audit]]\nalgo = 'privbern'\neps = 1\n", "required"),
     ("[[audit\n", "not valid TOML"),
+    (f"[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\n"
+     f"pair = '{os.path.join(ROOT, 'tests', 'data', 'pair_identical_local.json')}'\n",
+     "d and d' are identical"),
 ])
 def test_bad_suites_are_refused_with_one_line(tmp_path, text, needle):
     with pytest.raises(InputError) as e:
@@ -105,6 +108,9 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     tree = ET.parse(junit).getroot()
     assert tree.get("tests") == "2" and tree.get("failures") == "0"
     assert [tc.get("name") for tc in tree.iter("testcase")] == ["privbern", "privbern-wrong-exp"]
+    props = {p.get("name"): p.get("value") for p in next(tree.iter("testcase")).iter("property")}
+    assert props["verdict"] == "pass" and float(props["power"]) == 0.95
+    assert 1.0 < float(props["detectable_loss"]) < math.inf     # above the claim ε = 1
     b = json.loads(base.read_text())["entries"]
     assert b["privbern"]["verdict"] == "pass" and b["privbern-wrong-exp"]["verdict"] == "violation"
     assert b["privbern"]["eps_lb"] <= b["privbern"]["eps_ub"]

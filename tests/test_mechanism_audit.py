@@ -19,7 +19,9 @@ from scipy.stats import binom
 import dpaudit
 from dpaudit.calibration import soundness
 from dpaudit.errors import InputError
+from dpaudit.measure import look_sizes
 from dpaudit.mechanisms import FAMILIES, known_mechanism
+from dpaudit.stats import detectable_loss
 
 
 def laplace(rng, data, n):
@@ -121,11 +123,46 @@ def test_same_seed_same_result_and_json_contract():
         assert key in a.to_dict()
 
 
+def test_detectable_loss_is_the_power_of_the_reported_counts():
+    # the JSON's detectable loss is the 1 − β point of the power curve of the event it reports
+    # (its denominator counts, the planned looks, the per-test level), above ε, and shrinks
+    # with the runs and with the power asked for
+    km = known_mechanism("randomised-response", 0.5)
+    got = {}
+    for n, beta in ((20_000, 0.05), (20_000, 0.5), (200_000, 0.05)):
+        d = dpaudit.audit_mechanism(km.mechanism, km.d, km.d_prime, eps=0.5, n=n, seed=9,
+                                    beta=beta).to_dict()
+        m = d["counts"]["measurement"]
+        k_den = m["hits_d"] if d["event"]["numerator"] == "d'" else m["hits_d_prime"]
+        assert (d["beta"], d["power"]) == (beta, 1 - beta)
+        assert d["coverage"]["measured"] is False and "black-box" in d["coverage"]["reason"]
+        assert d["detectable_loss"] == detectable_loss(k_den, m["runs_d"], look_sizes(n), 0.5,
+                                                       m["alpha_per_test"], 0.0, beta)
+        got[n, beta] = d["detectable_loss"]
+    assert 0.5 < got[200_000, 0.05] < got[20_000, 0.05]
+    assert 0.5 < got[20_000, 0.5] < got[20_000, 0.05]
+
+
 @pytest.mark.parametrize("kw", [{"eps": 0}, {"eps": 1, "delta": -0.1}, {"eps": 1, "n": 0},
-                                {"eps": 1, "alpha": 0}])
+                                {"eps": 1, "alpha": 0}, {"eps": 1, "beta": 0},
+                                {"eps": 1, "beta": 1.0}])
 def test_bad_arguments(kw):
     with pytest.raises(InputError):
         dpaudit.audit_mechanism(laplace, [0.0], [1.0], **kw)
+
+
+def test_identical_inputs_are_refused():
+    # an audit of d = d' could never fail: refused before any sample is drawn
+    calls = []
+
+    def spy(rng, data, n):
+        calls.append(n)
+        return laplace(rng, data, n)
+
+    for d in ([0.0], [[1, 0], [0, 1]]):
+        with pytest.raises(InputError, match="d and d_prime are identical"):
+            dpaudit.audit_mechanism(spy, d, np.array(d), eps=1.0, n=5000)
+    assert calls == []
 
 
 def test_bad_mechanism_output_is_an_input_error():

@@ -61,8 +61,11 @@ def test_neighbouring_relations():
     entry[1, 3] = 1
     p = NeighbourPair.from_tables(d.T, entry, {"name": "x"}, "t", "stream")
     assert p.position == (1, 3) and p.describe()["changed_entry"] == [1, 3]
-    with pytest.raises(InputError, match="equal"):
+    with pytest.raises(InputError, match="identical: local"):
         NeighbourPair.from_tables(0.5, 0.5, {"name": "x"}, "t", "local")
+    for name, table in (("user", d), ("full", d), ("stream", d.T)):     # d = d' on every model
+        with pytest.raises(InputError, match=f"d and d' are identical: {name} neighbours"):
+            NeighbourPair.from_tables(table, table.copy(), {"name": "x"}, "t", name)
     assert NeighbourPair.from_tables(0.0, 1.0, {"name": "x"}, "t", "local").describe()["d"] == 0
 
 

@@ -326,6 +326,41 @@ def test_ttucb_replay_diverges_where_it_must():
     assert r["replay"]["diverged_runs"] == 0
 
 
+# ------------------------------------------------------------------------ coverage
+
+def test_coverage_counts_the_runs_whose_releases_read_the_entry():
+    # AdaP-TT pulls every arm once, then releases each arm's phase-1 mean after the K initial
+    # samples (t = K): row 0 (arm 0's first sample) is read by that one release in every run,
+    # and it can shape the transcript from action K on, i.e. within a horizon of K + 1, not K
+    spec, p, prep = setup("adap-tt", 0.5)
+    K = len(p["means"])
+    pair = neighbours.candidates(spec, p, 1)[0]
+    assert pair.row == 0
+    before = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K)["coverage"]
+    assert before["measured"] and before["runs"] == 200
+    assert before["runs_read"] == 0 and before["releases_read"] == []
+    after = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K + 1)["coverage"]
+    assert after["fraction_read"] == 1.0
+    assert after["releases_read"] == [{"phase": 1, "releases": 200, "runs": 200}]
+    for side in ("d", "d_prime"):            # runs are cut at the white-box limit, 16 × T
+        assert K < after["stopping_time"][side]["min"] <= after["stopping_time"][side]["max"]
+
+
+def test_coverage_counts_decisions_that_read_the_entry_without_noise():
+    # TTUCB has no releases: its runs read row 0 through a raw decision (the replay diverges);
+    # an entry it never reads is read by no run
+    spec, p, prep = setup("ttucb", 0.5)
+    K = len(p["means"])
+    pair = neighbours.candidates(spec, p, 1)[0]
+    c = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=5)["coverage"]
+    assert c["fraction_read"] == 1.0 and c["releases_read"] == []
+    d = constant_table(1.0, 32, K)
+    dp = d.copy()
+    dp[0, 1] = 0.0
+    quiet = NeighbourPair.from_tables(d, dp, {"kind": "constant"}, "unread entry")
+    assert wb.whitebox(spec, prep, quiet, 0.5, runs=100, seed=5)["coverage"]["runs_read"] == 0
+
+
 # ----------------------------------------------------------- frozen noise round trip
 
 def kernel_call(spec, prep, table, seed, frozen, limit):
