@@ -22,7 +22,7 @@ import urllib.parse
 import jinja2
 
 from dpaudit.errors import InputError
-from dpaudit.result import write_text_atomic
+from dpaudit.result import coverage_text, write_text_atomic
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 MAX_LOSS_ROWS = 40          # loss-table rows shown (largest |ln ratio| first when there are more)
@@ -526,6 +526,7 @@ def _audit_view(doc: dict) -> dict:
                   "ordering": ev.get("ordering"),
                   "predicted": fixed(ev.get("predicted_eps_lb"))},
         "counts": _counts(doc), "loss": _loss_rows(doc), "figures": figures,
+        "coverage": coverage_text(doc.get("coverage") or {}),
         "loss_figure": loss_fig, "loss_caption": (
             "Privacy loss ln(p_d/p_d′) of each output cell of the event's view with its "
             "simultaneous confidence interval, against the claim ±ε (dashed) and ±ε_lb "

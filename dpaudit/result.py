@@ -97,7 +97,7 @@ class AuditResult:
             f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}",
             *_search_lines(self.search),
             *_whitebox_lines(self.whitebox),
-            _coverage_line(self.coverage),
+            f"  coverage: {coverage_text(self.coverage)}",
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)
@@ -114,13 +114,14 @@ def _detectable_line(loss: float, beta: float, median: float) -> str:
             f"event ({median:.4f} at 50%)")
 
 
-def _coverage_line(c: dict) -> str:
-    if not c.get("measured"):
-        return f"  coverage: not measured ({c.get('reason', 'no record')})"
+def coverage_text(c: dict) -> str:
+    """The ``coverage`` of a result (JSON) in one sentence (text output and reports)."""
+    if not c or not c.get("measured"):
+        return f"not measured ({(c or {}).get('reason', 'this result has no coverage record')})"
     phases = ", ".join(f"phase {r['phase']}: {r['releases']} in {r['runs']} runs"
                        for r in c["releases_read"]) or "none"
     st = c["stopping_time"]
-    return (f"  coverage: {100 * c['fraction_read']:.4g}% of {c['runs']} white-box runs read the "
+    return (f"{100 * c['fraction_read']:.4g}% of {c['runs']} white-box runs read the "
             f"changed entry before sample {c['horizon']} (releases that read it: {phases}); "
             f"stopping time on d {st['d']['min']}-{st['d']['max']}, on d' "
             f"{st['d_prime']['min']}-{st['d_prime']['max']}")

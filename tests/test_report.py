@@ -125,6 +125,23 @@ def test_live_mechanism_audit():
     page, md = report.render_html([d]), report.render_markdown([d])
     assert f"{d['eps_lb']:.4f}" in page and f"{d['eps_lb']:.4f}" in md
     assert "mechanism" in page and len(_data_uris(page)) >= 1
+    # the detectable loss at its power, and what could not be observed of a black box
+    for text in (page, md):
+        assert f"detectable loss {d['detectable_loss']:.4f} at power 95 %" in text
+        assert "Coverage: not measured (black-box" in text
+
+
+def test_coverage_of_a_white_box_result_is_shown():
+    doc = _json(TT)
+    doc["coverage"] = {"measured": True, "horizon": 32, "runs": 200, "runs_read": 150,
+                       "fraction_read": 0.75, "releases_read": [
+                           {"phase": 1, "releases": 150, "runs": 150}],
+                       "stopping_time": {"d": {"min": 40, "median": 50.0, "max": 90},
+                                         "d_prime": {"min": 41, "median": 51.0, "max": 95}}}
+    want = ("75% of 200 white-box runs read the changed entry before sample 32 (releases that "
+            "read it: phase 1: 150 in 150 runs); stopping time on d 40-90, on d' 41-95")
+    assert want in report.render_markdown([doc])
+    assert want.replace("'", "&#39;") in report.render_html([doc])
 
 
 def test_correctness_and_constants_tables():
