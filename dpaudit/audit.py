@@ -31,6 +31,7 @@ from dpaudit.result import AuditResult
 from dpaudit.simulate import (STATUS_NAMES, TRUNCATED, Request, as_views, default_workers,
                               run_batch, simulate_many)
 from dpaudit.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
+from dpaudit.verdict import DEFAULT_MARGIN, decide, runs_needed
 from dpaudit.whitebox import whitebox
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
@@ -94,7 +95,8 @@ class Source:
         return f"{int(key):016x}"
 
 
-def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05):
+def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05,
+                 margin=DEFAULT_MARGIN):
     """InputError (one line: the bad value and the accepted range) for bad audit arguments."""
     if not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
         raise InputError(f"eps={eps!r} is out of range: expected a finite number > 0")
@@ -104,6 +106,8 @@ def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.0
         raise InputError(f"alpha={alpha!r} is out of range: expected a number in (0, 1)")
     if not (isinstance(beta, (int, float)) and 0 < beta < 1):
         raise InputError(f"beta={beta!r} is out of range: expected a number in (0, 1)")
+    if not (isinstance(margin, (int, float)) and 0 < margin < math.inf):
+        raise InputError(f"margin={margin!r} is out of range: expected a finite number > 0")
     for name, v, low in (("runs", runs, 1), ("workers", workers, 1),
                          ("whitebox_runs", whitebox_runs, 0)):
         if v is not None and (int(v) != v or v < low):
@@ -114,14 +118,16 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
               alpha: float, runs: int, pilot_budget: int, seed: int, seeds: tuple,
               finalists: int, t0: float, bar=None, order: list | None = None,
               screen: list | None = None, strategy: str | None = None,
-              beta: float = 0.05) -> AuditResult:
+              beta: float = 0.05, margin: float = DEFAULT_MARGIN, after=None) -> AuditResult:
     """The shared pipeline (module doc) over ``sources``; ``seeds`` = (pilot, measurement)
     SeedSequences. ``runs``: measurement runs per side per finalist at the last look;
     ``pilot_budget``: pilot runs per side over all sources and search rounds
     (:func:`dpaudit.search.schedule`). ``order``: the sources entering the search, best
     first (default all); ``screen``: their white-box screen scores (JSON, per source) or
     None; ``strategy``: the neighbour strategy's name, reported; ``beta``: 1 − the power at
-    which the detectable loss is stated (:class:`dpaudit.stats.PowerCurve`)."""
+    which the detectable loss is stated (:class:`dpaudit.stats.PowerCurve`); ``margin``: of
+    the verdict rule (:mod:`dpaudit.verdict`); ``after(result)``: called before the verdict
+    is decided, e.g. to run the white-box checks on the chosen pair and set ``coverage``."""
     s_pilot, s_meas = seeds
     order = list(range(len(sources))) if order is None else list(order)
     F = min(finalists, len(order))
@@ -143,7 +149,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
                 pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
                               for old, new in zip(pilots[i], pilot))
             pilots[i] = pilot
-            events[i] = best_event(*pilot, runs, a_plan, delta, sources[i].orderings)
+            events[i] = best_event(*pilot, runs, a_plan, delta, sources[i].orderings,
+                                   fallback=True)
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         if last and validate:    # rank the last round's events on fresh runs (validated_bound)
             fresh = _draws([sources[i] for i in alive], half,
@@ -178,15 +185,25 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         lb, eps_hat, detect, detect_power, b = 0.0, 0.0, float("inf"), float("inf"), None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[order[0]].neighbours()
-    verdict = "violation" if lb > eps else "pass"
-    return AuditResult(
-        algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict=verdict,
+    res = AuditResult(
+        algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict="",
         eps_lb=lb, eps_hat=eps_hat, alpha=alpha, neighbours=nb_json, event=event,
         counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
         runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
         detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
         search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
                        pilot_budget, runs))
+    if after is not None:
+        after(res)
+    needed = None if b is None else (lambda: runs_needed(
+        max(k_den, 1) / b.n, eps, m.alpha_per_test, delta, beta, (1 + margin) * eps,
+        look_sizes, runs, detect_power))
+    v = decide(eps_lb=lb, eps=eps, margin=margin, detectable_loss=detect_power,
+               measured=b is not None, separated=b is not None and ev.predicted_lb > 0,
+               coverage=res.coverage, needed=needed)
+    res.verdict, res.reason, res.runs_needed, res.margin = (v.verdict, v.reason, v.runs_needed,
+                                                            margin)
+    return res
 
 
 def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
@@ -257,7 +274,8 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
                     alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
                     workers: int | None = None, pair=None, neighbours: str = "search",
                     finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
-                    progress: bool = False, beta: float = 0.05) -> AuditResult:
+                    progress: bool = False, beta: float = 0.05,
+                    margin: float = DEFAULT_MARGIN) -> AuditResult:
     """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP.
 
     ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
@@ -272,13 +290,15 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
     white-box loss and gray-box replay on the pair used (:mod:`dpaudit.whitebox`; 0 skips
     them), reported under ``whitebox``. ``beta``: the detectable loss is stated at power
-    1 − β (``detectable_loss``). Raises :class:`InputError` on bad input. Result as in
+    1 − β (``detectable_loss``); ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
+    verdict is inconclusive (:mod:`dpaudit.verdict`). Raises :class:`InputError` on bad
+    input. Result as in
     DESIGN.md §4, with the search (budget, candidates tried, finalists, privacy profile)
     under ``search``.
     """
     t0 = time.perf_counter()
     check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs,
-                 beta)
+                 beta, margin)
     if neighbours not in search.STRATEGIES:
         raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")
@@ -316,23 +336,27 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
                leave=False, desc=f"audit {spec.name}")
     sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
                for pr in pairs]
+
+    def after(res):
+        res.search["views"] = {"prefixes": view_lengths(K, horizon),
+                               "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed "
+                                          f"row t >= {WINDOW_FROM}"}
+        res.search["screen"] = info["screen"]
+        if whitebox_runs:
+            used = next((pairs[f["index"]] for f in res.search["finalists"]
+                         if f["pair"] == res.neighbours), pairs[order[0]])
+            res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
+                                    seed=s_white, delta=delta, horizon=horizon)
+            res.coverage = res.whitebox["coverage"]
+        else:
+            res.coverage = {"measured": False, "reason": "whitebox_runs = 0: no run was "
+                            "replayed, so which runs read the changed position is unknown"}
+
     res = run_audit(sources, name=spec.name, params=_jsonable_params(p), eps=eps, delta=delta,
                     alpha=alpha, runs=runs, pilot_budget=int(PILOT_BUDGET * runs), seed=seed,
                     seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar,
-                    order=order, screen=info["scores"], strategy=strategy, beta=beta)
-    res.search["views"] = {"prefixes": view_lengths(K, horizon),
-                           "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row "
-                                      f"t >= {WINDOW_FROM}"}
-    res.search["screen"] = info["screen"]
-    if whitebox_runs:
-        used = next((pairs[f["index"]] for f in res.search["finalists"]
-                     if f["pair"] == res.neighbours), pairs[order[0]])
-        res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
-                                seed=s_white, delta=delta, horizon=horizon)
-        res.coverage = res.whitebox["coverage"]
-    else:
-        res.coverage = {"measured": False, "reason": "whitebox_runs = 0: no run was replayed, "
-                        "so which runs read the changed position is unknown"}
+                    order=order, screen=info["scores"], strategy=strategy, beta=beta,
+                    margin=margin, after=after)
     res.runtime_s = round(time.perf_counter() - t0, 3)
     return res
 

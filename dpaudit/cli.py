@@ -38,6 +38,7 @@ def _number(flag: str, convert, ok, expected: str):
 _eps = _number("--eps", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
 _alpha = _number("--alpha", float, lambda v: 0 < v < 1, "a number in (0, 1)")
 _beta = _number("--beta", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_margin = _number("--margin", float, lambda v: 0 < v < math.inf, "a finite number > 0")
 _delta = _number("--delta", float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 _seed = _number("--seed", int, lambda v: 0 <= v < 2 ** 63, "an integer in [0, 2^63)")
 
@@ -61,7 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
 
-    run = sub.add_parser("run", help="audit an algorithm against its privacy claim")
+    run = sub.add_parser(
+        "run", help="audit an algorithm against its privacy claim",
+        description="Audit an algorithm against its privacy claim. Verdicts and exit codes: "
+                    "violation (1; wrong with probability <= alpha), pass (0; an event was "
+                    "measured and a loss of (1 + margin) * eps on it would have been flagged "
+                    "with probability >= 1 - beta), inconclusive (3; the reason and its fix "
+                    "are printed: vacuous, not reached, no event, underpowered with the runs "
+                    "needed); 2: bad input (one line, nothing written).")
     run.add_argument("--algo", required=True,
                      help="registry name (see `dpaudit list`), or your own Python callable "
                           "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
@@ -82,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="total error probability of the verdict (default 0.05)")
     run.add_argument("--beta", type=_beta, default=0.05,
                      help="the detectable loss is stated at power 1 - beta (default 0.05)")
+    run.add_argument("--margin", type=_margin, default=0.25,
+                     help="pass needs the detectable loss <= (1 + margin) * eps, else the "
+                          "verdict is inconclusive (default 0.25)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -278,6 +289,8 @@ def reproduce_command(a, seed: int) -> str:
         argv += ["--alpha", repr(a.alpha)]
     if a.beta != 0.05:
         argv += ["--beta", repr(a.beta)]
+    if a.margin != 0.25:
+        argv += ["--margin", repr(a.margin)]
     if a.neighbours != "search":
         argv += ["--neighbours", a.neighbours]
     if a.pair:
@@ -300,7 +313,8 @@ def _run_registered(a):
     pair = load_pair(a.pair, spec.model) if a.pair else None
     return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
-                           neighbours=a.neighbours, progress=True, beta=a.beta)
+                           neighbours=a.neighbours, progress=True, beta=a.beta,
+                           margin=a.margin)
 
 
 def _run_callable(a):
@@ -322,7 +336,7 @@ def _run_callable(a):
         p.get("horizon", "8"))
     return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
                           means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
-                          seed=a.seed, progress=True, beta=a.beta)
+                          seed=a.seed, progress=True, beta=a.beta, margin=a.margin)
 
 
 def _report(a) -> int:

@@ -113,9 +113,12 @@ def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:
 
 
 def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas: int,
-               alpha: float, delta: float = 0.0, orderings=None) -> Event | None:
+               alpha: float, delta: float = 0.0, orderings=None,
+               fallback: bool = False) -> Event | None:
     """Best event over all views, both directions and all orderings, or None if no union has
-    a positive scored bound.
+    a positive scored bound (with ``fallback``: the union with the most excess hits on its
+    numerator side in the scoring half, ``predicted_lb`` 0, as long as one has any; measuring
+    it costs no confidence and may still reveal a violation).
 
     ``rank``/``score``: (counts on d, counts on d') of the two pilot halves; ``n_meas``,
     ``alpha``: the runs per side and level the measurement will use; ``delta``: the claimed DP
@@ -163,7 +166,10 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     pred = predicted_bound(A, B, n, n_meas, alpha, delta)
     top = int(np.argmax(pred))
     if not pred[top] > 0:
-        return None
+        top = int(np.argmax(A - B))
+        if not (fallback and A[top] > B[top]):
+            return None
+        pred[top] = 0.0
     v, L, keys, numerator, name, order, js, _, _ = segments[owner[top]]
     j = js[index[top]]
     return Event(view=tuple(int(x) for x in np.ravel(L)), view_index=v,

@@ -13,13 +13,14 @@ for the private algorithms, ``violation`` for mutants and non-private comparator
     algo = "adap-tt"        # registry name
     eps = 0.5
     seed = 1
-    expect = "pass"
+    expect = "pass"         # or "violation", or "inconclusive" with reason = "why"
     # optional: delta, runs, params = { risk = "0.05" }, neighbours = "search",
     # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file)
 
 The gate runs every entry (:func:`dpaudit.audit.audit_algorithm`) and fails (exit 1) when
 
-* a verdict differs from the expected one (an ``inconclusive`` verdict is unexpected too), or
+* a verdict differs from the expected one (an ``inconclusive`` verdict fails unless the entry
+  declares ``expect = "inconclusive"`` with a ``reason``, shown in the reports), or
 * an ε_lb is significantly above the stored baseline: the new lower confidence bound exceeds
   the baseline's *upper* confidence bound on the loss of the event it measured
   (``eps_ub``, from the last look of its measurement, :mod:`dpaudit.measure`).
@@ -57,9 +58,9 @@ SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
 DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
-VERDICTS = ("pass", "violation")
+VERDICTS = ("pass", "violation", "inconclusive")
 ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
-              "pair"}
+              "pair", "reason"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Entry:
     neighbours: str = "search"
     pair: str | None = None              # as written in the suite (relative to its folder)
     pair_path: str | None = None         # resolved
+    reason: str | None = None            # why an entry is expected to be inconclusive
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""
@@ -140,6 +142,10 @@ def load_suite(path: str) -> Suite:
         if e["expect"] not in VERDICTS:
             raise InputError(f"{where} ({name}): expect={e['expect']!r} is not valid: "
                              f"expected one of {', '.join(VERDICTS)}")
+        reason = e.get("reason")
+        if (e["expect"] == "inconclusive") != isinstance(reason, str) or reason == "":
+            raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
+                             "(why the audit cannot decide), and only it takes a reason")
         eps, runs, seed = e["eps"], e.get("runs", default_runs), e.get("seed", 0)
         if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
             raise InputError(f"{where} ({name}): eps={eps!r} is out of range: expected a "
@@ -165,7 +171,7 @@ def load_suite(path: str) -> Suite:
         entries.append(Entry(name=name, algo=e["algo"], eps=float(eps), seed=seed,
                              expect=e["expect"], runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", "search"),
-                             pair=e.get("pair"), pair_path=pair_path))
+                             pair=e.get("pair"), pair_path=pair_path, reason=reason))
     return Suite(path=f, alpha=float(alpha), entries=tuple(entries))
 
 
@@ -188,7 +194,7 @@ def judge(entry: Entry, result: dict, base: dict | None) -> tuple[bool, str, str
     got = result["verdict"]
     lb = float(result["eps_lb"])
     if got != entry.expect:
-        what = {"pass": "no violation found", "inconclusive": "no decision",
+        what = {"pass": "no violation found", "inconclusive": result.get("reason") or "",
                 "violation": f"eps_lb {lb:.4f} > eps {entry.eps:g}"}[got]
         return False, "unexpected verdict", (
             f"{entry.name}: expected {entry.expect.upper()}, got {got.upper()} ({what}; "
@@ -257,6 +263,9 @@ def baseline_doc(suite: Suite, rows: list) -> dict:
     return {"suite": suite.path, "alpha": suite.alpha, "entry_alpha": suite.entry_alpha,
             "entries": {r["entry"].name: {
                 "config": r["entry"].config(), "verdict": r["result"]["verdict"],
+                "reason": r["result"].get("reason"),
+                "detectable_loss": _finite(float(r["result"]["detectable_loss"])),
+                "power": r["result"]["power"],
                 "eps_lb": r["result"]["eps_lb"], "eps_ub": _finite(eps_ub(r["result"])),
                 "versions": r["result"]["versions"]} for r in rows}}
 
@@ -348,7 +357,10 @@ def _reports(folder: str, rows: list, base: dict) -> None:
                             os.path.join(folder, f"{stem}.md"))
         b = base.get(e.name)
         entries.append({"name": e.name, "algorithm": e.algo, "eps": e.eps,
-                        "expected": e.expect, "verdict": res["verdict"], "ok": r["ok"],
+                        "expected": e.expect + (f" ({e.reason})" if e.reason else ""),
+                        "verdict": res["verdict"] + (f": {res['reason']}"
+                                                     if res.get("reason") else ""),
+                        "ok": r["ok"],
                         "eps_lb": res["eps_lb"], "baseline": b["eps_lb"] if b else None,
                         "report": f"{stem}.html", "runtime_s": res["runtime_s"]})
     report.write_index(entries, folder)

@@ -19,6 +19,7 @@ from dpaudit import features
 from dpaudit.audit import Source, check_common, run_audit, side_name
 from dpaudit.errors import InputError
 from dpaudit.simulate import Counts
+from dpaudit.verdict import DEFAULT_MARGIN
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
@@ -84,7 +85,8 @@ def _data(x, name: str) -> np.ndarray:
 
 def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
                     alpha: float = 0.05, n: int | None = None, seed: int | None = None,
-                    name: str | None = None, progress: bool = False, beta: float = 0.05):
+                    name: str | None = None, progress: bool = False, beta: float = 0.05,
+                    margin: float = DEFAULT_MARGIN):
     """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d'.
 
     ``mechanism(rng, data, n)`` must return ``n`` independent outputs for ``data`` (``d`` or
@@ -95,10 +97,10 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     pilot draws ``n // 4`` more per side. Returns an
     :class:`~dpaudit.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
     ``.alpha``, ``.to_dict()``: the JSON of DESIGN.md §4; ``detectable_loss`` at power
-    1 − ``beta``). Raises InputError on bad input.
+    1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdict`). Raises InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, n, None, delta, beta=beta)
+    check_common(eps, alpha, n, None, delta, beta=beta, margin=margin)
     if not callable(mechanism):
         raise InputError(f"mechanism={mechanism!r} is not callable")
     n = int(n or DEFAULT_N)
@@ -117,4 +119,4 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     src = MechanismSource(mechanism, d, d_prime, nb, bar)
     return run_audit([src], name=label, params={}, eps=eps, delta=delta, alpha=alpha, runs=n,
                      pilot_budget=pilot, seed=seed, seeds=(s_pilot, s_meas), finalists=1, t0=t0,
-                     bar=bar, strategy="pair", beta=beta)
+                     bar=bar, strategy="pair", beta=beta, margin=margin)

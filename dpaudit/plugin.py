@@ -32,6 +32,7 @@ from dpaudit.audit import check_common, run_audit
 from dpaudit.errors import InputError
 from dpaudit.mechanism import MechanismSource
 from dpaudit.neighbours import structured
+from dpaudit.verdict import DEFAULT_MARGIN
 
 MODELS = ("user", "stream", "full", "local")
 DEFAULT_RUNS = 200_000
@@ -101,18 +102,20 @@ class CallableMechanism:
 def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
                    runs: int | None = None, seed: int | None = None,
-                   progress: bool = False, beta: float = 0.05):
+                   progress: bool = False, beta: float = 0.05,
+                   margin: float = DEFAULT_MARGIN):
     """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
     MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
 
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
     ``blackbox`` of :mod:`dpaudit.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot runs per
-    side over all its rounds; ``beta``: the detectable loss is stated at power 1 − β.
+    side over all its rounds; ``beta``: the detectable loss is stated at power 1 − β;
+    ``margin``: of the verdict rule (:mod:`dpaudit.verdict`).
     Returns an :class:`~dpaudit.result.AuditResult`; InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, runs, None, delta, beta=beta)
+    check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin)
     if model not in MODELS:
         raise InputError(f"--model {model!r} is not valid: expected one of {', '.join(MODELS)}")
     if not (isinstance(horizon, int) and horizon >= 1):
@@ -135,7 +138,7 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     return run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
                      runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
                      seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox",
-                     beta=beta)
+                     beta=beta, margin=margin)
 
 
 def _inputs(pair):

@@ -61,12 +61,16 @@ class AuditResult:
     search: dict = field(default_factory=dict)
     whitebox: dict = field(default_factory=dict)   # dpaudit.whitebox (registered kernels)
     coverage: dict = field(default_factory=dict)   # what of the sampling read the difference
+    reason: str | None = None   # inconclusive: why, and the fix (dpaudit.verdict)
+    runs_needed: int | None = None
+    margin: float = 0.25
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
 
     def to_dict(self) -> dict:
         return _jsonable({
             "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
+            "reason": self.reason, "runs_needed": self.runs_needed, "margin": self.margin,
             "eps_lb": self.eps_lb, "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
             "beta": self.beta, "power": 1 - self.beta, "detectable_loss": self.detectable_loss,
@@ -87,9 +91,11 @@ class AuditResult:
         claim = f"eps={self.eps:g}" + (f", delta={self.delta:g}" if self.delta else " (pure DP)")
         lines = [
             f"dpaudit: {self.algorithm}  claim {claim}  verdict: {self.verdict.upper()}",
+            *([f"  reason: {self.reason}"] if self.reason else []),
             f"  eps_lb = {self.eps_lb:.4f} at confidence {100 * (1 - self.alpha):.6g}% "
             f"(alpha = {self.alpha:g}; point estimate {self.eps_hat:.4f})",
-            _detectable_line(self.detectable_loss, self.beta, self.detectable_eps),
+            _detectable_line(self.detectable_loss, self.beta, self.detectable_eps,
+                             m["runs_d"] > 0),
             *_neighbours_lines(self.neighbours),
             f"  event: {ev['text']}",
             f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
@@ -103,13 +109,13 @@ class AuditResult:
         return "\n".join(lines)
 
 
-def _detectable_line(loss: float, beta: float, median: float) -> str:
+def _detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
     power = f"{100 * (1 - beta):.6g}%"
-    if math.isinf(median):
+    if not measured:
         return f"  detectable loss at {power} power: inf (no event was measured)"
     if math.isinf(loss):
-        return (f"  detectable loss at {power} power: inf (no loss on the event reaches that "
-                f"power with these runs; {median:.4f} at 50%)")
+        return (f"  detectable loss at {power} power: inf (no loss on the measured event reaches "
+                f"that power with these runs; {median:.4g} at 50%)")
     return (f"  detectable loss at {power} power (beta = {beta:g}): {loss:.4f} on the measured "
             f"event ({median:.4f} at 50%)")
 
@@ -122,7 +128,8 @@ def coverage_text(c: dict) -> str:
                        for r in c["releases_read"]) or "none"
     st = c["stopping_time"]
     return (f"{100 * c['fraction_read']:.4g}% of {c['runs']} white-box runs read the "
-            f"changed entry before sample {c['horizon']} (releases that read it: {phases}); "
+            f"changed entry within the audited {c['horizon']} samples (releases that read it: "
+            f"{phases}); "
             f"stopping time on d {st['d']['min']}-{st['d']['max']}, on d' "
             f"{st['d_prime']['min']}-{st['d_prime']['max']}")
 

@@ -128,17 +128,17 @@ def _window(n: int, p: float) -> tuple[np.ndarray, np.ndarray, float]:
     return k, pmf, max(0.0, 1.0 - float(pmf.sum()))
 
 
-def _first_true(pred, n: int, k: np.ndarray) -> np.ndarray:
+def _first_true(pred, n: int, k: np.ndarray, grid: int) -> np.ndarray:
     """For each denominator count in ``k`` (shape (m,)), the smallest numerator count j in
     [0, n] with ``pred(j, k)`` (n + 1 where none), for a predicate that is False then True in j
     and whose switch point does not decrease with k.
 
-    Vectorised bisection at the last count of each of at most :data:`GRID` blocks of ``k``,
+    Vectorised bisection at the last count of each of at most ``grid`` blocks of ``k``,
     that value standing for the whole block: it is ≥ the exact one on every count of the
     block, which makes the power below conservative (the critical counts of rejection regions
     {j ≥ t} are too high, the last counts of acceptance regions {j < t} too high too, i.e.
-    those regions too large). Exact where ``k`` has at most GRID values."""
-    block = -(-k.size // GRID)
+    those regions too large). Exact where ``k`` has at most ``grid`` values."""
+    block = -(-k.size // grid)
     right = k[np.minimum(np.arange(block - 1, k.size + block - 1, block), k.size - 1)]
     lo = np.full(right.size, -1, dtype=np.int64)       # pred(lo) taken False
     hi = np.full(right.size, n + 1, dtype=np.int64)    # pred(hi) taken True
@@ -175,21 +175,25 @@ class PowerCurve:
         eps: the claimed ε (> 0).
         alpha: the level of each test (α over the number of tests).
         delta: the claimed δ (≥ 0).
+        grid: denominator counts per look at which critical counts are exact (default
+            :data:`GRID`; fewer is faster and more conservative).
     """
 
     def __init__(self, p_den: float, sizes: list[int], eps: float, alpha: float,
-                 delta: float = 0.0):
+                 delta: float = 0.0, grid: int | None = None):
+        grid = GRID if grid is None else grid
         self.p_den, self.sizes, self.eps, self.delta = float(p_den), list(sizes), eps, delta
         n = self.sizes[-1]
         k, pmf, out = _window(n, self.p_den)
-        t = _first_true(lambda j, kd: eps_lower_bound(j, n, kd, n, alpha, delta) > eps, n, k)
+        t = _first_true(lambda j, kd: eps_lower_bound(j, n, kd, n, alpha, delta) > eps, n, k,
+                        grid)
         self._last = (n, pmf, t, out)
         self._early = []
         for m in self.sizes[:-1]:
             k, pmf, out = _window(m, self.p_den)
             # the largest numerator count whose upper bound is ≤ ε (−1: none)
             u = _first_true(lambda j, kd: eps_upper_bound(j, m, kd, m, alpha, delta) > eps, m,
-                            k) - 1
+                            k, grid) - 1
             self._early.append((m, pmf, u, out))
 
     def p_num(self, loss: float) -> float:

@@ -26,7 +26,7 @@ DEFAULT_ALPHA = 1e-6
 def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str = "user",
               params: dict | None = None, means=(0.9, 0.5), horizon: int = 8,
               runs: int | None = None, seed: int = 0, alpha: float = DEFAULT_ALPHA,
-              allow_inconclusive: bool = False, beta: float = 0.05):
+              allow_inconclusive: bool = False, beta: float = 0.05, margin: float = 0.25):
     """Audit ``mechanism`` against (``eps``, ``delta``)-DP and raise ``AssertionError`` (with
     the audit's summary: verdict, ε_lb, neighbouring pair, event, counts) when the verdict is
     a violation, or inconclusive unless ``allow_inconclusive``. Returns the
@@ -34,16 +34,18 @@ def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str =
 
     Registered algorithms take ``params`` (``--param`` values); callables take ``model``,
     ``means`` (K arms) and ``horizon`` (T rows). ``runs``: measurement runs per side (defaults
-    of ``dpaudit run``); ``beta``: the detectable loss is stated at power 1 − β. Bad input raises :class:`~dpaudit.errors.InputError`.
+    of ``dpaudit run``); ``beta``, ``margin``: a pass needs the detectable loss at power 1 − β
+    to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdict`). Bad input raises :class:`~dpaudit.errors.InputError`.
     """
     if isinstance(mechanism, str) and ":" not in mechanism:
         from dpaudit.audit import audit_algorithm
         res = audit_algorithm(mechanism, eps, params=params, delta=delta, alpha=alpha,
-                              runs=runs, seed=seed, beta=beta)
+                              runs=runs, seed=seed, beta=beta, margin=margin)
     else:
         from dpaudit.plugin import audit_callable
         res = audit_callable(mechanism, eps, model=model, delta=delta or 0.0, means=means,
-                             horizon=horizon, alpha=alpha, runs=runs, seed=seed, beta=beta)
+                             horizon=horizon, alpha=alpha, runs=runs, seed=seed, beta=beta,
+                             margin=margin)
     if res.verdict == "violation" or (res.verdict == "inconclusive" and not allow_inconclusive):
         raise AssertionError(f"not ({eps:g}, {delta or 0:g})-DP at confidence "
                              f"{1 - alpha:.6g}:\n{res.summary()}")

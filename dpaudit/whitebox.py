@@ -258,18 +258,21 @@ class _Runner:
 @nb.njit(cache=True)
 def _read_rows(r1, r2, counted, horizon, out):
     """Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
-    differs and that were released before ``horizon`` samples, written to ``out``; returns
-    their number."""
-    n = 0
+    differs and that were released once at most ``horizon`` samples were taken (so they can
+    shape the transcript cut at ``horizon``: its later actions, τ or â), written to ``out``; returns
+    their number and the number of differing rows at any time."""
+    n, total = 0, 0
     for j in range(counted):
-        if r1[j, 4] != r2[j, 4] and r1[j, 0] < horizon:
-            out[n] = j
-            n += 1
-    return n
+        if r1[j, 4] != r2[j, 4]:
+            total += 1
+            if r1[j, 0] <= horizon:
+                out[n] = j
+                n += 1
+    return n, total
 
 
 class _Reads:
-    """What the changed position reached in the runs of one direction, before ``horizon``
+    """What the changed position reached in the runs of one direction, within ``horizon``
     samples (the audited transcript's length): per run, whether a release read it (its exact
     value differs between the run and its replay) or a decision did (the replay diverged),
     and the stopping time; per phase, the releases that read it and the runs where one did."""
@@ -277,14 +280,17 @@ class _Reads:
     def __init__(self, runs: int, horizon: int):
         self.horizon = horizon
         self.read = np.zeros(runs, bool)
+        self.read_any = np.zeros(runs, bool)    # at any time up to the white-box limit
         self.tau = np.empty(runs, np.int64)
         self._phases, self._runs = [], []     # phase of every release that read it, its run
 
     def add(self, i: int, runner, o, step: int, counted: int):
         self.tau[i] = o[0]
         out = np.empty(counted, np.int64)
-        hit = out[:_read_rows(runner.r1, runner.r2, counted, self.horizon, out)]
+        n, total = _read_rows(runner.r1, runner.r2, counted, self.horizon, out)
+        hit = out[:n]
         self.read[i] = hit.size > 0 or 0 <= step < self.horizon
+        self.read_any[i] = total > 0 or step >= 0
         if hit.size:
             self._phases.append(runner.r1[hit, 2])
             self._runs.append(np.full(hit.size, i))
@@ -319,23 +325,25 @@ def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
 
 def coverage(reads: list, runs: int) -> dict:
     """The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
-    how much of the sampling touched the changed position before the horizon."""
+    how much of the sampling touched the changed position within the horizon."""
     read = np.concatenate([r.read for r in reads])
+    read_any = np.concatenate([r.read_any for r in reads])
     counts = [r.by_phase() for r in reads]
     phases = sorted(set().union(*counts))
     return {
         "measured": True, "kind": "white-box (run and replay with frozen noise)",
         "horizon": reads[0].horizon, "runs": int(read.size), "runs_read": int(read.sum()),
-        "fraction_read": float(read.mean()),
+        "fraction_read": float(read.mean()), "runs_read_any_time": int(read_any.sum()),
         "releases_read": [{"phase": p, "releases": sum(c.get(p, (0, 0))[0] for c in counts),
                            "runs": sum(c.get(p, (0, 0))[1] for c in counts)}
                           for p in phases],
         "stopping_time": {side: {"min": int(r.tau.min()), "median": float(np.median(r.tau)),
                                  "max": int(r.tau.max())}
                           for side, r in zip(("d", "d_prime"), reads)},
-        "note": (f"a run read the changed position when a release made before sample "
+        "note": (f"a run read the changed position when a release made by sample "
                  f"{reads[0].horizon} had another exact value on the neighbouring table, or a "
-                 f"decision did (the replay diverged); {runs} runs per direction; stopping "
+                 f"decision did (the replay diverged); runs_read_any_time counts the same up "
+                 f"to the white-box limit; {runs} runs per direction; stopping "
                  f"times are of the runs on d and on d' (capped at the white-box limit)")}
 
 
@@ -437,7 +445,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
     about δ, so no single run decides: ``releases_verdict`` is ``not applicable`` (the loss
     distribution and ``runs_above_eps`` are still reported). ``coverage``
-    (:func:`coverage`): the runs that read the changed position before ``horizon`` samples
+    (:func:`coverage`): the runs that read the changed position within ``horizon`` samples
     (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
     Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
     :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.

@@ -119,7 +119,7 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
         assert p.returncode == 0, p.stderr
         assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
         assert "detectable loss at 95% power (beta = 0.05): " in p.stdout
-        assert "white-box runs read the changed entry before sample 32" in p.stdout
+        assert "white-box runs read the changed entry within the audited 32 samples" in p.stdout
         outs.append(json.loads(out.read_text()))
     d = outs[0]
     for key in ("schema_version", "algorithm", "params", "claim", "verdict", "eps_lb", "eps_hat",

@@ -77,6 +77,9 @@ def test_suite_has_every_registered_claim_and_mutant():
     ("[suite]\nalpha = 2\n[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\n", "alpha=2"),
     ("[[audit]]\nalgo = 'privbern'\neps = 1\n", "required"),
     ("[[audit\n", "not valid TOML"),
+    ("[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'inconclusive'\n", "needs reason"),
+    ("[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\nreason = 'x'\n",
+     "only it takes a reason"),
     (f"[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\n"
      f"pair = '{os.path.join(ROOT, 'tests', 'data', 'pair_identical_local.json')}'\n",
      "d and d' are identical"),

@@ -138,8 +138,8 @@ def test_coverage_of_a_white_box_result_is_shown():
                            {"phase": 1, "releases": 150, "runs": 150}],
                        "stopping_time": {"d": {"min": 40, "median": 50.0, "max": 90},
                                          "d_prime": {"min": 41, "median": 51.0, "max": 95}}}
-    want = ("75% of 200 white-box runs read the changed entry before sample 32 (releases that "
-            "read it: phase 1: 150 in 150 runs); stopping time on d 40-90, on d' 41-95")
+    want = ("75% of 200 white-box runs read the changed entry within the audited 32 samples "
+            "(releases that read it: phase 1: 150 in 150 runs); stopping time on d 40-90, on d' 41-95")
     assert want in report.render_markdown([doc])
     assert want.replace("'", "&#39;") in report.render_html([doc])
 

@@ -330,16 +330,17 @@ def test_ttucb_replay_diverges_where_it_must():
 
 def test_coverage_counts_the_runs_whose_releases_read_the_entry():
     # AdaP-TT pulls every arm once, then releases each arm's phase-1 mean after the K initial
-    # samples (t = K): row 0 (arm 0's first sample) is read by that one release in every run,
-    # and it can shape the transcript from action K on, i.e. within a horizon of K + 1, not K
+    # samples (t = K): row 0 (arm 0's first sample) is read by that one release in every run;
+    # it can shape a transcript cut at K samples (its recommendation), not one cut at K − 1
     spec, p, prep = setup("adap-tt", 0.5)
     K = len(p["means"])
     pair = neighbours.candidates(spec, p, 1)[0]
     assert pair.row == 0
-    before = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K)["coverage"]
+    before = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K - 1)["coverage"]
     assert before["measured"] and before["runs"] == 200
     assert before["runs_read"] == 0 and before["releases_read"] == []
-    after = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K + 1)["coverage"]
+    assert before["runs_read_any_time"] == 200            # read later, within the limit
+    after = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K)["coverage"]
     assert after["fraction_read"] == 1.0
     assert after["releases_read"] == [{"phase": 1, "releases": 200, "runs": 200}]
     for side in ("d", "d_prime"):            # runs are cut at the white-box limit, 16 × T
