@@ -215,13 +215,12 @@ class PowerCurve:
         top = float(np.log((1.0 - self.delta) / self.p_den)) if self.delta < 1 else 0.0
         if top <= 0 or self.power(top) < 1 - beta:
             return float("inf")
-        lo, hi = 0.0, top                    # bisection keeping power(hi) ≥ 1 − β
-        if self.power(lo) >= 1 - beta:
+        if self.power(0.0) >= 1 - beta:
             return 0.0
-        while hi - lo > 1e-6:
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if self.power(mid) >= 1 - beta else (mid, hi)
-        return hi
+        x = float(brentq(lambda v: self.power(v) - (1 - beta), 0.0, top, xtol=1e-7))
+        while self.power(x) < 1 - beta:      # return a point on the safe side of the root
+            x = min(top, x + 1e-6)
+        return x
 
 
 def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float, alpha: float,

@@ -19,6 +19,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dpaudit.stats import PowerCurve
@@ -47,6 +48,8 @@ def runs_needed(p_den: float, eps: float, alpha: float, delta: float, beta: floa
     def ok(n: int) -> bool:        # detectable loss ≤ target ⟺ power at target ≥ 1 − β
         return PowerCurve(p_den, looks(n), eps, alpha, delta, grid=64).power(target) >= 1 - beta
 
+    if delta >= 1 or target > math.log((1 - delta) / p_den):
+        return None                  # no loss of ``target`` fits on an event this likely
     lo = runs
     hi = max(runs + 1, int(4 / p_den))
     if loss < float("inf"):
@@ -95,6 +98,11 @@ def decide(*, eps_lb: float, eps: float, margin: float, detectable_loss: float,
             "the other; more runs (--runs) or another pair"))
     if detectable_loss > target:
         n = needed() if needed is not None else None
+        if n is None and not separated:
+            return Verdict("inconclusive", (
+                "no event: nothing separated d from d' on the pilot sample, and the event "
+                "measured anyway cannot carry a loss of (1 + margin)·eps; more runs (--runs) "
+                "or another pair"))
         fix = (f"about {n} measurement runs per side would do (--runs {n})" if n else
                "no feasible number of runs would do on this event")
         return Verdict("inconclusive", (

@@ -51,6 +51,14 @@ def test_underpowered_states_the_runs_needed():
     assert v.runs_needed == 12345 and "(--runs 12345)" in v.reason
 
 
+def test_no_budget_is_needed_for_a_loss_the_event_cannot_carry():
+    # P(event | d') = 0.96: a loss above ln(1/0.96) = 0.04 would need P(event | d) > 1
+    assert runs_needed(0.96, 1.0, 0.01, 0.0, 0.05, 1.25, look_sizes, 2500, math.inf) is None
+    v = decide(**{**GOOD, "detectable_loss": math.inf, "separated": False},
+               needed=lambda: None)
+    assert v.reason.startswith("no event:") and v.runs_needed is None
+
+
 def test_runs_needed_is_the_smallest_budget_that_reaches_the_target():
     a = 0.05 / 8
     for runs, loss in ((1, math.inf), (2000, 0.9)):               # with and without a guess
