@@ -477,8 +477,11 @@ def _verdict_text(doc: dict) -> str:
                 f"the claim: on the pair and event below it is at least ε_lb = {lb} > ε = "
                 f"{eps}. This verdict is wrong with probability at most α = "
                 f"{num(doc.get('alpha'))}." + note)
-    return ("The audit could not reach a decision (for example too many runs did not stop); "
-            "neither a pass nor a violation is claimed.")
+    reason = doc.get("reason")
+    why = (f" Reason: {reason}." if reason else
+           " (This result records no reason: it predates the three-verdict rule.)")
+    return ("Inconclusive: the audit could not have failed at this budget, or could not tell, so "
+            "neither a pass nor a violation is claimed." + why)
 
 
 def _detectable_text(doc: dict) -> str:

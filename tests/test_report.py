@@ -131,6 +131,16 @@ def test_live_mechanism_audit():
         assert "Coverage: not measured (black-box" in text
 
 
+def test_an_inconclusive_result_shows_its_reason():
+    doc = _json(TT)
+    doc["verdict"] = "inconclusive"
+    doc["reason"] = "underpowered: the detectable loss 0.9 exceeds (1 + margin)·eps = 0.625"
+    page, md = report.render_html([doc]), report.render_markdown([doc])
+    assert 'class="verdict v-inconclusive"' in page and "**INCONCLUSIVE**" in md
+    for text in (page, md):
+        assert "Reason: underpowered: the detectable loss 0.9 exceeds" in text
+
+
 def test_coverage_of_a_white_box_result_is_shown():
     doc = _json(TT)
     doc["coverage"] = {"measured": True, "horizon": 32, "runs": 200, "runs_read": 150,
