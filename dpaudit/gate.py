@@ -216,8 +216,8 @@ def judge(entry: Entry, result: dict, base: dict | None) -> tuple[bool, str, str
 
 def run_entry(entry: Entry, alpha: float, workers: int | None = None,
               beta: float = 0.05) -> dict:
-    """The verdict JSON (DESIGN.md §4) of one entry audited at level ``alpha``, its detectable
-    loss stated at power 1 − ``beta``."""
+    """The verdict JSON (README "Verdict JSON") of one entry audited at level ``alpha``, its
+    detectable loss stated at power 1 − ``beta``."""
     from dpaudit import registry
     from dpaudit.audit import audit_algorithm
     pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
