@@ -116,9 +116,11 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
                alpha: float, delta: float = 0.0, orderings=None,
                fallback: bool = False) -> Event | None:
     """Best event over all views, both directions and all orderings, or None if no union has
-    a positive scored bound (with ``fallback``: the union with the most excess hits on its
-    numerator side in the scoring half, ``predicted_lb`` 0, as long as one has any; measuring
-    it costs no confidence and may still reveal a violation).
+    a positive scored bound (with ``fallback``: the raw best likelihood-ratio union, the one
+    with the largest (A + ½)/(B + ½) over the scoring half's hits A on its numerator side and B
+    on the other, ties to the most excess hits A − B, ``predicted_lb`` 0, as long as one has
+    A > B; measuring it costs no confidence, may still reveal a violation, and its small
+    probability under the denominator lets the verdict name a budget).
 
     ``rank``/``score``: (counts on d, counts on d') of the two pilot halves; ``n_meas``,
     ``alpha``: the runs per side and level the measurement will use; ``delta``: the claimed DP
@@ -166,7 +168,8 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     pred = predicted_bound(A, B, n, n_meas, alpha, delta)
     top = int(np.argmax(pred))
     if not pred[top] > 0:
-        top = int(np.argmax(A - B))
+        ratio = np.where(A > B, (A + 0.5) / (B + 0.5), 0.0)
+        top = int(np.lexsort((A - B, ratio))[-1])
         if not (fallback and A[top] > B[top]):
             return None
         pred[top] = 0.0

@@ -110,3 +110,18 @@ def test_swapping_d_and_d_prime_mirrors_the_chosen_event(a, b, c, e):
             return
         assert {ev.numerator, ev2.numerator} == {"d", "d_prime"}
         assert ev.scoring_hits == ev2.scoring_hits
+
+
+def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
+    # 100 runs per half: nothing separates (a 3-vs-1 cell is noise at alpha 0.05), so only
+    # the fallback measures something; it is the cell with the largest smoothed ratio
+    # (3.5/1.5 for "d"), not the union with the most excess hits (7 on either side)
+    n, d, dp = 100, [50, 3, 47], [45, 1, 54]
+    halves = (_counts(d, n), _counts(dp, n))
+    assert best_event(halves, halves, n, 0.05) is None
+    ev = best_event(halves, halves, n, 0.05, fallback=True)
+    assert ev.predicted_lb == 0.0 and ev.numerator == "d"
+    assert ev.cells.tolist() == [2] and ev.scoring_hits == (3, 1)
+    mirrored = best_event(halves[::-1], halves[::-1], n, 0.05, fallback=True)
+    assert mirrored.numerator == "d_prime" and mirrored.cells.tolist() == [2]
+    assert best_event((halves[0],) * 2, (halves[0],) * 2, n, 0.05, fallback=True) is None
