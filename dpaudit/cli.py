@@ -15,6 +15,7 @@ import sys
 from dpaudit.errors import InputError
 from dpaudit.plugin import MODELS
 from dpaudit.search import STRATEGIES
+from dpaudit.verdict import DEFAULT_MARGIN
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,9 +91,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="total error probability of the verdict (default 0.05)")
     run.add_argument("--beta", type=_beta, default=0.05,
                      help="the detectable loss is stated at power 1 - beta (default 0.05)")
-    run.add_argument("--margin", type=_margin, default=0.25,
+    run.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
                      help="pass needs the detectable loss <= (1 + margin) * eps, else the "
-                          "verdict is inconclusive (default 0.25)")
+                          "verdict is inconclusive (default %(default)s)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -134,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="processes per audit (default: all cores); results do not depend on it")
     g.add_argument("--beta", type=_beta, default=0.05,
                    help="each entry's detectable loss is stated at power 1 - beta (default 0.05)")
+    g.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
+                   help="an entry passes only if its detectable loss is <= (1 + margin) * eps "
+                        "(default %(default)s)")
     from dpaudit import report
     report.add_parser(sub)
     c = sub.add_parser("check", help="verification checkers (issue 7)")
@@ -289,7 +293,7 @@ def reproduce_command(a, seed: int) -> str:
         argv += ["--alpha", repr(a.alpha)]
     if a.beta != 0.05:
         argv += ["--beta", repr(a.beta)]
-    if a.margin != 0.25:
+    if a.margin != DEFAULT_MARGIN:
         argv += ["--margin", repr(a.margin)]
     if a.neighbours != "search":
         argv += ["--neighbours", a.neighbours]
@@ -349,7 +353,8 @@ def _gate(a) -> int:
     if a.report_dir and not os.path.isdir(a.report_dir):
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
     return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
-                update_baseline=a.update_baseline, workers=a.workers, beta=a.beta)
+                update_baseline=a.update_baseline, workers=a.workers, beta=a.beta,
+                margin=a.margin)
 
 
 def _check_output(path):

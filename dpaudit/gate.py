@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from dpaudit.errors import InputError
 from dpaudit.result import write_json_atomic, write_text_atomic
 from dpaudit.tables import load_pair
+from dpaudit.verdict import DEFAULT_MARGIN
 
 SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
@@ -215,21 +216,23 @@ def judge(entry: Entry, result: dict, base: dict | None) -> tuple[bool, str, str
 
 
 def run_entry(entry: Entry, alpha: float, workers: int | None = None,
-              beta: float = 0.05) -> dict:
+              beta: float = 0.05, margin: float = DEFAULT_MARGIN) -> dict:
     """The verdict JSON (README "Verdict JSON") of one entry audited at level ``alpha``, its
-    detectable loss stated at power 1 − ``beta``."""
+    detectable loss stated at power 1 − ``beta``; a pass needs it ≤ (1 + ``margin``)·ε."""
     from dpaudit import registry
     from dpaudit.audit import audit_algorithm
     pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
             else None)
     res = audit_algorithm(entry.algo, entry.eps, params=dict(entry.params), delta=entry.delta,
                           alpha=alpha, runs=entry.runs, seed=entry.seed, workers=workers,
-                          neighbours=entry.neighbours, pair=pair, beta=beta)
-    res.command = command_of(entry, alpha, beta)
+                          neighbours=entry.neighbours, pair=pair, beta=beta,
+                          margin=margin)
+    res.command = command_of(entry, alpha, beta, margin)
     return res.to_dict()
 
 
-def command_of(entry: Entry, alpha: float, beta: float = 0.05) -> str:
+def command_of(entry: Entry, alpha: float, beta: float = 0.05,
+               margin: float = DEFAULT_MARGIN) -> str:
     """The `dpaudit run` line that reproduces an entry's audit."""
     import shlex
     argv = ["dpaudit", "run", "--algo", entry.algo, "--eps", repr(entry.eps)]
@@ -238,6 +241,8 @@ def command_of(entry: Entry, alpha: float, beta: float = 0.05) -> str:
     argv += ["--seed", str(entry.seed), "--runs", str(entry.runs), "--alpha", repr(alpha)]
     if beta != 0.05:
         argv += ["--beta", repr(beta)]
+    if margin != DEFAULT_MARGIN:
+        argv += ["--margin", repr(margin)]
     if entry.neighbours != "search":
         argv += ["--neighbours", entry.neighbours]
     if entry.pair_path:
@@ -303,11 +308,13 @@ def junit_xml(suite: Suite, rows: list) -> str:
 
 def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
          report_dir: str | None = None, update_baseline: bool = False,
-         workers: int | None = None, echo=print, beta: float = 0.05) -> int:
+         workers: int | None = None, echo=print, beta: float = 0.05,
+         margin: float = DEFAULT_MARGIN) -> int:
     """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
     expected and not above its baseline, 1 otherwise. ``echo`` receives the progress and
     summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
-    detectable loss is stated at power 1 − ``beta`` (JUnit properties and reports)."""
+    detectable loss is stated at power 1 − ``beta`` (JUnit properties and reports); a pass
+    needs it ≤ (1 + ``margin``)·ε."""
     suite = load_suite(path)
     if baseline is None:
         baseline = os.path.join(os.path.dirname(suite.path), BASELINE_FILE)
@@ -323,7 +330,7 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
          f"baseline {baseline if base else 'none'})")
     rows, t0 = [], time.perf_counter()
     for i, e in enumerate(suite.entries):
-        res = run_entry(e, a_i, workers, beta)
+        res = run_entry(e, a_i, workers, beta, margin)
         ok, status, msg = judge(e, res, base.get(e.name))
         rows.append({"entry": e, "result": res, "ok": ok, "status": status, "message": msg})
         echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} {msg} "

@@ -123,6 +123,23 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
 
 
 @pytest.mark.slow
+def test_gate_margin_turns_a_pass_it_cannot_support_into_a_failure(tmp_path):
+    """--margin reaches every entry: privbern's detectable loss at 20000 runs exceeds
+    (1 + 0.01)·ε, so at margin 0.01 it is inconclusive (underpowered), which its entry did not
+    expect; the command the gate prints reproduces the margin."""
+    d = suite_dir(tmp_path, SMALL.split("[[audit]]")[0] + "[[audit]]"
+                  + SMALL.split("[[audit]]")[1])
+    junit = tmp_path / "gate.xml"
+    code, out = run_gate(d, update_baseline=True, margin=0.01, junit=str(junit))
+    assert code == 1 and "FAILED privbern: expected PASS, got INCONCLUSIVE" in out
+    tc = next(ET.parse(junit).getroot().iter("testcase"))
+    props = {p.get("name"): p.get("value") for p in tc.iter("property")}
+    assert props["verdict"] == "inconclusive" and float(props["detectable_loss"]) > 1.01
+    assert "underpowered" in tc.find("failure").get("message") + tc.find("failure").text
+    assert "--margin 0.01" in ET.tostring(tc, encoding="unicode")
+
+
+@pytest.mark.slow
 def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     """A privacy bug: the name privbern now runs the wrong-exponent mutant's code (as a bad
     commit would). The gate fails and names the entry, the expected and the got verdict."""

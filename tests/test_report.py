@@ -19,6 +19,7 @@ from dpaudit.errors import InputError
 DATA = os.path.join(os.path.dirname(__file__), "data")
 TT = os.path.join(DATA, "report_adap_tt.json")
 VIOL = os.path.join(DATA, "report_privbern_wrong_exp.json")
+INCONCLUSIVE = os.path.join(DATA, "report_adap_tt_inconclusive.json")   # --runs 200
 BYO = os.path.join(DATA, "report_etc_half_noise.json")
 CORR = os.path.join(DATA, "report_correctness_dp_se.json")
 CONST = os.path.join(DATA, "report_constants_004.json")
@@ -330,3 +331,36 @@ def test_report_renders_in_headless_chromium(tmp_path):
         finally:
             browser.close()
     assert shot.stat().st_size > 10_000
+
+
+@pytest.mark.browser
+def test_the_three_verdicts_render_in_distinct_colours_and_words(tmp_path):
+    """pass, violation and inconclusive: each verdict word on the first screen, each box in
+    its own colour, and an inconclusive result's reason visible in the page."""
+    exe, sync_playwright = _chromium()
+    colours = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            for word, src in (("PASS", TT), ("VIOLATION", VIOL),
+                              ("INCONCLUSIVE", INCONCLUSIVE)):
+                html = tmp_path / f"{word}.html"
+                report.write_report(report.load([src]), str(html))
+                page.goto(html.as_uri())
+                box = page.locator("#verdict")
+                assert box.is_visible() and box.locator(".word").inner_text() == word
+                where = box.bounding_box()
+                assert where["y"] + where["height"] <= 900                  # first screen
+                colours[word] = (box.evaluate("e => getComputedStyle(e).backgroundColor"),
+                                 box.locator(".word").evaluate(
+                                     "e => getComputedStyle(e).color"))
+                if word == "INCONCLUSIVE":
+                    reason = json.load(open(src))["reason"]
+                    assert reason.startswith("underpowered:")
+                    assert page.get_by_text(reason, exact=False).first.is_visible()
+        finally:
+            browser.close()
+    backgrounds = {c[0] for c in colours.values()}
+    words = {c[1] for c in colours.values()}
+    assert len(backgrounds) == 3 and len(words) == 3, colours
