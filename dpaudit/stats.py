@@ -93,6 +93,49 @@ def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
     return float(lo), float(hi)
 
 
+def rise_rejects(old, new, alpha):
+    """Whether the one-sided two-sample test of H0 "the log ratio ln(p_num/p_den) of an event
+    did not rise from the ``old`` to the ``new`` measurement" rejects at level ``alpha``.
+
+    ``old``/``new``: (k_num, n_num, k_den, n_den) counts of two independent measurements of the
+    same event (vectorised over their entries). Rejects when the new measurement's lower bound
+    exceeds the old one's upper bound, each one-sided at α/2 (:func:`log_ratio_interval` at
+    α): under H0 one of the two bounds is wrong, probability ≤ α/2 + α/2 (union bound), for
+    any sizes and probabilities, so the test is exact in the sense of conservative.
+    """
+    a = alpha / 4
+    with np.errstate(divide="ignore"):
+        lo = np.log(cp_lower(new[0], new[1], a)) - np.log(cp_upper(new[2], new[3], a))
+        hi = np.log(cp_upper(old[0], old[1], a)) - np.log(cp_lower(old[2], old[3], a))
+    return lo > hi
+
+
+def rise_p_value(old, new) -> float:
+    """p-value of :func:`rise_rejects`: the smallest α at which it rejects (1 if it never
+    does; floored at 1e-50 like :func:`p_value`).
+
+    Args:
+        old: (k_num, n_num, k_den, n_den), the event's hits and runs on the numerator and
+            denominator sides in the earlier (baseline) measurement.
+        new: the same for an independent later measurement.
+
+    Returns:
+        A p-value in [1e-50, 1] for H0: the event's log ratio did not rise.
+    """
+    def rejects(log10_a):
+        return bool(rise_rejects(old, new, 10.0 ** log10_a))
+
+    if not rejects(-1e-12):
+        return 1.0
+    if rejects(-P_FLOOR_LOG10):
+        return 10.0 ** -P_FLOOR_LOG10
+    lo, hi = -P_FLOOR_LOG10, -1e-12          # rejects(hi), not rejects(lo); monotone in α
+    while hi - lo > 1e-6:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if rejects(mid) else (mid, hi)
+    return float(10.0 ** hi)
+
+
 def detectable_eps(p_den: float, n: int, claim: float, alpha: float, delta: float = 0.0) -> float:
     """Smallest true loss on an event of probability ``p_den`` (denominator side) that would
     give, at the expected counts with ``n`` runs per side, ε_lb > ``claim`` at level 1 − α

@@ -172,3 +172,33 @@ def test_detectable_loss_is_where_the_power_reaches_one_minus_beta():
     assert detectable_loss(2_000, 20_000, [20_000], 0.5, 0.05) > curve.detectable_loss(0.05)
     assert detectable_loss(1, 100, [100], 10.0, 0.05) == math.inf
     assert detectable_loss(0, 100, [100], 10.0, 0.05) == math.inf
+
+
+@pytest.mark.parametrize("old, new", [((0.3, 0.1), (0.3, 0.1)), ((0.5, 0.5), (0.5, 0.5)),
+                                      ((0.2, 0.1), (0.6, 0.3)), ((0.05, 0.02), (0.9, 0.36)),
+                                      ((0.6, 0.3), (0.3, 0.3))])
+@pytest.mark.parametrize("alpha", [0.05, 0.3])
+def test_rise_test_size_over_every_outcome(old, new, alpha):
+    """Exact size: every outcome of four binomials (12 runs each, 13^4 outcomes) is enumerated
+    and the rejection probability under H0 (the log ratio did not rise: equal or lower) is
+    at most α."""
+    n = 12
+    k = np.arange(n + 1)
+    grid = np.meshgrid(k, k, k, k, indexing="ij")
+    probs = [binom.pmf(g, n, p) for g, p in zip(grid, (*old, *new))]
+    weight = probs[0] * probs[1] * probs[2] * probs[3]
+    reject = stats.rise_rejects((grid[0], n, grid[1], n), (grid[2], n, grid[3], n), alpha)
+    assert float(weight[reject].sum()) <= alpha
+
+
+def test_rise_p_value_is_where_the_test_starts_to_reject():
+    old = (30000, 200000, 20000, 200000)                 # log ratio ln 1.5 = 0.405
+    assert stats.rise_p_value(old, old) == 1.0            # no rise at all: never rejects
+    for new, lo, hi in (((31000, 200000, 20000, 200000), 1e-2, 1.0),
+                        ((33000, 200000, 20000, 200000), 1e-8, 1e-2),
+                        ((42860, 200000, 20000, 200000), 1e-50, 1e-12)):  # ln 2.14 = loss / 0.7
+        p = stats.rise_p_value(old, new)
+        assert lo <= p < hi
+        assert stats.rise_rejects(old, new, p * 1.001)
+        assert p == 10.0 ** -stats.P_FLOOR_LOG10 or not stats.rise_rejects(old, new, p / 1.001)
+    assert stats.rise_p_value(old, (20000, 200000, 30000, 200000)) == 1.0   # a fall
