@@ -193,6 +193,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
         search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
                        pilot_budget, runs))
+    if b is not None:
+        res.evidence = (src, ev)
     if after is not None:
         after(res)
     needed = None if b is None else (lambda: runs_needed(

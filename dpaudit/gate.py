@@ -21,20 +21,29 @@ The gate runs every entry (:func:`dpaudit.audit.audit_algorithm`) and fails (exi
 
 * a verdict differs from the expected one (an ``inconclusive`` verdict fails unless the entry
   declares ``expect = "inconclusive"`` with a ``reason``, shown in the reports), or
-* an ε_lb is significantly above the stored baseline: the new lower confidence bound exceeds
-  the baseline's *upper* confidence bound on the loss of the event it measured
-  (``eps_ub``, from the last look of its measurement, :mod:`dpaudit.measure`).
+* the event stored in the baseline leaks significantly more than it did: the baseline keeps,
+  per entry, the pair, the event (view, cells, numerator side) and the counts behind its
+  bound (:func:`evidence`); every gate run measures that same event again on fresh runs with
+  today's code (:func:`remeasure`) and fails when the one-sided two-sample test that its log
+  ratio rose (:func:`dpaudit.stats.rise_p_value`) rejects at α_i. Entries expected to be
+  violations are not re-measured (a leak is their point), nor is an event with no hit on
+  its denominator side (no finite loss to compare with; the output says so).
 
-One error budget across the suite. With N entries each audit runs at α_i = α/(2N). A
-correct algorithm fails the gate only if its new lower bound is invalid (probability ≤ α_i)
-or, for the regression test, the baseline's upper bound was (≤ α_i, the baseline ran at
-α_i too): the suite's false-alarm probability is ≤ Σ 2α_i = α (union bound), stated in the
-output. The regression test compares confidence bounds on the loss of the measured events:
-when the search picks the same event (same seed and law) the bound above is exact; when it
-picks another event, "above the baseline" means the new event leaks significantly more than
-the baseline's did, which a reviewer should see either way. Mutants are expected to be
-caught: a missed mutant fails the gate as an unexpected verdict (the power of each entry's
-budget: README "CI gate").
+It fails with exit 2 before any audit runs when the baseline is missing, corrupt, or made for
+other entries or another configuration (:func:`read_baseline`), printing the command that
+regenerates it; a change of the dpaudit, numpy, numba, scipy, statsmodels or python version
+since the baseline is printed and recorded in the JUnit (the random streams may change with
+them; the re-measured event does not depend on which event today's search picks).
+
+One error budget across the suite. With N entries, each verdict and each re-measurement runs
+at α_i = α/(2N). A correct algorithm fails the gate only if its verdict is a false violation
+(probability ≤ α_i) or the rise test rejects although its event's loss did not rise (≤ α_i,
+whatever the random streams: the test compares the same event's counts on independent runs),
+so the suite's false-alarm probability is ≤ Σ 2α_i = α (union bound), stated in the output.
+An inconclusive or pass verdict differing from the expected one is a matter of power, not of
+α: it needs another budget or pair, and with the same code and seeds it cannot change.
+Mutants are expected to be caught: a missed mutant fails the gate as an unexpected verdict
+(the power of each entry's budget: README "CI gate").
 
 Results are deterministic for a suite (same seeds ⇒ same verdicts, whatever ``--workers``).
 Outputs (each written atomically): the baseline JSON (``--update-baseline``), JUnit XML
@@ -50,6 +59,8 @@ import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from dpaudit.errors import InputError
 from dpaudit.result import write_json_atomic, write_text_atomic
 from dpaudit.tables import load_pair
@@ -57,6 +68,8 @@ from dpaudit.verdict import DEFAULT_MARGIN
 
 SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
+BASELINE_SCHEMA = 2    # evidence per entry (README "CI gate")
+REMEASURE_KEY = 0x6761_7465   # spawn key of the stored events' fresh runs
 DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
 VERDICTS = ("pass", "violation", "inconclusive")
@@ -176,49 +189,42 @@ def load_suite(path: str) -> Suite:
     return Suite(path=f, alpha=float(alpha), entries=tuple(entries))
 
 
-def eps_ub(result: dict) -> float:
-    """Upper confidence bound on the loss of the event whose lower bound is ε_lb: the last
-    look of the measurement, finalist with the largest lower bound (inf when unmeasured)."""
-    looks = result["counts"]["measurement"].get("looks") or []
-    if not looks:
-        return math.inf
-    lb, ub = looks[-1]["eps_lb"], looks[-1]["eps_ub"]
-    if not lb:
-        return math.inf
-    i = max(range(len(lb)), key=lambda j: lb[j])
-    v = ub[i]
-    return math.inf if isinstance(v, str) else float(v)
-
-
-def judge(entry: Entry, result: dict, base: dict | None) -> tuple[bool, str, str]:
-    """(ok, status, message) of one entry against its expectation and baseline entry."""
+def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
+    """(ok, status, message) of one entry: its verdict against the expected one, then the
+    re-measured stored event (``rise``, :func:`remeasure`; None when not re-measured) against
+    the level ``alpha``."""
     got = result["verdict"]
     lb = float(result["eps_lb"])
+    facts = (f"eps_lb {lb:.4f}, detectable loss {_num(result.get('detectable_loss'))}"
+             + (f"; stored event p = {rise['p_value']:.3g}" if rise else ""))
+    problems = []
     if got != entry.expect:
         what = {"pass": "no violation found", "inconclusive": result.get("reason") or "",
                 "violation": f"eps_lb {lb:.4f} > eps {entry.eps:g}"}[got]
-        return False, "unexpected verdict", (
-            f"{entry.name}: expected {entry.expect.upper()}, got {got.upper()} ({what}; "
-            f"algorithm {entry.algo})")
-    if base is None:
-        return True, "no baseline", f"{entry.name}: {got.upper()} as expected (no baseline)"
-    if base.get("config") != entry.config():
-        return True, "stale baseline", (f"{entry.name}: {got.upper()} as expected; baseline "
-                                        "was made with another configuration (run "
-                                        "--update-baseline)")
-    ub = float(base["eps_ub"]) if base.get("eps_ub") not in (None, "inf") else math.inf
-    if lb > ub:
-        return False, "above baseline", (
-            f"{entry.name}: eps_lb {lb:.4f} is significantly above the baseline (its upper "
-            f"bound {ub:.4f}, eps_lb {float(base['eps_lb']):.4f}; algorithm {entry.algo})")
-    return True, "ok", f"{entry.name}: {got.upper()} as expected, eps_lb {lb:.4f} <= baseline " \
-                       f"bound {ub:.4f}"
+        problems.append(("unexpected verdict", f"expected {entry.expect.upper()}, got "
+                                               f"{got.upper()} ({what})"))
+    if rise and rise["p_value"] <= alpha:
+        problems.append(("loss rose", (
+            f"the baseline's event leaks more than it did: log ratio "
+            f"{_num(rise['log_ratio_baseline'])} -> {_num(rise['log_ratio'])} on "
+            f"{rise['runs']} fresh runs per side (two-sample p = {rise['p_value']:.3g} <= "
+            f"{alpha:.3g})")))
+    if problems:
+        return False, problems[0][0], (f"{entry.name}: " + "; and ".join(p for _, p in problems)
+                                       + f" (algorithm {entry.algo}; {facts})")
+    return True, "ok", f"{entry.name}: {got.upper()} as expected; {facts}"
+
+
+def _num(x) -> str:
+    x = float(x) if x is not None else math.nan
+    return f"{x:.4f}" if math.isfinite(x) else str(x)
 
 
 def run_entry(entry: Entry, alpha: float, workers: int | None = None,
-              beta: float = 0.05, margin: float = DEFAULT_MARGIN) -> dict:
-    """The verdict JSON (README "Verdict JSON") of one entry audited at level ``alpha``, its
-    detectable loss stated at power 1 − ``beta``; a pass needs it ≤ (1 + ``margin``)·ε."""
+              beta: float = 0.05, margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
+    """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
+    (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
+    :func:`evidence` of its ε_lb, None when no event was measured)."""
     from dpaudit import registry
     from dpaudit.audit import audit_algorithm
     pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
@@ -228,7 +234,63 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None,
                           neighbours=entry.neighbours, pair=pair, beta=beta,
                           margin=margin)
     res.command = command_of(entry, alpha, beta, margin)
-    return res.to_dict()
+    doc = res.to_dict()
+    return doc, (evidence(doc, *res.evidence) if res.evidence else None)
+
+
+def evidence(result: dict, source, event) -> dict:
+    """What the baseline keeps of the event behind an audit's ε_lb, enough to measure it again
+    with other code: the pair (d, the changed position and its value in d'), the samples per
+    run simulated (``horizon``), the view, the numerator side, the cells (16 hex digits each)
+    and the measurement's counts; ``saturated`` when the denominator side had no hit (its
+    loss then has no finite upper bound, so no rise can be shown on it)."""
+    pair, m = source.pair, result["counts"]["measurement"]
+    num = "d_prime" if event.numerator == "d_prime" else "d"
+    k_num, k_den = ((m["hits_d_prime"], m["hits_d"]) if num == "d_prime" else
+                    (m["hits_d"], m["hits_d_prime"]))
+    return {"pair": {"model": pair.model, "d": np.asarray(pair.d).tolist(),
+                     "position": list(pair.position),
+                     "value_d_prime": np.asarray(pair.d_prime[pair.position]).tolist()},
+            "horizon": int(source.limit), "view": [int(x) for x in event.view],
+            "numerator": num, "cells": [format(int(c), "016x") for c in event.cells],
+            "hits_num": int(k_num), "hits_den": int(k_den), "runs": int(m["runs_d"]),
+            "saturated": int(k_den) == 0}
+
+
+def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
+    """The stored event (:func:`evidence`) measured again on ``entry.runs`` fresh runs per
+    side with today's code (seeds from the entry's seed, a stream no audit draws), and the
+    one-sided two-sample test that its log ratio rose (:func:`dpaudit.stats.rise_p_value`).
+
+    Returns:
+        dict with ``hits_num``, ``hits_den``, ``runs``, ``log_ratio`` (new) and
+        ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has
+        no hit), and ``p_value``.
+    """
+    from dpaudit import registry, tables
+    from dpaudit.audit import KernelSource
+    from dpaudit.simulate import as_views
+    from dpaudit.stats import log_ratio, rise_p_value
+    spec = registry.get(entry.algo)
+    params, _ = spec.resolve_claim(dict(entry.params), entry.delta)
+    prep = spec.prepare(entry.eps, params)
+    pr = stored["pair"]
+    m = tables.model(pr["model"])
+    d = m.validate(pr["d"], "the baseline's d")
+    pair = tables.NeighbourPair.from_tables(
+        d, m.set(d, tuple(pr["position"]), pr["value_d_prime"]), {"kind": "baseline"},
+        "the baseline's pair", pr["model"])
+    src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
+                       workers or 1)
+    cells = np.sort(np.array([int(c, 16) for c in stored["cells"]], dtype=np.uint64))
+    seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY,)).spawn(2)
+    hits = [src.draw(side, entry.runs, seeds[side]).hits(0, cells) for side in (0, 1)]
+    k_num, k_den = (hits[1], hits[0]) if stored["numerator"] == "d_prime" else hits
+    old = (stored["hits_num"], stored["runs"], stored["hits_den"], stored["runs"])
+    new = (k_num, entry.runs, k_den, entry.runs)
+    return {"hits_num": int(k_num), "hits_den": int(k_den), "runs": entry.runs,
+            "log_ratio": log_ratio(*new), "log_ratio_baseline": log_ratio(*old),
+            "p_value": rise_p_value(old, new)}
 
 
 def command_of(entry: Entry, alpha: float, beta: float = 0.05,
@@ -252,35 +314,71 @@ def command_of(entry: Entry, alpha: float, beta: float = 0.05,
     return shlex.join(argv)
 
 
-def read_baseline(path: str | None) -> dict:
-    if not path or not os.path.exists(path):
-        return {}
+def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
+    """The baseline document at ``path`` for ``suite``, checked before any audit runs.
+
+    Raises:
+        InputError: one line ending with the ``regenerate`` command, when the file is
+            missing, unreadable, not a baseline of :data:`BASELINE_SCHEMA`, or made for other
+            entries or another configuration of an entry (named, with the key that differs).
+    """
     import json
+    fix = f"; regenerate it with: {regenerate}"
     try:
         with open(path) as f:
-            return json.load(f)["entries"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"--baseline {path} is not a dpaudit baseline (JSON with 'entries')") \
-            from None
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise InputError(f"baseline {path} not found{fix}") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"baseline {path} cannot be read ({type(e).__name__}){fix}") from None
+    if not (isinstance(doc, dict) and doc.get("schema") == BASELINE_SCHEMA
+            and isinstance(doc.get("entries"), dict)
+            and all(isinstance(b, dict) for b in doc["entries"].values())):
+        raise InputError(f"baseline {path} is not a dpaudit baseline of schema "
+                         f"{BASELINE_SCHEMA}{fix}")
+    entries = doc["entries"]
+    for e in suite.entries:
+        if e.name not in entries:
+            raise InputError(f"baseline {path} has no entry {e.name!r}{fix}")
+        stored = entries[e.name].get("config")
+        if stored != e.config():
+            key = next((k for k, v in e.config().items()
+                        if not isinstance(stored, dict) or stored.get(k) != v), "config")
+            raise InputError(f"baseline {path}: entry {e.name!r} was made with {key} = "
+                             f"{(stored or {}).get(key)!r}, the suite has "
+                             f"{e.config().get(key)!r}{fix}")
+    extra = sorted(set(entries) - {e.name for e in suite.entries})
+    if extra:
+        raise InputError(f"baseline {path} has an entry {extra[0]!r} the suite lacks{fix}")
+    return doc
 
 
-def baseline_doc(suite: Suite, rows: list) -> dict:
-    return {"suite": suite.path, "alpha": suite.alpha, "entry_alpha": suite.entry_alpha,
-            "entries": {r["entry"].name: {
-                "config": r["entry"].config(), "verdict": r["result"]["verdict"],
-                "reason": r["result"].get("reason"),
-                "detectable_loss": _finite(float(r["result"]["detectable_loss"])),
-                "power": r["result"]["power"],
-                "eps_lb": r["result"]["eps_lb"], "eps_ub": _finite(eps_ub(r["result"])),
-                "versions": r["result"]["versions"]} for r in rows}}
+def version_changes(stored: dict | None) -> list[str]:
+    """``name old -> new`` for each package whose version differs from the baseline's."""
+    from dpaudit.result import versions
+    now = versions()
+    return [f"{k} {stored.get(k)} -> {v}" for k, v in now.items()
+            if isinstance(stored, dict) and stored.get(k) != v]
 
 
-def _finite(x: float):
-    return x if math.isfinite(x) else "inf"
+def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
+    """The baseline (README "CI gate"): per entry its configuration, verdict, reason, ε_lb,
+    detectable loss and the :func:`evidence` of its event; the versions it was made with."""
+    from dpaudit.result import jsonable, versions
+    return jsonable({
+        "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
+        "entry_alpha": suite.entry_alpha, "beta": beta, "margin": margin,
+        "versions": versions(),
+        "entries": {r["entry"].name: {
+            "config": r["entry"].config(), "verdict": r["result"]["verdict"],
+            "reason": r["result"].get("reason"), "eps_lb": r["result"]["eps_lb"],
+            "detectable_loss": r["result"]["detectable_loss"], "power": r["result"]["power"],
+            "event": r["evidence"]} for r in rows}})
 
 
-def junit_xml(suite: Suite, rows: list) -> str:
-    """JUnit XML of the gate: one testcase per entry, a <failure> for each failed one."""
+def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
+    """JUnit XML of the gate: one testcase per entry, a <failure> for each failed one; the
+    suite's properties name any version change since the baseline."""
     fails = sum(not r["ok"] for r in rows)
     ts = ET.Element("testsuite", name="dpaudit gate", tests=str(len(rows)),
                     failures=str(fails), errors="0",
@@ -288,21 +386,22 @@ def junit_xml(suite: Suite, rows: list) -> str:
     props = ET.SubElement(ts, "properties")
     ET.SubElement(props, "property", name="suite", value=suite.path)
     ET.SubElement(props, "property", name="false_alarm_bound", value=repr(suite.alpha))
+    ET.SubElement(props, "property", name="versions_changed",
+                  value="; ".join(changes) or "none")
     for r in rows:
-        e, res = r["entry"], r["result"]
+        e, res, rise = r["entry"], r["result"], r.get("rise")
         tc = ET.SubElement(ts, "testcase", classname=f"dpaudit.gate.{e.expect}", name=e.name,
                            time=f"{res['runtime_s']:.3f}")
         if not r["ok"]:
             ET.SubElement(tc, "failure", message=r["message"], type=r["status"]).text = \
                 res.get("command", "")
         tprops = ET.SubElement(tc, "properties")
-        for key in ("verdict", "eps_lb", "alpha", "power", "detectable_loss"):
-            if key in res:
+        for key in ("verdict", "reason", "eps_lb", "alpha", "power", "detectable_loss"):
+            if res.get(key) is not None:
                 ET.SubElement(tprops, "property", name=key, value=str(res[key]))
-        ET.SubElement(tc, "system-out").text = (
-            f"verdict {res['verdict']}, eps_lb {res['eps_lb']:.6g} at alpha "
-            f"{res['alpha']:.3g}; detectable loss {res.get('detectable_loss', 'n/a')} at power "
-            f"{res.get('power', 'n/a')}; {res.get('command', '')}")
+        ET.SubElement(tprops, "property", name="stored_event_p_value",
+                      value=str(rise["p_value"]) if rise else r.get("why_not", "n/a"))
+        ET.SubElement(tc, "system-out").text = r["message"] + "; " + res.get("command", "")
     return ET.tostring(ts, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -311,11 +410,19 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
          workers: int | None = None, echo=print, beta: float = 0.05,
          margin: float = DEFAULT_MARGIN) -> int:
     """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
-    expected and not above its baseline, 1 otherwise. ``echo`` receives the progress and
+    expected and no stored event's loss rose, 1 otherwise. ``echo`` receives the progress and
     summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
     detectable loss is stated at power 1 − ``beta`` (JUnit properties and reports); a pass
-    needs it ≤ (1 + ``margin``)·ε."""
+    needs it ≤ (1 + ``margin``)·ε.
+
+    Raises:
+        InputError: before any audit runs, for a bad suite, an output folder that does not
+            exist, or (without ``update_baseline``) a missing, corrupt or mismatched baseline
+            (:func:`read_baseline`).
+    """
+    import shlex
     suite = load_suite(path)
+    given = baseline is not None
     if baseline is None:
         baseline = os.path.join(os.path.dirname(suite.path), BASELINE_FILE)
     for out in (junit, report_dir and os.path.join(report_dir, "x"),
@@ -323,26 +430,49 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
         if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
             raise InputError(f"{out}: folder {os.path.dirname(os.path.abspath(out))} does "
                              "not exist")
-    base = {} if update_baseline else read_baseline(baseline)
+    regenerate = shlex.join(["dpaudit", "gate", path, *(["--baseline", baseline] if given
+                                                        else []), "--update-baseline"])
+    doc = None if update_baseline else read_baseline(baseline, suite, regenerate)
+    base = doc["entries"] if doc else {}
+    changes = version_changes(doc["versions"]) if doc else []
     a_i = suite.entry_alpha
     echo(f"dpaudit gate: {len(suite.entries)} audits from {suite.path}; false-alarm "
-         f"probability of the suite <= {suite.alpha:g} (each audit at alpha {a_i:.3g}; "
-         f"baseline {baseline if base else 'none'})")
+         f"probability of the suite <= {suite.alpha:g} (each audit's verdict and each stored "
+         f"event's re-measurement at alpha {a_i:.3g}; baseline "
+         f"{baseline if doc else 'being written'})")
+    if changes:
+        echo(f"versions changed since the baseline: {'; '.join(changes)} (the random streams "
+             "may differ; the stored events are measured again all the same)")
     rows, t0 = [], time.perf_counter()
     for i, e in enumerate(suite.entries):
-        res = run_entry(e, a_i, workers, beta, margin)
-        ok, status, msg = judge(e, res, base.get(e.name))
-        rows.append({"entry": e, "result": res, "ok": ok, "status": status, "message": msg})
-        echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} {msg} "
-             f"({res['runtime_s']:.0f} s)")
+        t_e = time.perf_counter()
+        res, ev = run_entry(e, a_i, workers, beta, margin)
+        stored = (base.get(e.name) or {}).get("event")
+        rise, why_not = None, None
+        if not doc:
+            why_not = "no baseline yet"
+        elif e.expect == "violation":
+            why_not = "not re-measured: a violation is expected"
+        elif not stored:
+            why_not = "not re-measured: the baseline measured no event"
+        elif stored.get("saturated"):
+            why_not = "not re-measured: the stored event had no hit on the denominator side"
+        else:
+            rise = remeasure(e, stored, workers)
+        ok, status, msg = judge(e, res, rise, a_i)
+        rows.append({"entry": e, "result": res, "evidence": ev, "rise": rise,
+                     "why_not": why_not, "ok": ok, "status": status,
+                     "message": msg + (f"; {why_not}" if why_not and ok else "")})
+        echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} "
+             f"{rows[-1]['message']} ({time.perf_counter() - t_e:.0f} s)")
     failed = [r for r in rows if not r["ok"]]
     if update_baseline and failed:
         echo(f"baseline not written: {len(failed)} unexpected verdict(s)")
     elif update_baseline:
-        write_json_atomic(baseline, baseline_doc(suite, rows))
+        write_text_atomic(baseline, dumps(baseline_doc(suite, rows, beta, margin)))
         echo(f"baseline written: {baseline}")
     if junit:
-        write_text_atomic(junit, junit_xml(suite, rows))
+        write_text_atomic(junit, junit_xml(suite, rows, changes))
     if report_dir:
         _reports(report_dir, rows, base)
     echo(f"dpaudit gate: {len(rows) - len(failed)}/{len(rows)} as expected in "
@@ -350,6 +480,16 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
     for r in failed:
         echo(f"FAILED {r['message']}")
     return 1 if failed else 0
+
+
+def dumps(doc: dict) -> str:
+    """Indented JSON with each list of numbers on one line (a baseline's tables stay
+    readable and a few hundred kB at most)."""
+    import json
+    import re
+    text = json.dumps(doc, indent=1)
+    return re.sub(r"\[[-+0-9.eE,\s]*\]", lambda m: "[" + ", ".join(
+        x.strip() for x in m.group(0)[1:-1].split(",") if x.strip()) + "]", text) + "\n"
 
 
 def _reports(folder: str, rows: list, base: dict) -> None:

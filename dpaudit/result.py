@@ -26,14 +26,14 @@ def versions() -> dict:
             "python": platform.python_version()}
 
 
-def _jsonable(x):
+def jsonable(x):
     """Floats that JSON cannot hold (inf, nan) become strings "inf", "-inf", "nan"."""
     if isinstance(x, float) and not math.isfinite(x):
         return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
+        return {k: jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     return x
 
 
@@ -65,9 +65,11 @@ class AuditResult:
     runs_needed: int | None = None
     margin: float = 0.25
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
+    # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
+    evidence: tuple | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        return _jsonable({
+        return jsonable({
             "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
             "reason": self.reason, "runs_needed": self.runs_needed, "margin": self.margin,

@@ -114,12 +114,21 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     props = {p.get("name"): p.get("value") for p in next(tree.iter("testcase")).iter("property")}
     assert props["verdict"] == "pass" and float(props["power"]) == 0.95
     assert 1.0 < float(props["detectable_loss"]) < math.inf     # above the claim ε = 1
-    b = json.loads(base.read_text())["entries"]
+    doc = json.loads(base.read_text())
+    assert doc["schema"] == gate.BASELINE_SCHEMA and doc["versions"]["numpy"]
+    b = doc["entries"]
     assert b["privbern"]["verdict"] == "pass" and b["privbern-wrong-exp"]["verdict"] == "violation"
-    assert b["privbern"]["eps_lb"] <= b["privbern"]["eps_ub"]
-    code, out = run_gate(d)                      # same seeds: same results, within baseline
+    ev = b["privbern"]["event"]                   # the evidence: pair, event, counts
+    assert ev["pair"]["model"] == "local" and ev["pair"]["d"] != ev["pair"]["value_d_prime"]
+    assert ev["view"] == [0, 1] and ev["cells"] and ev["numerator"] in ("d", "d_prime")
+    assert 0 < ev["hits_den"] < ev["hits_num"] <= ev["runs"] and ev["saturated"] is False
+    code, out = run_gate(d, junit=str(junit))     # same code: the stored event did not rise
     assert code == 0, out
-    assert "eps_lb" in out and "<= baseline bound" in out
+    assert "privbern: PASS as expected; eps_lb" in out and "stored event p = " in out
+    assert "not re-measured: a violation is expected" in out
+    tc = next(ET.parse(junit).getroot().iter("testcase"))
+    p = {q.get("name"): q.get("value") for q in tc.iter("property")}["stored_event_p_value"]
+    assert 1e-6 / 4 < float(p) <= 1.0
 
 
 @pytest.mark.slow
@@ -144,11 +153,13 @@ def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     """A privacy bug: the name privbern now runs the wrong-exponent mutant's code (as a bad
     commit would). The gate fails and names the entry, the expected and the got verdict."""
     d = suite_dir(tmp_path)
+    assert run_gate(d, update_baseline=True)[0] == 0
+    (tmp_path / "baseline.json").rename(tmp_path / "good.json")
     bad = dataclasses.replace(registry.get("privbern-wrong-exp"), name="privbern",
                               mutant_of=None)
     monkeypatch.setitem(registry._REGISTRY, "privbern", bad)
     junit = tmp_path / "gate.xml"
-    code, out = run_gate(d, junit=str(junit))
+    code, out = run_gate(d, junit=str(junit), baseline=str(tmp_path / "good.json"))
     assert code == 1
     assert "FAILED privbern: expected PASS, got VIOLATION" in out
     code, out = run_gate(d, update_baseline=True)          # a failing run is not a baseline
@@ -159,35 +170,155 @@ def test_gate_fails_when_a_mutant_is_swapped_in(tmp_path, monkeypatch):
     assert [tc.get("name") for tc in fail] == ["privbern"]
 
 
+UCB = """[suite]
+alpha = 2.5e-5
+runs = 200000
+
+[[audit]]
+algo = "adap-ucb"
+eps = 1
+seed = 1
+expect = "pass"
+"""
+
+
 @pytest.mark.slow
-def test_gate_fails_above_baseline(tmp_path):
-    """An ε_lb above the baseline's upper bound fails the gate (here the stored bound of the
-    correct algorithm is lowered to 0.5: as if the baseline had leaked at most 0.5)."""
-    d = suite_dir(tmp_path)
-    base = tmp_path / "baseline.json"
-    assert run_gate(d, update_baseline=True)[0] == 0
-    doc = json.loads(base.read_text())
-    doc["entries"]["privbern"]["eps_ub"] = 0.5
-    base.write_text(json.dumps(doc))
+def test_gate_fires_when_the_kernels_noise_is_scaled_by_0_7(tmp_path, monkeypatch):
+    """A regression: adap-ucb's Laplace noise (scale ∝ 1/ε) scaled by 0.7, as a bad commit
+    would, by preparing the kernel at ε/0.7, at the gate's configuration (2·10^5 runs,
+    α_i = 1.25·10^-5). Whatever today's verdict (here a violation: ε_lb 1.01 > 1), the stored
+    event, measured again, leaks significantly more (log ratio 0.59 -> 0.90, p ≈ 3e-38 at
+    seed 1; the test's false-failure probability is that of p > α_i at this effect: nil)."""
+    d = suite_dir(tmp_path, UCB)
+    code, out = run_gate(d, update_baseline=True)
+    assert code == 0, out
+    good = registry.get("adap-ucb")
+    louder = dataclasses.replace(good, prepare=lambda eps, p: good.prepare(eps / 0.7, p))
+    monkeypatch.setitem(registry._REGISTRY, "adap-ucb", louder)
     code, out = run_gate(d)
-    assert code == 1 and "privbern: eps_lb" in out and "significantly above the baseline" in out
+    assert code == 1, out
+    assert "the baseline's event leaks more than it did" in out, out
+    p = float(out.split("two-sample p = ")[1].split(" ")[0])
+    assert p <= 1.25e-5
+
+
+def _old_rule_bound(result):
+    """The rule the gate had before (review of 553a587): the baseline's upper confidence bound
+    on the loss of the event it measured (last look, finalist with the largest lower bound);
+    a new ε_lb above it was called a regression."""
+    last = result["counts"]["measurement"]["looks"][-1]
+    i = max(range(len(last["eps_lb"])), key=lambda j: last["eps_lb"][j])
+    return float(last["eps_ub"][i])
+
+
+@pytest.mark.slow
+def test_a_moved_random_stream_fired_the_old_rule_but_not_the_new_one(tmp_path, monkeypatch):
+    """adap-ucb at the gate's configuration (2·10^5 runs, α_i = 1.25·10^-5), baseline at
+    seed 1; then the random stream moves (as a numpy or numba upgrade would): the audit runs
+    at seed 3 and the re-measurement on another stream. The search picks another pair whose
+    ε_lb (0.83) is above the old baseline's upper bound (0.67): the old rule's false alarm.
+    The new rule measures the stored event again: no significant rise, the gate passes."""
+    d = suite_dir(tmp_path, UCB)
+    (tmp_path / "base").mkdir()
+    (tmp_path / "moved").mkdir()
+    code, out = run_gate(d, update_baseline=True, report_dir=str(tmp_path / "base"))
+    assert code == 0 and "each audit's verdict and each stored event's re-measurement at " \
+        "alpha 1.25e-05" in out, out
+    before = json.loads((tmp_path / "base" / "adap-ucb.json").read_text())
+    audit = gate.run_entry
+    monkeypatch.setattr(gate, "run_entry",
+                        lambda e, *a, **k: audit(dataclasses.replace(e, seed=3), *a, **k))
+    monkeypatch.setattr(gate, "REMEASURE_KEY", gate.REMEASURE_KEY + 1)
+    code, out = run_gate(d, report_dir=str(tmp_path / "moved"))
+    after = json.loads((tmp_path / "moved" / "adap-ucb.json").read_text())
+    assert after["seed"] == 3 and after["neighbours"] != before["neighbours"]
+    assert after["eps_lb"] > _old_rule_bound(before)          # the old rule fires
+    assert code == 0, out                                      # the new one does not
+    p = float(out.split("stored event p = ")[1].split(";")[0].split(" ")[0])
+    assert p > 1.25e-5
 
 
 def test_judge_rules():
     e = gate.Entry(name="x", algo="privbern", eps=1.0, seed=1, expect="pass", runs=1000)
-    res = {"verdict": "pass", "eps_lb": 0.9,
-           "counts": {"measurement": {"looks": [{"eps_lb": [0.9, 0.2], "eps_ub": [1.1, 5.0]}]}}}
-    assert gate.eps_ub(res) == 1.1                     # the finalist with the larger lower bound
-    assert gate.judge(e, res, None)[:2] == (True, "no baseline")
-    ok = {"config": e.config(), "eps_lb": 0.9, "eps_ub": 0.95}
-    assert gate.judge(e, res, ok)[:2] == (True, "ok")
-    assert gate.judge(e, res, {**ok, "eps_ub": 0.89})[:2] == (False, "above baseline")
-    assert gate.judge(e, res, {**ok, "eps_ub": "inf"})[:2] == (True, "ok")
-    assert gate.judge(e, res, {**ok, "config": {}})[:2] == (True, "stale baseline")
-    assert gate.judge(e, {**res, "verdict": "inconclusive"}, ok)[:2] == (False, "unexpected verdict")
-    assert gate.eps_ub({"counts": {"measurement": {}}}) == math.inf
-    assert gate.eps_ub({"counts": {"measurement": {"looks": [{"eps_lb": [], "eps_ub": []}]}}}) \
-        == math.inf
+    res = {"verdict": "pass", "eps_lb": 0.9, "detectable_loss": 1.2}
+    assert gate.judge(e, res, None, 1e-3)[:2] == (True, "ok")
+    rise = {"p_value": 0.2, "log_ratio": 0.95, "log_ratio_baseline": 0.9, "runs": 1000}
+    ok, status, msg = gate.judge(e, res, rise, 1e-3)
+    assert (ok, status) == (True, "ok") and "stored event p = 0.2" in msg
+    ok, status, msg = gate.judge(e, res, {**rise, "p_value": 1e-4}, 1e-3)
+    assert (ok, status) == (False, "loss rose") and "0.9000 -> 0.9500" in msg
+    ok, status, msg = gate.judge(e, {**res, "verdict": "violation"}, {**rise, "p_value": 1e-4},
+                                 1e-3)
+    assert (ok, status) == (False, "unexpected verdict") and "leaks more" in msg
+    assert gate.judge(e, {**res, "verdict": "inconclusive"}, None, 1e-3)[:2] == \
+        (False, "unexpected verdict")
+
+
+def _fake_baseline(suite_path, entries=None):
+    s = gate.load_suite(suite_path)
+    return {"schema": gate.BASELINE_SCHEMA, "versions": {}, "entries": {
+        e.name: {"config": e.config(), "event": None} for e in s.entries
+        if entries is None or e.name in entries}}
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (None, "not found"),
+    ("{not json", "cannot be read"),
+    ({"entries": {}}, "not a dpaudit baseline of schema"),
+    ("only privbern", "has no entry 'privbern-wrong-exp'"),
+    ("eps of privbern", "entry 'privbern' was made with eps = 1.0, the suite has 2.0"),
+    ("an extra entry", "has an entry 'zzz' the suite lacks"),
+])
+def test_a_missing_stale_or_corrupt_baseline_stops_the_gate_before_any_audit(
+        tmp_path, monkeypatch, edit, needle):
+    d = suite_dir(tmp_path)
+    base = tmp_path / "baseline.json"
+    doc = _fake_baseline(d)
+    if edit == "only privbern":
+        doc = _fake_baseline(d, {"privbern"})
+    elif edit == "an extra entry":
+        doc["entries"]["zzz"] = doc["entries"]["privbern"]
+    elif edit == "eps of privbern":
+        suite_dir(tmp_path, SMALL.replace("eps = 1\nseed = 1\nexpect = \"pass\"",
+                                          "eps = 2\nseed = 1\nexpect = \"pass\""))
+    if isinstance(edit, str) and edit.startswith("{"):
+        base.write_text(edit)
+    elif isinstance(edit, dict):
+        base.write_text(json.dumps(edit))
+    elif edit is not None:
+        base.write_text(json.dumps(doc))
+    monkeypatch.setattr(gate, "run_entry", lambda *a, **k: pytest.fail("an audit ran"))
+    with pytest.raises(InputError) as e:
+        run_gate(d)
+    msg = str(e.value)
+    assert needle in msg and "\n" not in msg
+    assert msg.endswith(f"regenerate it with: dpaudit gate {d} --update-baseline")
+
+
+@pytest.mark.cli
+def test_gate_without_its_baseline_exits_2_with_the_command(tmp_path):
+    d = suite_dir(tmp_path)
+    junit = tmp_path / "out.xml"
+    p = subprocess.run([sys.executable, "-m", "dpaudit", "gate", d, "--junit", str(junit)],
+                       capture_output=True, text=True, cwd=tempfile.gettempdir(), timeout=300)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "not found" in p.stderr and f"dpaudit gate {d} --update-baseline" in p.stderr
+    assert not junit.exists()
+
+
+def test_version_changes_are_named():
+    from dpaudit.result import versions
+    now = versions()
+    assert gate.version_changes(now) == []
+    older = {**now, "numpy": "1.0.0"}
+    assert gate.version_changes(older) == [f"numpy 1.0.0 -> {now['numpy']}"]
+
+
+def test_baseline_json_keeps_number_lists_on_one_line():
+    doc = {"a": {"d": [[0.0, 1.0], [1.0, 0.5]], "cells": ["00ff", "0100"], "x": [1, -2e-05]}}
+    text = gate.dumps(doc)
+    assert json.loads(text) == doc
+    assert "[0.0, 1.0]" in text and "[1, -2e-05]" in text
 
 
 @pytest.mark.statistical
