@@ -118,10 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="PATH")
     g = sub.add_parser(
         "gate", help="CI gate: run an audit suite, fail on privacy regressions",
-        description="Run the audit suite (a folder with suite.toml, or a .toml file): exit 1 "
-                    "when a verdict is not the expected one or an eps_lb is significantly "
-                    "above its baseline; the suite's false-alarm probability is at most its "
-                    "alpha (default 1e-3), stated in the output (dpaudit.gate).")
+        description="Run the audit suite (a folder with suite.toml, or a .toml file) and "
+                    "measure each event stored in the baseline again. Exit codes: 0 every "
+                    "entry as expected; 1 a verdict not the expected one or a stored event's "
+                    "loss significantly risen; 2 bad input, or a missing, corrupt or "
+                    "mismatched baseline (the message names the command that regenerates "
+                    "it). The suite's false-alarm probability is at most its alpha (default "
+                    "1e-3), stated in the output (dpaudit.gate).")
     g.add_argument("suite", help="audits/ (a folder holding suite.toml) or a suite .toml file")
     g.add_argument("--baseline", metavar="PATH",
                    help="baseline JSON (default: baseline.json beside the suite)")
