@@ -195,7 +195,8 @@ def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[
     the level ``alpha``."""
     got = result["verdict"]
     lb = float(result["eps_lb"])
-    facts = (f"eps_lb {lb:.4f}, detectable loss {_num(result.get('detectable_loss'))}"
+    facts = ((f"reason: {result['reason']}; " if result.get("reason") else "")
+             + f"eps_lb {lb:.4f}, detectable loss {_num(result.get('detectable_loss'))}"
              + (f"; stored event p = {rise['p_value']:.3g}" if rise else ""))
     problems = []
     if got != entry.expect:

@@ -252,6 +252,10 @@ def test_judge_rules():
     assert (ok, status) == (False, "unexpected verdict") and "leaks more" in msg
     assert gate.judge(e, {**res, "verdict": "inconclusive"}, None, 1e-3)[:2] == \
         (False, "unexpected verdict")
+    quiet = dataclasses.replace(e, expect="inconclusive", reason="why")
+    ok, _, msg = gate.judge(quiet, {**res, "verdict": "inconclusive",
+                                    "reason": "no event: x"}, None, 1e-3)
+    assert ok and "INCONCLUSIVE as expected; reason: no event: x; eps_lb 0.9000" in msg
 
 
 def _fake_baseline(suite_path, entries=None):
@@ -304,6 +308,25 @@ def test_gate_without_its_baseline_exits_2_with_the_command(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "not found" in p.stderr and f"dpaudit gate {d} --update-baseline" in p.stderr
     assert not junit.exists()
+
+
+def test_a_version_change_is_printed_and_in_the_junit(tmp_path, monkeypatch):
+    d = suite_dir(tmp_path)
+    doc = _fake_baseline(d)
+    from dpaudit.result import versions
+    doc["versions"] = {**versions(), "numba": "0.1.0"}
+    (tmp_path / "baseline.json").write_text(json.dumps(doc))
+    fake = {"verdict": "pass", "eps_lb": 0.1, "detectable_loss": 1.1, "runtime_s": 0.0,
+            "reason": None, "command": "dpaudit run ..."}
+    monkeypatch.setattr(gate, "run_entry", lambda e, *a, **k: (
+        {**fake, "verdict": e.expect}, None))
+    junit = tmp_path / "gate.xml"
+    code, out = run_gate(d, junit=str(junit))
+    assert code == 0, out
+    assert f"versions changed since the baseline: numba 0.1.0 -> {versions()['numba']}" in out
+    assert "not re-measured: the baseline measured no event" in out
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot()[0]}
+    assert props["versions_changed"] == f"numba 0.1.0 -> {versions()['numba']}"
 
 
 def test_version_changes_are_named():
