@@ -2,6 +2,24 @@
 
     python benchmarks/calibration.py [--audits 20] [--soundness 1000] [--workers 2]
                                      [--json calibration.json]
+    python benchmarks/calibration.py --verdicts [--audits 1200] [--workers 2]
+                                     [--json benchmarks/figures/calibration.json]
+
+``--verdicts`` calibrates the three-verdict rule (README "Calibration"), on the Laplace,
+randomised-response and geometric mechanisms at ε = 1, α = β = 0.05, margin 0.25:
+
+0. the tool's budget: a reference audit (seed 0, 200 samples per side) of each correct
+   mechanism; when it passes, M = 200, when it names ``runs_needed``, M = that, and when it
+   names none (its event cannot carry the loss), again at 4× the budget; M is the budget the
+   tool says suffices;
+1. ``--audits`` audits of the correct mechanisms (loss exactly ε) at their M: the false
+   ``violation`` rate (must be ≤ α) and the ``inconclusive`` rate (stated);
+2. ``--audits`` audits of the mutants whose true loss is (1 + margin)·ε (noise × 0.8) at the
+   same M: the ``pass`` rate (must be ≤ β).
+
+Each rate with its exact 95 % Clopper–Pearson interval. Checkpointed: every finished chunk of
+audits is written to ``--json`` at once and a rerun skips the audits already there (same
+seeds); delete the file to start afresh.
 
 Prints three markdown tables (the README quotes them):
 
@@ -15,11 +33,12 @@ Prints three markdown tables (the README quotes them):
 """
 import argparse
 import json
+import os
 import time
 
 import numpy as np
 
-from dpaudit.calibration import power, soundness, tightness
+from dpaudit.calibration import Task, power, rate, run_task, run_tasks, soundness, tightness
 from dpaudit.result import write_json_atomic
 
 
@@ -27,13 +46,93 @@ def _ci(r):
     return f"{r['rate']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
 
 
+VERDICT_FAMILIES = ("laplace", "randomised-response", "geometric")   # loss exactly ε / factor
+MARGIN, REFERENCE_N, CHUNK = 0.25, 200, 60
+
+
+def verdicts(audits: int, workers: int, path: str) -> dict:
+    """Part ``--verdicts`` (module doc), checkpointed in ``path``."""
+    doc = {"alpha": 0.05, "beta": 0.05, "margin": MARGIN, "eps": 1.0, "budgets": {},
+           "rows": {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    t0 = time.time()
+    for f in VERDICT_FAMILIES:
+        n, tried = REFERENCE_N, []
+        while f not in doc["budgets"]:        # pass: n suffices; else the runs it names
+            ref = run_task(Task(f, 1.0, 1.0, n, 0.05, 0))
+            tried.append(ref)
+            if ref["verdict"] == "pass" or ref["runs_needed"] or n >= 10 ** 6:
+                doc["budgets"][f] = {"references": tried,
+                                     "runs": n if ref["verdict"] == "pass" else
+                                     int(ref["runs_needed"] or n)}
+                write_json_atomic(path, doc)
+            n *= 4                             # no budget named on this event: a larger pilot
+        b = doc["budgets"][f]
+        print(f"{f}: reference audits at " + ", ".join(
+            f"{r['n']} -> {r['verdict']} ({(r['reason'] or '').split(':')[0] or '-'})"
+            for r in b["references"]) + f"; the budget the tool names M = {b['runs']}",
+            flush=True)
+    factor = 1 / (1 + MARGIN)
+    todo = [(part, Task(fam, 1.0, x, doc["budgets"][fam]["runs"], 0.05, 1 + i))
+            for part, x in (("correct", 1.0), ("mutant", factor))
+            for i in range(audits // len(VERDICT_FAMILIES))
+            for fam in VERDICT_FAMILIES]
+    todo = [(p, t) for p, t in todo if f"{p} {t.family} {t.seed}" not in doc["rows"]]
+    for c in range(0, len(todo), CHUNK):
+        part = todo[c:c + CHUNK]
+        for (p, t), row in zip(part, run_tasks([t for _, t in part], workers)):
+            doc["rows"][f"{p} {t.family} {t.seed}"] = {
+                "part": p, "family": t.family, "verdict": row["verdict"],
+                "eps_lb": row["eps_lb"], "reason": (row["reason"] or "").split(":")[0],
+                "seconds": row["seconds"]}
+        doc["seconds"] = doc.get("seconds", 0.0) + time.time() - t0
+        t0 = time.time()
+        write_json_atomic(path, doc)
+        print(f"{len(doc['rows'])} audits done", flush=True)
+    rows = list(doc["rows"].values())
+    correct = [r for r in rows if r["part"] == "correct"]
+    mutant = [r for r in rows if r["part"] == "mutant"]
+    out = {"false_violation": rate(sum(r["verdict"] == "violation" for r in correct),
+                                   len(correct)),
+           "inconclusive_at_eps": rate(sum(r["verdict"] == "inconclusive" for r in correct),
+                                       len(correct)),
+           "pass_at_loss_1_25_eps": rate(sum(r["verdict"] == "pass" for r in mutant),
+                                         len(mutant))}
+    print(f"\n| audits | true loss | budget | rate | k/n | 95 % CP |\n|---|---|---|---|---|---|")
+    for name, what, loss in (("false_violation", "violation", "ε"),
+                             ("inconclusive_at_eps", "inconclusive", "ε"),
+                             ("pass_at_loss_1_25_eps", "pass", "1.25 ε")):
+        r = out[name]
+        print(f"| {'correct' if loss == 'ε' else 'noise × 0.8'} | {loss} | M | {what} | "
+              f"{r['k']}/{r['n']} | {_ci(r)} |")
+    print("\nby family (violation / inconclusive / pass):")
+    for fam in VERDICT_FAMILIES:
+        for p in ("correct", "mutant"):
+            rs = [r for r in rows if r["part"] == p and r["family"] == fam]
+            print(f"  {fam} {p} (M = {doc['budgets'][fam]['runs']}): " + " / ".join(
+                str(sum(r["verdict"] == v for r in rs)) for v in
+                ("violation", "inconclusive", "pass")) + f" of {len(rs)}")
+    print(f"compute {doc.get('seconds', 0):.0f} s")
+    doc["summary"] = out
+    write_json_atomic(path, doc)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--audits", type=int, default=20)
+    ap.add_argument("--audits", type=int, default=None)
     ap.add_argument("--soundness", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--verdicts", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.verdicts:
+        verdicts(a.audits or 1200, a.workers, a.json or os.path.join(
+            os.path.dirname(__file__), "figures", "calibration.json"))
+        return
+    a.audits = a.audits or 20
     out = {}
 
     t0 = time.time()

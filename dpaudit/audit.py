@@ -171,8 +171,9 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         b = m.best
         i = b.finalist.label
         src, ev = sources[i], b.finalist.event
-        k_den = b.num_den()[1]
-        lb, eps_hat = b.eps_lb, b.eps_hat
+        k_num, k_den = b.num_den()
+        lb = b.eps_lb
+        eps_hat = log_ratio(k_num, b.n, k_den, b.n, delta)
         detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_test, delta)
         detect_power = detectable_loss(k_den, b.n, look_sizes(runs), eps, m.alpha_per_test,
                                        delta, beta)
@@ -182,12 +183,12 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         loss_table = _loss_table(src, pilots[i], b.counts, ev.view_index, alpha, eps)
         nb_json = src.neighbours()
     else:   # no event separates d from d' on any pilot
-        lb, eps_hat, detect, detect_power, b = 0.0, 0.0, float("inf"), float("inf"), None
+        lb, eps_hat, detect, detect_power, b = 0.0, None, float("inf"), float("inf"), None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[order[0]].neighbours()
     res = AuditResult(
         algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict="",
-        eps_lb=lb, eps_hat=eps_hat, alpha=alpha, neighbours=nb_json, event=event,
+        eps_lb=lb, eps_hat=eps_hat, saturated=b is not None and k_den == 0, alpha=alpha, neighbours=nb_json, event=event,
         counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
         runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
         detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
@@ -465,9 +466,12 @@ def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
 
     The rows are the (at most :data:`LOSS_TABLE_ROWS`) cells of view ``v`` with the most mass
     on the *pilot* sample (at least 10 pilot hits), so that choosing them does not look at the
-    measurement sample. The intervals are simultaneous over the rows: each is two-sided at
-    level 1 − α/rows (Bonferroni). ``flag_above_eps``: the interval lies entirely above ε or
-    below −ε. The table is descriptive: its α is its own, the verdict rests on ε_lb alone.
+    measurement sample. The intervals are simultaneous over the rows *and* the looks: each is
+    two-sided at level 1 − α/(rows · :data:`~dpaudit.measure.LOOKS`) (Bonferroni), since the
+    counts are those of the look where the sequential measurement stopped, which the data
+    chose; so ``ci_level_simultaneous`` = 1 − α holds whatever the stop. ``flag_above_eps``:
+    the interval lies entirely above ε or below −ε. The table is descriptive: its α is its
+    own, the verdict rests on ε_lb alone.
     """
     (r_d, r_dp), (s_d, s_dp) = pilot
     keys = np.unique(np.concatenate([c.cells[v] for c in (r_d, r_dp, s_d, s_dp)]))
@@ -476,7 +480,7 @@ def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
     c_d, c_dp = counts
     a = lookup(keys, c_d, v)
     b = lookup(keys, c_dp, v)
-    level = alpha / max(len(top), 1)
+    level = alpha / (max(len(top), 1) * LOOKS)
     rows = []
     for j in top:
         lo, hi = log_ratio_interval(a[j], c_d.n_runs, b[j], c_dp.n_runs, level)

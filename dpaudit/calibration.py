@@ -42,6 +42,7 @@ def run_task(t: Task) -> dict:
                         alpha=t.alpha, n=t.n, seed=t.seed, name=km.name)
     return {"family": t.family, "eps": t.eps, "factor": t.factor, "true_eps": km.true_eps,
             "correct": km.correct, "verdict": r.verdict, "eps_lb": r.eps_lb,
+            "reason": r.reason, "runs_needed": r.runs_needed, "n": t.n,
             "seconds": time.perf_counter() - t0, "seed": t.seed}
 
 

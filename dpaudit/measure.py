@@ -25,7 +25,7 @@ from statsmodels.stats.multitest import multipletests
 
 from dpaudit.events import Event
 from dpaudit.simulate import Counts
-from dpaudit.stats import eps_lower_bound, eps_upper_bound, log_ratio, p_value
+from dpaudit.stats import eps_lower_bound, eps_upper_bound, p_value
 
 LOOKS = 4
 
@@ -53,11 +53,6 @@ class Measured:
     def num_den(self) -> tuple[int, int]:
         hd, hdp = self.hits
         return (hdp, hd) if self.finalist.event.numerator == "d_prime" else (hd, hdp)
-
-    @property
-    def eps_hat(self) -> float:
-        k_num, k_den = self.num_den()
-        return log_ratio(k_num, self.n, k_den, self.n)
 
 
 @dataclass

@@ -22,7 +22,7 @@ import urllib.parse
 import jinja2
 
 from dpaudit.errors import InputError
-from dpaudit.result import coverage_text, write_text_atomic
+from dpaudit.result import coverage_text, releases_text, write_text_atomic
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 MAX_LOSS_ROWS = 40          # loss-table rows shown (largest |ln ratio| first when there are more)
@@ -444,7 +444,8 @@ def _whitebox(doc: dict) -> dict | None:
                      "diverged": num(d.get("diverged_runs"))})
     rp = w.get("replay") or {}
     return {"runs": num(w.get("runs")), "limit": num(w.get("limit")),
-            "max_loss": fixed(w.get("max_loss")), "verdict": w.get("releases_verdict", "—"),
+            "max_loss": fixed(w.get("max_loss")), "verdict": releases_text(w) if "releases_exceed_eps" in w else
+            w.get("releases_verdict", "—"),
             "above": num(w.get("runs_above_eps")), "dirs": dirs,
             "replay_diverged": rp.get("diverged_runs"),
             "replay_step": num(rp.get("first_divergent_step")),
@@ -484,6 +485,22 @@ def _verdict_text(doc: dict) -> str:
             "neither a pass nor a violation is claimed." + why)
 
 
+def _bound_note(doc: dict) -> str | None:
+    """Why a saturated ε_lb or an early-stop estimate must not be read as a measured size."""
+    notes = []
+    m = (doc.get("counts") or {}).get("measurement") or {}
+    if doc.get("eps_lb_saturated"):
+        den = "d′" if (doc.get("event") or {}).get("numerator") == "d" else "d"
+        notes.append(f"Saturated: no run on {den} fell in the event in {m.get('runs_d')} runs, "
+                     "so ε_lb is the largest bound these runs can give at this α. It shows "
+                     "that the loss is at least this much, not how large it is (it may be "
+                     "infinite).")
+    if m.get("stopped") == "violation" and doc.get("eps_hat") is not None:
+        notes.append("The estimate is taken at the look where the measurement stopped on a "
+                     "violation, so it is biased upward.")
+    return " ".join(notes) or None
+
+
 def _detectable_text(doc: dict) -> str:
     """The detectable loss in words (results older than ``detectable_loss`` give the 50 %
     figure only)."""
@@ -517,7 +534,12 @@ def _audit_view(doc: dict) -> dict:
         "kind": "audit", "source": doc.get("_source"),
         "algorithm": str(doc.get("algorithm", "?")), "verdict": str(doc.get("verdict", "?")),
         "eps": num(claim.get("eps"), 6), "delta": num(delta, 6) if delta else None,
-        "eps_lb": fixed(doc.get("eps_lb")), "eps_hat": fixed(doc.get("eps_hat")),
+        "eps_lb": fixed(doc.get("eps_lb")) + (" (saturated)" if doc.get("eps_lb_saturated")
+                                              else ""),
+        "eps_hat": ("n/a (nothing measured)" if "eps_hat" in doc and doc["eps_hat"] is None
+                    else fixed(doc.get("eps_hat"))),
+        "estimate": "δ-loss estimate" if delta else "point estimate",
+        "bound_note": _bound_note(doc),
         "detectable": fixed(doc.get("detectable_loss", doc.get("detectable_eps"))),
         "power": pct(doc.get("power", 0.5)), "alpha": num(doc.get("alpha")),
         "confidence": pct(doc.get("confidence", 1 - (doc.get("alpha") or 0.05))),

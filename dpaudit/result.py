@@ -47,7 +47,7 @@ class AuditResult:
     delta: float
     verdict: str
     eps_lb: float
-    eps_hat: float
+    eps_hat: float | None       # the δ-loss estimate on the measured event; None: nothing measured
     alpha: float
     neighbours: dict
     event: dict
@@ -64,6 +64,7 @@ class AuditResult:
     reason: str | None = None   # inconclusive: why, and the fix (dpaudit.verdict)
     runs_needed: int | None = None
     margin: float = 0.25
+    saturated: bool = False    # eps_lb from zero hits on the denominator side (bound_text)
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     evidence: tuple | None = field(default=None, repr=False, compare=False)
@@ -73,7 +74,8 @@ class AuditResult:
             "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
             "reason": self.reason, "runs_needed": self.runs_needed, "margin": self.margin,
-            "eps_lb": self.eps_lb, "eps_hat": self.eps_hat, "alpha": self.alpha,
+            "eps_lb": self.eps_lb, "eps_lb_saturated": self.saturated,
+            "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
             "beta": self.beta, "power": 1 - self.beta, "detectable_loss": self.detectable_loss,
             "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
@@ -94,8 +96,7 @@ class AuditResult:
         lines = [
             f"dpaudit: {self.algorithm}  claim {claim}  verdict: {self.verdict.upper()}",
             *([f"  reason: {self.reason}"] if self.reason else []),
-            f"  eps_lb = {self.eps_lb:.4f} at confidence {100 * (1 - self.alpha):.6g}% "
-            f"(alpha = {self.alpha:g}; point estimate {self.eps_hat:.4f})",
+            "  " + bound_text(self.to_dict()),
             _detectable_line(self.detectable_loss, self.beta, self.detectable_eps,
                              m["runs_d"] > 0),
             *_neighbours_lines(self.neighbours),
@@ -109,6 +110,32 @@ class AuditResult:
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)
+
+
+def bound_text(doc: dict) -> str:
+    """ε_lb and the point estimate of a result (JSON) in words, for the text output and the
+    reports: a saturated bound (no hit on the denominator side: the largest bound the budget
+    can give, whatever the loss) is labelled so; the estimate is the δ-loss
+    ln((p̂_num − δ)/p̂_den) of the measured event, absent when nothing was measured, and
+    flagged as biased upward when the measurement stopped early on a violation."""
+    m = doc["counts"]["measurement"]
+    text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
+            f"{100 * (1 - doc['alpha']):.6g}% (alpha = {doc['alpha']:g}")
+    hat = doc.get("eps_hat")
+    if hat is None:
+        return text + "; nothing measured, no point estimate)"
+    name = "delta-loss" if doc["claim"].get("delta") else "point"
+    hat = float(hat)                       # ("inf", "nan" in JSON parse too)
+    text += f"; {name} estimate {hat:.4f}"
+    if m.get("stopped") == "violation":
+        text += " at the stopping look, biased upward by the early stop"
+    text += ")"
+    if doc.get("eps_lb_saturated"):
+        den = "d'" if doc["event"].get("numerator") == "d" else "d"
+        text += (f"; saturated: no hit on {den} in {m['runs_d']} runs, so this is the largest "
+                 "bound that budget can give at this alpha, not a measured size (the loss may "
+                 "be infinite)")
+    return text
 
 
 def _detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
@@ -155,14 +182,22 @@ def _whitebox_lines(w: dict) -> list[str]:
     replay = ("no run diverged" if not rp["diverged_runs"] else
               f"{rp['diverged_runs']} runs diverged (first at step {step}): raw data reached a "
               "decision without noise")
-    if w["releases_verdict"] == "not applicable":
-        what = f"(eps, delta) claim: {w['runs_above_eps']} runs above eps"
-    else:
-        what = (f"{w['releases_verdict']}: "
-                f"{'exceeds' if w['releases_verdict'] == 'violation' else 'within'} eps")
+    what = releases_text(w)
     return [f"  white-box: largest privacy loss of the releases over {2 * w['runs']} runs = "
             f"{w['max_loss']:.4f} ({what})",
             f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
+
+
+def releases_text(w: dict) -> str:
+    """The white-box releases' loss against ε in words (text output and reports): above ε is
+    a fact about the releases, not a verdict on the released transcript."""
+    if w.get("releases_exceed_eps") is None:
+        return f"(eps, delta) claim: {w['runs_above_eps']} runs above eps, which it allows"
+    if not w["releases_exceed_eps"]:
+        return "within eps"
+    return (f"above eps in {w['runs_above_eps']} runs: the internal releases alone are not "
+            "eps-DP; the released transcript may still be (e.g. report-noisy-max), the "
+            "black-box verdict decides")
 
 
 def _neighbours_lines(nb: dict) -> list[str]:

@@ -75,10 +75,12 @@ def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
     return float(10.0 ** brentq(f, -P_FLOOR_LOG10, -1e-12, xtol=1e-13))
 
 
-def log_ratio(k_num, n_num, k_den, n_den) -> float:
-    """Point estimate ln(p̂_num/p̂_den) (±inf where a side has no hits; nan if both have none)."""
+def log_ratio(k_num, n_num, k_den, n_den, delta: float = 0.0) -> float:
+    """Point estimate of the δ-loss ln((p̂_num − δ)/p̂_den), the quantity
+    :func:`eps_lower_bound` bounds (δ = 0: the log ratio); +inf when the denominator side has
+    no hit, −inf when p̂_num = δ, nan when p̂_num < δ or both sides have none."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.log(np.float64(k_num) / n_num) - np.log(np.float64(k_den) / n_den))
+        return float(np.log(np.float64(k_num) / n_num - delta) - np.log(np.float64(k_den) / n_den))
 
 
 def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):

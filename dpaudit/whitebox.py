@@ -439,11 +439,12 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     direction; ``seed``: int or SeedSequence (not mutated); ``limit``: samples per run
     (default 16 × the table length). Returns a JSON-ready dict: ``runs``, ``limit``, ``eps``,
     ``directions`` (per direction: loss distribution, releases, replay), ``max_loss``,
-    ``quantiles`` (pooled over both directions), ``runs_above_eps``, ``releases_verdict``
-    (``violation`` iff max_loss > ε·(1 + 1e-9) + 1e-12, else ``pass``), ``worst_run``,
+    ``quantiles`` (pooled over both directions), ``runs_above_eps``, ``releases_exceed_eps``
+    (true iff max_loss > ε·(1 + 1e-9) + 1e-12: the releases alone are not ε-DP; the released
+    transcript may still be, e.g. report-noisy-max, so this is no verdict), ``worst_run``,
     ``replay`` (``diverged_runs``, ``first_divergent_step``, ``example``), ``note``.
     ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
-    about δ, so no single run decides: ``releases_verdict`` is ``not applicable`` (the loss
+    about δ, so no single run decides: ``releases_exceed_eps`` is None (the loss
     distribution and ``runs_above_eps`` are still reported). ``coverage``
     (:func:`coverage`): the runs that read the changed position within ``horizon`` samples
     (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
@@ -492,9 +493,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     src, dst = ((d, dp), (dp, d))[k_w]
     worst_run = _worst(_Runner(spec, prep, src, dst, limit), _child(root, k_w, i_w), i_w, k_w)
     diverged = sum(e["diverged_runs"] for e in per_dir.values())
-    verdict = "violation" if _above(np.array([max_loss]), eps)[0] else "pass"
-    if delta > 0:
-        verdict = "not applicable"
+    exceed = bool(_above(np.array([max_loss]), eps)[0]) if delta <= 0 else None
     return {
         "algorithm": spec.name, "eps": eps, "delta": float(delta), "runs": runs, "limit": limit,
         "pair": pair.describe(),
@@ -502,25 +501,27 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
         "max_loss": max_loss,
         "quantiles": _quantiles(pooled),
         "runs_above_eps": int(_above(pooled, eps).sum()),
-        "releases_verdict": verdict,
+        "releases_exceed_eps": exceed,
         "worst_run": worst_run,
         "replay": {"diverged_runs": int(diverged),
                    "first_divergent_step": None if first is None else first[0],
                    "example": None if first is None else first[1]},
         "coverage": coverage(reads, runs),
         "runtime_s": time.perf_counter() - t0,
-        "note": _note(spec, eps, runs, limit, T, verdict, diverged),
+        "note": _note(spec, eps, runs, limit, T, exceed, diverged),
     }
 
 
-def _note(spec, eps, runs, limit, T, verdict, diverged) -> str:
+def _note(spec, eps, runs, limit, T, exceed, diverged) -> str:
     parts = [
         f"Each of the {runs} runs per direction was generated on one table and replayed on the "
         "other with its released values frozen and the same rng stream. loss = sum over its "
         "releases of ln f(y | v) - ln f(y | v'), the exact privacy-loss random variable of the "
         "released values at that output; max_loss is a deterministic lower bound on the "
         "releases' privacy loss (an eps-DP mechanism has loss <= eps on every output), so "
-        f"releases_verdict = {verdict} needs no statistics.",
+        f"releases_exceed_eps = {str(exceed).lower()} needs no statistics (releases above "
+        "eps do not make the released transcript non-private by themselves: report-noisy-max "
+        "releases noisy scores whose loss exceeds eps and publishes only their argmax).",
         f"Runs stop after at most limit = {limit} samples: only releases made before that count. "
         f"Rows >= {T} (beyond the table) are Bernoulli(means) from the run's rng, the same in "
         "the run and its replay while their transcripts agree.",
@@ -529,9 +530,9 @@ def _note(spec, eps, runs, limit, T, verdict, diverged) -> str:
         "divergence means raw data reached a decision without noise. In a divergent run only "
         "releases made at or before the divergent step enter its loss.",
     ]
-    if verdict == "not applicable":
+    if exceed is None:
         parts.append("The claim has delta > 0: its loss may exceed eps with probability about "
-                     "delta, so max_loss decides nothing (releases_verdict = not applicable); "
+                     "delta, so max_loss decides nothing (releases_exceed_eps = null); "
                      "runs_above_eps shows how often it did.")
     if diverged:
         parts.append(f"{diverged} runs diverged: a decision read raw data (a privacy leak "

@@ -668,7 +668,7 @@ def test_audit_positive_control_and_gauss_delta():
     assert r.delta == db.GAUSS_DELTA == r.params["delta"] and r.verdict == "inconclusive"
     assert r.reason.startswith("underpowered:") and "no feasible number of runs" in r.reason
     assert r.runs_needed is None
-    assert r.whitebox["releases_verdict"] == "not applicable"
+    assert r.whitebox["releases_exceed_eps"] is None
     r = audit_algorithm("dp-bai-gauss", 1.0, delta=1e-3, runs=20_000, seed=1, workers=1,
                         whitebox_runs=0, pair=pair)
     assert r.delta == 1e-3 == r.params["delta"]
@@ -688,7 +688,7 @@ def test_reuse_mutant_release_loss_exceeds_eps():
     pair = NeighbourPair.change("stream", np.zeros((5, H)), (0, 0), 0.0, 1.0,
                                 {"name": "tied-low"}, "test")
     w = whitebox(spec, prep, pair, 1.0, runs=2000, seed=3)
-    assert w["releases_verdict"] == "violation"
+    assert w["releases_exceed_eps"] is True
     assert w["max_loss"] == pytest.approx(1 + 5 / 8 + 7 / 15, abs=1e-9)
     spec, p, prep = prepared("dp-bai", features="identity", means=K5_MEANS, horizon=60)
     assert whitebox(spec, prep, pair, 1.0, runs=2000, seed=3)["max_loss"] == pytest.approx(1.0)

@@ -97,7 +97,7 @@ def test_violation_and_missing_sections():
     assert "examples/private_etc.py:etc_half_noise" in page
     assert len(_data_uris(page)) >= 2          # loss per cell, looks (+ profile)
     page = report.render_html(report.load([VIOL]))
-    assert "releases verdict: <b>violation</b>" in page
+    assert "releases against ε: <b>violation</b>" in page      # a result from before the rename
 
 
 def test_minimal_audit_without_optional_sections():
