@@ -17,9 +17,10 @@ randomised-response and geometric mechanisms at ε = 1, α = β = 0.05, margin 0
 2. ``--audits`` audits of the mutants whose true loss is (1 + margin)·ε (noise × 0.8) at the
    same M: the ``pass`` rate (must be ≤ β).
 
-Each rate with its exact 95 % Clopper–Pearson interval. Checkpointed: every finished chunk of
-audits is written to ``--json`` at once and a rerun skips the audits already there (same
-seeds); delete the file to start afresh.
+Each rate with its exact 95 % Clopper–Pearson interval, written to ``--json`` with the counts
+per mechanism. Checkpointed: every finished chunk of audits is written at once to the
+``.checkpoint.json`` beside it (not kept in git) and a rerun skips the audits already there
+(same seeds); delete that file to start afresh.
 
 Prints three markdown tables (the README quotes them):
 
@@ -52,10 +53,11 @@ MARGIN, REFERENCE_N, CHUNK = 0.25, 200, 60
 
 def verdicts(audits: int, workers: int, path: str) -> dict:
     """Part ``--verdicts`` (module doc), checkpointed in ``path``."""
+    checkpoint = path.removesuffix(".json") + ".checkpoint.json"   # every audit (not in git)
     doc = {"alpha": 0.05, "beta": 0.05, "margin": MARGIN, "eps": 1.0, "budgets": {},
            "rows": {}}
-    if os.path.exists(path):
-        with open(path) as f:
+    if os.path.exists(checkpoint):
+        with open(checkpoint) as f:
             doc = json.load(f)
     t0 = time.time()
     for f in VERDICT_FAMILIES:
@@ -67,7 +69,7 @@ def verdicts(audits: int, workers: int, path: str) -> dict:
                 doc["budgets"][f] = {"references": tried,
                                      "runs": n if ref["verdict"] == "pass" else
                                      int(ref["runs_needed"] or n)}
-                write_json_atomic(path, doc)
+                write_json_atomic(checkpoint, doc)
             n *= 4                             # no budget named on this event: a larger pilot
         b = doc["budgets"][f]
         print(f"{f}: reference audits at " + ", ".join(
@@ -89,7 +91,7 @@ def verdicts(audits: int, workers: int, path: str) -> dict:
                 "seconds": row["seconds"]}
         doc["seconds"] = doc.get("seconds", 0.0) + time.time() - t0
         t0 = time.time()
-        write_json_atomic(path, doc)
+        write_json_atomic(checkpoint, doc)
         print(f"{len(doc['rows'])} audits done", flush=True)
     rows = list(doc["rows"].values())
     correct = [r for r in rows if r["part"] == "correct"]
@@ -108,15 +110,24 @@ def verdicts(audits: int, workers: int, path: str) -> dict:
         print(f"| {'correct' if loss == 'ε' else 'noise × 0.8'} | {loss} | M | {what} | "
               f"{r['k']}/{r['n']} | {_ci(r)} |")
     print("\nby family (violation / inconclusive / pass):")
+    by_family = {}
     for fam in VERDICT_FAMILIES:
         for p in ("correct", "mutant"):
             rs = [r for r in rows if r["part"] == p and r["family"] == fam]
+            counts = {v: sum(r["verdict"] == v for r in rs)
+                      for v in ("violation", "inconclusive", "pass")}
+            by_family[f"{fam} {p}"] = {"budget": doc["budgets"][fam]["runs"], "audits": len(rs),
+                                       **counts}
             print(f"  {fam} {p} (M = {doc['budgets'][fam]['runs']}): " + " / ".join(
-                str(sum(r["verdict"] == v for r in rs)) for v in
-                ("violation", "inconclusive", "pass")) + f" of {len(rs)}")
+                str(c) for c in counts.values()) + f" of {len(rs)}")
     print(f"compute {doc.get('seconds', 0):.0f} s")
-    doc["summary"] = out
-    write_json_atomic(path, doc)
+    write_json_atomic(path, {k: doc[k] for k in ("alpha", "beta", "margin", "eps")} | {
+        "budgets": {f: {"runs": b["runs"], "references": [
+            {k: r[k] for k in ("n", "verdict", "reason", "runs_needed")}
+            for r in b["references"]]} for f, b in doc["budgets"].items()},
+        "summary": out, "by_family": by_family, "compute_seconds": doc.get("seconds"),
+        "command": "python benchmarks/calibration.py --verdicts --audits "
+                   f"{len(rows) // 2} --workers {workers}"})
     return out
 
 
