@@ -4,7 +4,8 @@ Data flow: *sources* (one per candidate neighbouring pair; a source draws runs o
 turns them into feature cells) → pilot on each source, split in a ranking and a scoring half
 → one event per source (:mod:`dpaudit.events`) → the best ``finalists`` sources measured on
 fresh samples with valid early stopping (:mod:`dpaudit.measure`: Clopper–Pearson bounds,
-Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verdict (DESIGN.md §4):
+Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verdict (README "Verdict
+JSON"):
 ``violation`` if ε_lb > ε (with confidence 1 − α the privacy loss exceeds the claim), else
 ``pass``.
 
@@ -188,7 +189,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         loss_table, nb_json = [], sources[order[0]].neighbours()
     res = AuditResult(
         algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict="",
-        eps_lb=lb, eps_hat=eps_hat, saturated=b is not None and k_den == 0, alpha=alpha, neighbours=nb_json, event=event,
+        eps_lb=lb, eps_hat=eps_hat, saturated=b is not None and k_den == 0, alpha=alpha,
+        neighbours=nb_json, event=event,
         counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
         runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
         detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
@@ -296,7 +298,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     1 − β (``detectable_loss``); ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
     verdict is inconclusive (:mod:`dpaudit.verdict`). Raises :class:`InputError` on bad
     input. Result as in
-    DESIGN.md §4, with the search (budget, candidates tried, finalists, privacy profile)
+    README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy profile)
     under ``search``.
     """
     t0 = time.perf_counter()

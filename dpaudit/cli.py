@@ -1,4 +1,4 @@
-"""Command line (DESIGN.md §5): ``dpaudit list | run | bench | check constants | check
+"""Command line (README "Commands"): ``dpaudit list | run | bench | check constants | check
 correctness``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
@@ -282,7 +282,7 @@ def _run(a) -> int:
 
 def reproduce_command(a, seed: int) -> str:
     """The `dpaudit run` command line of parsed arguments ``a`` with the root seed made
-    explicit (a drawn seed included): it reproduces the result bit for bit (DESIGN.md §3)."""
+    explicit (a drawn seed included): it reproduces the result bit for bit (README "Randomness")."""
     import shlex
     argv = ["dpaudit", "run", "--algo", a.algo, "--eps", repr(a.eps)]
     if a.delta is not None:

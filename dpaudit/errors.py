@@ -1,4 +1,4 @@
-"""Errors that the CLI turns into a one-line message and exit code 2 (DESIGN.md §5)."""
+"""Errors that the CLI turns into a one-line message and exit code 2 (README "Commands")."""
 
 
 class InputError(Exception):

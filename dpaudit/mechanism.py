@@ -3,7 +3,7 @@
 Any randomised algorithm fits, not only bandits: a Laplace or Gaussian mechanism, randomised
 response, report-noisy-max, a plain-Python bandit run (:mod:`dpaudit.plugin` wraps one).
 Outputs are drawn in chunks of :data:`CHUNK`, chunk i seeded by the i-th child of the sample's
-SeedSequence (DESIGN.md §3), turned into cells by a :class:`~dpaudit.features.Features` map
+SeedSequence (README "Randomness"), turned into cells by a :class:`~dpaudit.features.Features` map
 fitted on the pilot's ranking half, and audited by the shared pipeline of
 :mod:`dpaudit.audit` (threshold and likelihood-ratio events, selection and measurement on
 disjoint samples, early stopping, Bonferroni over everything measured).

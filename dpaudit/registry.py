@@ -4,7 +4,8 @@ Every reference implementation in :mod:`dpaudit.algorithms` registers one :class
 A spec ties together
 
 * the compiled kernel (the kernel contract is documented in :mod:`dpaudit.simulate`),
-* the algorithm's parameters (:class:`Param`, shared names of DESIGN.md §5: ``means``, ``risk``,
+* the algorithm's parameters (:class:`Param`, shared names of README "Commands": ``means``,
+  ``risk``,
   ``beta``, ``horizon``, ``max_steps``, ...), validated before any work starts,
 * ``prepare``: validated parameters -> :class:`Prepared` (the numeric ``theta``/``aux`` arrays
   the kernel reads),
@@ -136,7 +137,7 @@ class AlgorithmSpec:
     name: str
     title: str
     paper: str
-    model: str  # "user" | "stream" | "full" | "local" (DESIGN.md §1)
+    model: str  # "user" | "stream" | "full" | "local" (README "Architecture")
     private: bool  # claims eps-DP; False for non-private comparators (positive controls)
     kernel: Any  # numba dispatcher following the kernel contract of dpaudit.simulate
     params: tuple[Param, ...]

@@ -2,7 +2,8 @@
 
 One self-contained HTML page (inline CSS, matplotlib figures as base64 PNG data URIs, no
 JavaScript) and optionally the same content as Markdown, from the JSON files written by
-``dpaudit run --json`` (DESIGN.md §4), ``dpaudit check correctness --json`` and ``dpaudit check
+``dpaudit run --json`` (README "Verdict JSON"), ``dpaudit check correctness --json`` and
+``dpaudit check
 constants --json``. Templates live in ``dpaudit/templates``; the HTML environment escapes every
 value (algorithm names, parameters, file names, event text), the Markdown one escapes HTML
 characters and table pipes with :func:`md_escape`.
@@ -444,8 +445,9 @@ def _whitebox(doc: dict) -> dict | None:
                      "diverged": num(d.get("diverged_runs"))})
     rp = w.get("replay") or {}
     return {"runs": num(w.get("runs")), "limit": num(w.get("limit")),
-            "max_loss": fixed(w.get("max_loss")), "verdict": releases_text(w) if "releases_exceed_eps" in w else
-            w.get("releases_verdict", "—"),
+            "max_loss": fixed(w.get("max_loss")),
+            "verdict": (releases_text(w) if "releases_exceed_eps" in w else
+                        w.get("releases_verdict", "—")),     # results made before the rename
             "above": num(w.get("runs_above_eps")), "dirs": dirs,
             "replay_diverged": rp.get("diverged_runs"),
             "replay_step": num(rp.get("first_divergent_step")),

@@ -1,4 +1,5 @@
-"""Audit results: the verdict JSON of DESIGN.md §4, its atomic writing and the text summary."""
+"""Audit results: the verdict JSON of README "Verdict JSON", its atomic writing and the text
+summary."""
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def jsonable(x):
 
 @dataclass
 class AuditResult:
-    """Outcome of one audit. ``to_dict()`` is the stable JSON of DESIGN.md §4."""
+    """Outcome of one audit. ``to_dict()`` is the stable JSON of README "Verdict JSON"."""
 
     algorithm: str
     params: dict

@@ -1,4 +1,4 @@
-"""Reward tables, the four privacy models and their neighbouring relations (DESIGN.md §1).
+"""Reward tables, the four privacy models and their neighbouring relations (README "Architecture").
 
 =========  ===========  ===================================  ===============================
 model      table shape  read by the algorithm                neighbours differ in
@@ -31,7 +31,7 @@ MAX_ARM_PATTERNS = 8   # ``full`` rows: "arm a up, every other arm down" for the
 
 @dataclass(frozen=True)
 class TableModel:
-    """One privacy model of DESIGN.md §1 (module table): shapes, validation, positions and
+    """One privacy model of README "Architecture" (module table): shapes, validation, positions and
     value patterns of its neighbouring relation."""
 
     name: str
@@ -253,7 +253,7 @@ class NeighbourPair:
         return cls(d, dp, m.changed(d, dp), base, label, model_name, "explicit")
 
     def describe(self) -> dict:
-        """JSON of the pair (DESIGN.md §4 ``neighbours``): model, base recipe, shape, the
+        """JSON of the pair (README "Verdict JSON" ``neighbours``): model, base recipe, shape, the
         changed position and its values in d and d', the pattern and why it was chosen."""
         out = {"model": self.model, "base": self.base, "pattern": self.pattern,
                "position": list(self.position), "why": self.label}
@@ -272,7 +272,8 @@ class NeighbourPair:
 
 def load_pair(path: str, model: str) -> NeighbourPair:
     """The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
-    (tables of ``model``, DESIGN.md §1) and optionally ``why``. InputError (one line, naming
+    (tables of ``model``, README "Architecture") and optionally ``why``. InputError (one line,
+    naming
     the file) when it cannot be read or is not such an object, or the tables are invalid."""
     import json
     try:

@@ -1,4 +1,5 @@
-"""White-box privacy loss and gray-box replay of a kernel's noisy releases (DESIGN.md §2).
+"""White-box privacy loss and gray-box replay of a kernel's noisy releases (README "White-box
+privacy loss and gray-box replay").
 
 Every reference kernel logs its internal noisy releases (``releases`` buffer, columns
 :data:`dpaudit.simulate.RELEASE_COLUMNS`) and can *replay* a run with its released values frozen

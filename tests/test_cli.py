@@ -1,4 +1,4 @@
-"""The command line: bad input, the JSON contract of DESIGN.md §4, determinism, bench."""
+"""The command line: bad input, the JSON contract of README "Verdict JSON", determinism, bench."""
 import json
 import os
 import pathlib
