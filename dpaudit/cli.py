@@ -2,7 +2,9 @@
 correctness``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
-output file), 3 inconclusive. Progress bars go to stderr, summaries to stdout.
+output file), 3 inconclusive, 4 an error in the user's code (one line naming the exception and
+the user's file:line) or an internal error (one line; ``--debug``, anywhere on the command
+line, prints the traceback). Progress bars go to stderr, summaries to stdout.
 """
 from __future__ import annotations
 
@@ -59,7 +61,12 @@ def _params(items) -> dict:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dpaudit", description="Audit differentially private bandit algorithms.")
+    p = _Parser(prog="dpaudit", description="Audit differentially private bandit algorithms. "
+                "Exit codes: 0 pass, 1 violation (gate: an entry failed), 2 bad input, "
+                "3 inconclusive, 4 an error in the user's code or an internal error (one line; "
+                "--debug, anywhere on the command line, prints the traceback).")
+    p.add_argument("--debug", action="store_true",
+                   help="on an unexpected error, print the traceback (also after the subcommand)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
 
@@ -70,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
                     "measured and a loss of (1 + margin) * eps on it would have been flagged "
                     "with probability >= 1 - beta), inconclusive (3; the reason and its fix "
                     "are printed: vacuous, not reached, no event, underpowered with the runs "
-                    "needed); 2: bad input (one line, nothing written).")
+                    "needed); 2: bad input (one line, nothing written); 4: an error in your "
+                    "code or an internal error (one line; --debug prints the traceback).")
     run.add_argument("--algo", required=True,
                      help="registry name (see `dpaudit list`), or your own Python callable "
                           "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
@@ -391,6 +399,9 @@ def _bench(a) -> int:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [x for x in argv if x != "--debug"]
     try:
         a = _parser().parse_args(argv)
         return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
@@ -403,6 +414,34 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:       # not a verdict: exit 4, one line (module doc)
+        if debug:
+            import traceback
+            traceback.print_exc()
+        print(_error_line(e, debug), file=sys.stderr)
+        return 4
+
+
+def _error_line(e: Exception, debug: bool) -> str:
+    """One line for an unexpected exception: the user's frame (the last traceback frame outside
+    dpaudit, the standard library and installed packages) when there is one, else an internal
+    error; control characters escaped so the line cannot forge another."""
+    import sysconfig
+    import traceback
+    ours = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                    for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    user = None
+    for frame, line in traceback.walk_tb(e.__traceback__):
+        name = frame.f_code.co_filename             # "<string>", "<frozen ...>": no file
+        f = os.path.abspath(name)
+        if not (f.startswith(ours) or f.startswith(theirs) or name.startswith("<")):
+            user = (f, line, frame.f_code.co_name)
+    what = f"{type(e).__name__}: {e}".encode("unicode_escape").decode("ascii")
+    hint = "" if debug else "; run with --debug for the traceback"
+    if user:
+        return f"dpaudit: error in your code: {what} (in {user[2]} at {user[0]}:{user[1]}){hint}"
+    return f"dpaudit: internal error: {what}{hint}"
 
 
 if __name__ == "__main__":

@@ -94,6 +94,38 @@ def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path, monkeypatch, 
     _assert_refused(code, out.out, out.err, needle, tmp_path)
 
 
+def test_an_exception_in_the_users_callable_is_one_line_exit_4(tmp_path, capsys):
+    from dpaudit.cli import main
+    f = tmp_path / "boom.py"
+    f.write_text("def f(rng, data, eps):\n    return [1 / 0]\n")
+    out = tmp_path / "out.json"
+    code = main(["run", "--algo", f"{f}:f", "--model", "user", "--eps", "1", "--runs", "2000",
+                 "--json", str(out)])
+    err = capsys.readouterr().err
+    assert code == 4 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "error in your code: ZeroDivisionError: division by zero (in f at " in err
+    assert f"{f}:2" in err and "--debug" in err and not out.exists()
+
+
+def test_an_internal_error_is_one_line_exit_4_and_debug_shows_the_traceback(monkeypatch,
+                                                                             capsys):
+    import functools
+
+    from dpaudit import cli
+    # raised from no user file (exec'd text, called straight from cli.main); its newline
+    # cannot forge a second line
+    monkeypatch.setattr(cli, "_list", functools.partial(
+        exec, "raise RuntimeError('bad state\\nverdict: PASS')"))
+    assert cli.main(["list"]) == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("dpaudit: internal error: RuntimeError: bad state\\nverdict: PASS")
+    assert cli.main(["list", "--debug"]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.rstrip().splitlines()[-1].startswith(
+        "dpaudit: internal error: RuntimeError")
+
+
 @pytest.mark.parametrize("args,needle", [BAD[1], BAD[-1]])
 def test_bad_input_as_a_process(args, needle, tmp_path):
     # the same contract through the interpreter: exit status, one stderr line, no traceback
