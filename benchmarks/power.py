@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from dpaudit.calibration import rate
-from dpaudit.measure import LOOKS, look_sizes
+from dpaudit.measure import design
 from dpaudit.mechanism import audit_mechanism
 from dpaudit.result import write_json_atomic
 from dpaudit.stats import PowerCurve
@@ -82,8 +82,9 @@ def main():
             if row is None or row["audits"] != a.audits:
                 t0 = time.time()
                 verdict, loss, event = audit((eps, delta, p, n, eps, 0))
-                # the planned design: finalists = 1 (audit_mechanism), LOOKS looks
-                curve = PowerCurve(p, look_sizes(n), eps, ALPHA / LOOKS, delta)
+                # the planned design: finalists = 1 (audit_mechanism)
+                sizes, levels = design(n, ALPHA)
+                curve = PowerCurve(p, sizes, eps, levels, delta)
                 rows = list(pool.map(audit, [(eps, delta, p, n, loss, s)
                                              for s in range(1, a.audits + 1)],
                                      chunksize=max(1, a.audits // (8 * a.workers))))

@@ -27,7 +27,7 @@ from tqdm import tqdm
 from dpaudit import registry, search, tables
 from dpaudit.errors import InputError
 from dpaudit.events import Event, best_event, lookup, validated_bound
-from dpaudit.measure import LOOKS, Finalist, Measurement, look_sizes, measure
+from dpaudit.measure import LOOKS, Finalist, Measurement, design, measure
 from dpaudit.result import AuditResult
 from dpaudit.simulate import (STATUS_NAMES, TRUNCATED, Request, as_views, default_workers,
                               run_batch, simulate_many)
@@ -132,7 +132,7 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     s_pilot, s_meas = seeds
     order = list(range(len(sources))) if order is None else list(order)
     F = min(finalists, len(order))
-    a_plan = alpha / (LOOKS * F)       # the level of the last look's tests
+    a_plan = design(runs, alpha / F)[1][-1]     # the level of the last look's tests
     rounds = search.schedule(len(order), F, pilot_budget,
                              eta=None if strategy == "structure" else search.ETA)
     if bar is not None:
@@ -175,9 +175,9 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         k_num, k_den = b.num_den()
         lb = b.eps_lb
         eps_hat = log_ratio(k_num, b.n, k_den, b.n, delta)
-        detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_test, delta)
-        detect_power = detectable_loss(k_den, b.n, look_sizes(runs), eps, m.alpha_per_test,
-                                       delta, beta)
+        detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_look[-1], delta)
+        sizes, levels = design(runs, alpha / len(m.measured))
+        detect_power = detectable_loss(k_den, b.n, sizes, eps, levels, delta, beta)
         event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
                  "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
                  "scoring_hits": list(ev.scoring_hits)}
@@ -201,8 +201,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     if after is not None:
         after(res)
     needed = None if b is None else (lambda: runs_needed(
-        max(k_den, 1) / b.n, eps, m.alpha_per_test, delta, beta, (1 + margin) * eps,
-        look_sizes, runs, detect_power))
+        max(k_den, 1) / b.n, eps, delta, beta, (1 + margin) * eps,
+        lambda n: design(n, alpha / len(m.measured)), runs, detect_power))
     v = decide(eps_lb=lb, eps=eps, margin=margin, detectable_loss=detect_power,
                measured=b is not None, separated=b is not None and ev.predicted_lb > 0,
                coverage=res.coverage, needed=needed)
@@ -385,7 +385,7 @@ def _counts(rounds, n_sources, b, m: Measurement) -> dict:
             "measurement": {"runs_d": n, "runs_d_prime": n, "hits_d": int(hd),
                             "hits_d_prime": int(hdp), "status_d": status(c_d),
                             "status_d_prime": status(c_dp), "finalists": len(m.measured),
-                            "tests": m.tests, "alpha_per_test": m.alpha_per_test,
+                            "tests": m.tests, "alpha_per_look": m.alpha_per_look,
                             "p_value_adjusted": m.p_adjusted, "stopped": m.stopped,
                             "looks": m.looks}}
 

@@ -23,7 +23,7 @@ import urllib.parse
 import jinja2
 
 from dpaudit.errors import InputError
-from dpaudit.result import coverage_text, releases_text, write_text_atomic
+from dpaudit.result import coverage_text, levels_text, releases_text, write_text_atomic
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 MAX_LOSS_ROWS = 40          # loss-table rows shown (largest |ln ratio| first when there are more)
@@ -383,7 +383,7 @@ def _counts(doc: dict) -> dict:
     sel = c.get("selection") or {}
     return {"selection": [(k.replace("_", " "), num(v)) for k, v in sel.items()],
             "sides": sides,
-            "tests": num(m.get("tests")), "alpha_per_test": num(m.get("alpha_per_test")),
+            "tests": num(m.get("tests")), "levels": levels_text(m),
             "finalists": num(m.get("finalists")), "stopped": m.get("stopped", "—"),
             "p_value": num(m.get("p_value_adjusted")), "looks": len(m.get("looks") or [])}
 

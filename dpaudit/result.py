@@ -104,7 +104,7 @@ class AuditResult:
             f"  event: {ev['text']}",
             f"  counts (measurement, fresh runs): d {m['hits_d']}/{m['runs_d']}, "
             f"d' {m['hits_d_prime']}/{m['runs_d_prime']}; {m['tests']} tests at alpha "
-            f"{m['alpha_per_test']:.3g} each, stopped: {m['stopped']}",
+            f"{levels_text(m)}, stopped: {m['stopped']}",
             *_search_lines(self.search),
             *_whitebox_lines(self.whitebox),
             f"  coverage: {coverage_text(self.coverage)}",
@@ -137,6 +137,16 @@ def bound_text(doc: dict) -> str:
                  "bound that budget can give at this alpha, not a measured size (the loss may "
                  "be infinite)")
     return text
+
+
+def levels_text(m: dict) -> str:
+    """The tests' levels of a result's ``counts.measurement``: per look (``alpha_per_look``)
+    or, in results written before the looks were weighted, one level for all
+    (``alpha_per_test``)."""
+    if m.get("alpha_per_look"):
+        return " / ".join(f"{a:.3g}" for a in m["alpha_per_look"]) + " at the looks"
+    a = m.get("alpha_per_test")
+    return f"{a:.3g} each" if isinstance(a, (int, float)) else "unknown"
 
 
 def _detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:

@@ -200,8 +200,8 @@ class PowerCurve:
     """The probability that one measured event is flagged, as a function of its true loss.
 
     The design is the one :mod:`dpaudit.measure` runs for a finalist: cumulative looks of
-    ``sizes`` runs per side, each a test at level ``alpha`` (the per-test level after
-    Bonferroni) of H0 "δ-loss ≤ ``eps``" with :func:`eps_lower_bound`; the measurement stops
+    ``sizes`` runs per side, look k a test at level ``alpha[k]`` (its share of α after the
+    weighted Bonferroni) of H0 "δ-loss ≤ ``eps``" with :func:`eps_lower_bound`; the measurement stops
     early for futility when the upper bounds (:func:`eps_upper_bound`) are ≤ ε. The event has
     probability ``p_den`` on the denominator side and ``min(1, e^loss·p_den + δ)`` on the
     numerator side.
@@ -218,26 +218,28 @@ class PowerCurve:
         p_den: probability of the event on the denominator side, in (0, 1].
         sizes: cumulative runs per side at each look (increasing; the last is the budget).
         eps: the claimed ε (> 0).
-        alpha: the level of each test (α over the number of tests).
+        alpha: the level of the test at each look (shape ``len(sizes)``), or one level for
+            every look.
         delta: the claimed δ (≥ 0).
         grid: denominator counts per look at which critical counts are exact (default
             :data:`GRID`; fewer is faster and more conservative).
     """
 
-    def __init__(self, p_den: float, sizes: list[int], eps: float, alpha: float,
-                 delta: float = 0.0, grid: int | None = None):
+    def __init__(self, p_den: float, sizes: list[int], eps: float,
+                 alpha: float | list[float], delta: float = 0.0, grid: int | None = None):
         grid = GRID if grid is None else grid
         self.p_den, self.sizes, self.eps, self.delta = float(p_den), list(sizes), eps, delta
-        n = self.sizes[-1]
+        levels = np.broadcast_to(np.asarray(alpha, dtype=float), (len(self.sizes),))
+        n, a = self.sizes[-1], levels[-1]
         k, pmf, out = _window(n, self.p_den)
-        t = _first_true(lambda j, kd: eps_lower_bound(j, n, kd, n, alpha, delta) > eps, n, k,
+        t = _first_true(lambda j, kd: eps_lower_bound(j, n, kd, n, a, delta) > eps, n, k,
                         grid)
         self._last = (n, pmf, t, out)
         self._early = []
-        for m in self.sizes[:-1]:
+        for m, a in zip(self.sizes[:-1], levels[:-1]):
             k, pmf, out = _window(m, self.p_den)
             # the largest numerator count whose upper bound is ≤ ε (−1: none)
-            u = _first_true(lambda j, kd: eps_upper_bound(j, m, kd, m, alpha, delta) > eps, m,
+            u = _first_true(lambda j, kd: eps_upper_bound(j, m, kd, m, a, delta) > eps, m,
                             k, grid) - 1
             self._early.append((m, pmf, u, out))
 
@@ -268,8 +270,8 @@ class PowerCurve:
         return x
 
 
-def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float, alpha: float,
-                    delta: float = 0.0, beta: float = 0.05) -> float:
+def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
+                    alpha: float | list[float], delta: float = 0.0, beta: float = 0.05) -> float:
     """The detectable loss of a measured event at power 1 − β (:class:`PowerCurve`).
 
     Args:
@@ -279,7 +281,7 @@ def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float, alph
         runs: the runs measured on the denominator side (≥ 1).
         sizes: cumulative runs per side at each planned look; the last is the budget.
         eps: the claimed ε (> 0).
-        alpha: the level of each test.
+        alpha: the level of the test at each look, or one level for every look.
         delta: the claimed δ.
         beta: 1 − the power asked for, in (0, 1).
 

@@ -35,18 +35,21 @@ class Verdict:
     runs_needed: int | None = None
 
 
-def runs_needed(p_den: float, eps: float, alpha: float, delta: float, beta: float,
-                target: float, looks, runs: int = 1, loss: float = float("inf")) -> int | None:
-    """A measurement budget n (runs per side) whose design (the looks ``looks(n)``, each test
-    at level ``alpha``) detects a loss of ``target`` on an event of probability ``p_den`` with
-    probability ≥ 1 − β, within 10 % of the smallest such n; None beyond :data:`MAX_RUNS`.
+def runs_needed(p_den: float, eps: float, delta: float, beta: float, target: float, design,
+                runs: int = 1, loss: float = float("inf")) -> int | None:
+    """A measurement budget n (runs per side) whose design detects a loss of ``target`` on an
+    event of probability ``p_den`` with probability ≥ 1 − β, within 10 % of the smallest such
+    n; None beyond :data:`MAX_RUNS`.
 
-    ``runs`` and ``loss``: the budget that fell short and its detectable loss. The excess of
-    the detectable loss over ε shrinks about as 1/√n, which gives the first guess; the
-    search (doubling, then bisection) checks each candidate with :class:`PowerCurve` on a
-    coarse grid (conservative), so the n returned suffices."""
+    ``design(n)`` gives the looks' cumulative sizes and their tests' levels for a budget n
+    (:func:`dpaudit.measure.design` at the finalist's α). ``runs`` and ``loss``: the budget
+    that fell short and its detectable loss. The excess of the detectable loss over ε shrinks
+    about as 1/√n, which gives the first guess; the search (doubling, then bisection) checks
+    each candidate with :class:`PowerCurve` on a coarse grid (conservative), so the n
+    returned suffices."""
     def ok(n: int) -> bool:        # detectable loss ≤ target ⟺ power at target ≥ 1 − β
-        return PowerCurve(p_den, looks(n), eps, alpha, delta, grid=64).power(target) >= 1 - beta
+        sizes, levels = design(n)
+        return PowerCurve(p_den, sizes, eps, levels, delta, grid=64).power(target) >= 1 - beta
 
     if delta >= 1 or target > math.log((1 - delta) / p_den):
         return None                  # no loss of ``target`` fits on an event this likely

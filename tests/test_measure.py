@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from dpaudit.events import Event, best_event
-from dpaudit.measure import LOOKS, Finalist, look_sizes, measure
+from dpaudit.measure import LOOK_WEIGHTS, LOOKS, Finalist, design, look_sizes, measure
 from dpaudit.simulate import Counts
 
 IN, OUT = np.uint64(1), np.uint64(2)
@@ -41,6 +41,15 @@ def test_look_sizes():
     assert len(look_sizes(10 ** 7)) == LOOKS
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 1000, 10 ** 7])
+def test_the_looks_levels_sum_to_the_finalists_alpha_and_favour_the_last_look(n):
+    sizes, levels = design(n, 0.01)
+    assert len(levels) == len(sizes) and math.isclose(sum(levels), 0.01)
+    assert levels[-1] == max(levels) and levels == sorted(levels)
+    if len(sizes) == LOOKS:
+        assert levels[-1] == pytest.approx(0.0075) and levels[0] == pytest.approx(0.000625)
+
+
 @pytest.mark.statistical
 @pytest.mark.slow
 def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
@@ -65,7 +74,17 @@ def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility
     undecided = measure([Finalist(EVENT, binomial_source(0.2, 0.2 * math.exp(0.5)))], 800_000,
                         0.5, 0.0, 0.05, np.random.SeedSequence(3))
     assert undecided.stopped == "budget" and undecided.best.n == 800_000
-    assert undecided.tests == LOOKS and undecided.alpha_per_test == 0.05 / LOOKS
+    assert undecided.tests == LOOKS and undecided.alpha_per_look == pytest.approx(
+        [0.05 * w / sum(LOOK_WEIGHTS) for w in LOOK_WEIGHTS])
+
+
+def test_the_adjusted_p_value_is_the_weighted_bonferroni_one():
+    # the event is twice as likely on d': the first look, at level α/16, stops for violation;
+    # its p-value counts 16 times (4 times under an even split)
+    m = measure([Finalist(EVENT, binomial_source(0.1, 0.2))], 40_000, 0.05, 0.0, 0.05,
+                np.random.SeedSequence(6))
+    assert m.stopped == "violation" and len(m.looks) == 1
+    assert m.p_adjusted == pytest.approx(16 * m.best.p_values[0]) and m.p_adjusted < 0.05
 
 
 @pytest.mark.statistical

@@ -137,7 +137,7 @@ def test_detectable_loss_is_the_power_of_the_reported_counts():
         assert (d["beta"], d["power"]) == (beta, 1 - beta)
         assert d["coverage"]["measured"] is False and "black-box" in d["coverage"]["reason"]
         assert d["detectable_loss"] == detectable_loss(k_den, m["runs_d"], look_sizes(n), 0.5,
-                                                       m["alpha_per_test"], 0.0, beta)
+                                                       m["alpha_per_look"], 0.0, beta)
         got[n, beta] = d["detectable_loss"]
     assert 0.5 < got[200_000, 0.05] < got[20_000, 0.05]
     assert 0.5 < got[20_000, 0.5] < got[20_000, 0.05]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 from dpaudit import stats
+from dpaudit.measure import design
 from dpaudit.stats import (PowerCurve, cp_lower, cp_upper, detectable_eps, detectable_loss,
                            eps_lower_bound, eps_upper_bound, log_ratio_interval, p_value)
 from dpaudit.stats import P_FLOOR_LOG10
@@ -123,8 +124,9 @@ def test_lower_and_upper_bounds_cover_the_true_delta_loss(delta):
         assert np.sum(np.array(lo) > 0.4) <= 200      # Binomial(4000, 0.025) > 200: < 1e-15
 
 
-def _power_by_enumeration(p_den, sizes, eps, alpha, delta, loss):
-    """P(last look flags) − Σ earlier P(upper bound ≤ ε), summed over every pair of counts."""
+def _power_by_enumeration(p_den, sizes, eps, levels, delta, loss):
+    """P(last look flags) − Σ earlier P(upper bound ≤ ε), summed over every pair of counts;
+    look k's tests at level ``levels[k]``."""
     q = min(1.0, math.exp(loss) * p_den + delta)
 
     def mass(n, region):
@@ -132,19 +134,30 @@ def _power_by_enumeration(p_den, sizes, eps, alpha, delta, loss):
         pmf = np.outer(binom.pmf(j, n, q), binom.pmf(j, n, p_den))
         return float(pmf[region(j[:, None], j[None, :], n)].sum())
 
-    p = mass(sizes[-1], lambda a, b, n: eps_lower_bound(a, n, b, n, alpha, delta) > eps)
-    for m in sizes[:-1]:
-        p -= mass(m, lambda a, b, n: eps_upper_bound(a, n, b, n, alpha, delta) <= eps)
+    p = mass(sizes[-1], lambda a, b, n: eps_lower_bound(a, n, b, n, levels[-1], delta) > eps)
+    for m, lv in zip(sizes[:-1], levels[:-1]):
+        p -= mass(m, lambda a, b, n: eps_upper_bound(a, n, b, n, lv, delta) <= eps)
     return max(p, 0.0)
 
 
 @pytest.mark.parametrize("p_den,delta", [(0.2, 0.0), (0.05, 0.0), (0.3, 0.02)])
-def test_power_equals_the_sum_over_every_outcome(p_den, delta):
+@pytest.mark.parametrize("levels", [[0.05 / 8] * 4, [0.05 / 32, 0.05 / 32, 0.05 / 16, 0.05 * 3 / 8]])
+def test_power_equals_the_sum_over_every_outcome(p_den, delta, levels):
     sizes = [30, 60, 120, 240]
-    curve = PowerCurve(p_den, sizes, 0.5, 0.05 / 8, delta)
+    curve = PowerCurve(p_den, sizes, 0.5, levels, delta)
     for loss in (0.0, 0.5, 1.0, 1.5, 2.5):
-        want = _power_by_enumeration(p_den, sizes, 0.5, 0.05 / 8, delta, loss)
+        want = _power_by_enumeration(p_den, sizes, 0.5, levels, delta, loss)
         assert curve.power(loss) == pytest.approx(want, abs=1e-10)
+
+
+def test_weighting_alpha_toward_the_last_look_lowers_the_detectable_loss():
+    # same total α for one finalist (0.05), spread evenly or by the measurement's weights
+    for p_den, n in ((0.1, 100_000), (0.3, 2000), (0.05, 20_000)):
+        sizes, levels = design(n, 0.05)
+        assert sum(levels) == pytest.approx(0.05)
+        even = PowerCurve(p_den, sizes, 0.5, 0.05 / len(sizes)).detectable_loss(0.05)
+        weighted = PowerCurve(p_den, sizes, 0.5, levels).detectable_loss(0.05)
+        assert 0.5 < weighted < even
 
 
 def test_power_on_a_grid_is_conservative_and_close(monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 
 import dpaudit
 from dpaudit.audit import audit_algorithm
-from dpaudit.measure import look_sizes
+from dpaudit.measure import design, look_sizes
 from dpaudit.plugin import audit_callable
 from dpaudit.stats import PowerCurve
 from dpaudit.tables import NeighbourPair, constant_table
@@ -53,19 +53,22 @@ def test_underpowered_states_the_runs_needed():
 
 def test_no_budget_is_needed_for_a_loss_the_event_cannot_carry():
     # P(event | d') = 0.96: a loss above ln(1/0.96) = 0.04 would need P(event | d) > 1
-    assert runs_needed(0.96, 1.0, 0.01, 0.0, 0.05, 1.25, look_sizes, 2500, math.inf) is None
+    design = (lambda n: (look_sizes(n), 0.01))
+    assert runs_needed(0.96, 1.0, 0.0, 0.05, 1.25, design, 2500, math.inf) is None
     v = decide(**{**GOOD, "detectable_loss": math.inf, "separated": False},
                needed=lambda: None)
     assert v.reason.startswith("no event:") and v.runs_needed is None
 
 
 def test_runs_needed_is_the_smallest_budget_that_reaches_the_target():
-    a = 0.05 / 8
+    def plan(n):
+        return design(n, 0.025)
     for runs, loss in ((1, math.inf), (2000, 0.9)):               # with and without a guess
-        n = runs_needed(0.1, 0.5, a, 0.0, 0.05, 0.625, look_sizes, runs, loss)
-        assert PowerCurve(0.1, look_sizes(n), 0.5, a).detectable_loss(0.05) <= 0.625
-        less = int(n * 0.85)                                       # bisection to within 10 %
-        assert PowerCurve(0.1, look_sizes(less), 0.5, a).detectable_loss(0.05) > 0.625
+        n = runs_needed(0.1, 0.5, 0.0, 0.05, 0.625, plan, runs, loss)
+        sizes, levels = plan(n)
+        assert PowerCurve(0.1, sizes, 0.5, levels).detectable_loss(0.05) <= 0.625
+        sizes, levels = plan(int(n * 0.85))                        # bisection to within 10 %
+        assert PowerCurve(0.1, sizes, 0.5, levels).detectable_loss(0.05) > 0.625
 
 
 def test_a_callable_that_ignores_its_table_is_inconclusive():
