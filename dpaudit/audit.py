@@ -18,13 +18,12 @@ callables use :mod:`dpaudit.mechanism`.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 from tqdm import tqdm
 
-from dpaudit import registry, search, tables
+from dpaudit import registry, search, tables, validate
 from dpaudit.errors import InputError
 from dpaudit.events import Event, best_event, lookup, validated_bound
 from dpaudit.measure import LOOKS, Finalist, Measurement, design, measure
@@ -98,21 +97,18 @@ class Source:
 
 def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05,
                  margin=DEFAULT_MARGIN):
-    """InputError (one line: the bad value and the accepted range) for bad audit arguments."""
-    if not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-        raise InputError(f"eps={eps!r} is out of range: expected a finite number > 0")
-    if not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-        raise InputError(f"delta={delta!r} is out of range: expected a number in [0, 1)")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise InputError(f"alpha={alpha!r} is out of range: expected a number in (0, 1)")
-    if not (isinstance(beta, (int, float)) and 0 < beta < 1):
-        raise InputError(f"beta={beta!r} is out of range: expected a number in (0, 1)")
-    if not (isinstance(margin, (int, float)) and 0 < margin < math.inf):
-        raise InputError(f"margin={margin!r} is out of range: expected a finite number > 0")
-    for name, v, low in (("runs", runs, 1), ("workers", workers, 1),
-                         ("whitebox_runs", whitebox_runs, 0)):
-        if v is not None and (int(v) != v or v < low):
-            raise InputError(f"{name}={v!r} is out of range: expected an integer >= {low}")
+    """InputError (one line: the bad value and the accepted range) for bad audit arguments
+    (:mod:`dpaudit.validate`); ``runs`` and ``workers`` may be None (defaults)."""
+    validate.eps(eps, "eps")
+    validate.delta(delta, "delta")
+    validate.probability(alpha, "alpha")
+    validate.probability(beta, "beta")
+    validate.margin(margin, "margin")
+    for name, v, check in (("runs", runs, validate.positive), ("workers", workers,
+                           validate.positive), ("whitebox_runs", whitebox_runs,
+                                                validate.integer(0))):
+        if v is not None:
+            check(v, name)
 
 
 def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: float,

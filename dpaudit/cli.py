@@ -9,11 +9,11 @@ line, prints the traceback). Progress bars go to stderr, summaries to stdout.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 
+from dpaudit import validate
 from dpaudit.errors import InputError
 from dpaudit.plugin import MODELS
 from dpaudit.search import STRATEGIES
@@ -25,29 +25,31 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def _number(flag: str, convert, ok, expected: str):
-    """argparse type: ``convert`` the text, accept it if ``ok(value)``; InputError otherwise."""
+class _Refusal(Exception):
+    """An InputError raised in an argparse type, passed on as is: argparse would turn a
+    ValueError (InputError is one) into its own "invalid value" message."""
+
+
+def _arg(flag: str, check, convert=float):
+    """argparse type: the text converted and checked by :mod:`dpaudit.validate`."""
     def parse(text: str):
         try:
-            v = convert(text)
-        except ValueError:
-            raise InputError(f"{flag} {text!r} is not valid: expected {expected}")
-        if not ok(v):
-            raise InputError(f"{flag} {text} is out of range: expected {expected}")
-        return v
+            return validate.parsed(text, flag, convert, check)
+        except InputError as e:
+            raise _Refusal(str(e)) from None
     return parse
 
 
-_eps = _number("--eps", float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0")
-_alpha = _number("--alpha", float, lambda v: 0 < v < 1, "a number in (0, 1)")
-_beta = _number("--beta", float, lambda v: 0 < v < 1, "a number in (0, 1)")
-_margin = _number("--margin", float, lambda v: 0 < v < math.inf, "a finite number > 0")
-_delta = _number("--delta", float, lambda v: 0 <= v < 1, "a number in [0, 1)")
-_seed = _number("--seed", int, lambda v: 0 <= v < 2 ** 63, "an integer in [0, 2^63)")
+_eps = _arg("--eps", validate.eps)
+_alpha = _arg("--alpha", validate.probability)
+_beta = _arg("--beta", validate.probability)
+_margin = _arg("--margin", validate.margin)
+_delta = _arg("--delta", validate.delta)
+_seed = _arg("--seed", validate.seed, int)
 
 
 def _positive_int(flag):
-    return _number(flag, int, lambda v: v >= 1, "an integer >= 1")
+    return _arg(flag, validate.positive, int)
 
 
 def _params(items) -> dict:
@@ -213,22 +215,21 @@ def _correctness_parser(csub) -> None:
     c.add_argument("--runs", type=_positive_int("--runs"),
                    help="runs (default: see above)")
     c.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
-    c.add_argument("--alpha", type=_number("--alpha", float, lambda v: 0 < v < 0.5,
-                                           "a number in (0, 0.5)"), default=0.05,
+    c.add_argument("--alpha", type=_arg("--alpha", validate.correctness_alpha), default=0.05,
                    help="error probability of each verdict (default 0.05)")
     c.add_argument("--workers", type=_positive_int("--workers"),
                    help="processes (default: all cores); results do not depend on it")
     c.add_argument("--json", metavar="PATH", help="write the result JSON here (atomically)")
 
 
-_risk = _number("--risk", float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_risk = _arg("--risk", validate.probability)
 
 
 def _check_correctness(a) -> int:
     from dpaudit.correctness import check_correctness, summary
     from dpaudit.result import write_json_atomic
     from dpaudit.simulate import default_workers
-    _check_output(a.json)
+    validate.output_path("--json", a.json)
     r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param), runs=a.runs,
                           seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
     if a.json:
@@ -250,7 +251,7 @@ def _value(text: str):
 def _check_constants(a) -> int:
     from dpaudit.constants import constants
     from dpaudit.result import write_json_atomic
-    _check_output(a.json)
+    validate.output_path("--json", a.json)
     r = constants(a.paper, {k: _value(v) for k, v in _params(a.param).items()})
     if a.json:
         write_json_atomic(a.json, r)
@@ -279,7 +280,10 @@ def _list() -> int:
 
 def _run(a) -> int:
     from dpaudit.result import write_json_atomic
-    _check_output(a.json)
+    code = a.algo.rpartition(":")[0]
+    validate.output_path("--json", a.json, {
+        "the --pair file": a.pair,
+        "the algorithm's file": code if code.endswith(".py") else None})
     res = _run_callable(a) if ":" in a.algo else _run_registered(a)
     res.command = reproduce_command(a, res.seed)
     if a.json:
@@ -368,20 +372,12 @@ def _gate(a) -> int:
                 margin=a.margin)
 
 
-def _check_output(path):
-    import os
-    if path:
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise InputError(f"--json {path}: folder {folder} does not exist")
-
-
 def _bench(a) -> int:
     from dpaudit.bench import bench
     from dpaudit.result import write_json_atomic
     if not (math.isfinite(a.seconds) and a.seconds > 0):
         raise InputError(f"--seconds {a.seconds} is out of range: expected a number > 0")
-    _check_output(a.json)
+    validate.output_path("--json", a.json)
     r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, delta=a.delta)
     if a.json:
         write_json_atomic(a.json, r)
@@ -408,8 +404,8 @@ def main(argv=None) -> int:
                 "gate": lambda: _gate(a), "report": lambda: _report(a),
                 "check": lambda: (_check_correctness(a) if a.checker == "correctness"
                                     else _check_constants(a))}[a.command]()
-    except InputError as e:
-        print(f"dpaudit: error: {e}", file=sys.stderr)
+    except (InputError, _Refusal) as e:
+        print(f"dpaudit: error: {validate.shown(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)

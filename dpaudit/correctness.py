@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from dpaudit import registry
+from dpaudit import registry, validate
 from dpaudit.errors import InputError
 from dpaudit.simulate import CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, run_batch
 
@@ -236,19 +236,13 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
         raise InputError(f"{spec.name} is neither a fixed-confidence nor a fixed-budget "
                          f"identification algorithm; check correctness accepts: "
                          f"{', '.join(FIXED_CONFIDENCE + FIXED_BUDGET)}")
-    if not (isinstance(risk, (int, float)) and 0 < risk < 1):
-        raise InputError(f"--risk {risk} is out of range: expected a number in (0, 1)")
-    if not 0 < alpha < 0.5:
-        raise InputError(f"--alpha {alpha} is out of range: expected a number in (0, 0.5)")
-    if runs is None:
-        runs = default_runs(risk, alpha)
-    if int(runs) != runs or runs < 1:
-        raise InputError(f"--runs {runs} is out of range: expected an integer >= 1")
-    runs = int(runs)
+    risk = validate.probability(risk, "--risk")
+    alpha = validate.correctness_alpha(alpha, "--alpha")
+    runs = validate.positive(default_runs(risk, alpha) if runs is None else runs, "--runs")
     if spec.private and eps is None:
         raise InputError(f"--eps is required: {spec.name} is a private algorithm")
-    if eps is not None and not (math.isfinite(eps) and eps > 0):
-        raise InputError(f"--eps {eps} is out of range: expected a finite number > 0")
+    if eps is not None:
+        validate.eps(eps, "--eps")
     eps_run = float(eps) if eps is not None else 1.0
     kind = "fixed-confidence" if spec.name in FIXED_CONFIDENCE else "fixed-budget"
     given = dict(params or {})

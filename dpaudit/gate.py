@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpaudit import validate
 from dpaudit.errors import InputError
 from dpaudit.result import write_json_atomic, write_text_atomic
 from dpaudit.tables import load_pair
@@ -131,10 +132,7 @@ def load_suite(path: str) -> Suite:
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"suite {f} is not valid TOML: {e}") from None
     head = doc.get("suite", {})
-    alpha = head.get("alpha", DEFAULT_ALPHA)
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise InputError(f"suite {f}: alpha={alpha!r} is out of range: expected a number in "
-                         "(0, 1)")
+    alpha = validate.probability(head.get("alpha", DEFAULT_ALPHA), f"suite {f}: alpha")
     default_runs = head.get("runs", DEFAULT_RUNS)
     raw = doc.get("audit", [])
     if not raw:
@@ -160,16 +158,9 @@ def load_suite(path: str) -> Suite:
         if (e["expect"] == "inconclusive") != isinstance(reason, str) or reason == "":
             raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
                              "(why the audit cannot decide), and only it takes a reason")
-        eps, runs, seed = e["eps"], e.get("runs", default_runs), e.get("seed", 0)
-        if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
-            raise InputError(f"{where} ({name}): eps={eps!r} is out of range: expected a "
-                             "number > 0")
-        if not (isinstance(runs, int) and runs >= 1000):
-            raise InputError(f"{where} ({name}): runs={runs!r} is out of range: expected an "
-                             "integer >= 1000")
-        if not (isinstance(seed, int) and 0 <= seed < 2 ** 63):
-            raise InputError(f"{where} ({name}): seed={seed!r} is out of range: expected an "
-                             "integer in [0, 2^63)")
+        eps = validate.eps(e["eps"], f"{where} ({name}): eps")
+        runs = validate.integer(1000)(e.get("runs", default_runs), f"{where} ({name}): runs")
+        seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
         params = {str(k): str(v) for k, v in e.get("params", {}).items()}
         try:
             spec.resolve_params(params)
@@ -182,11 +173,11 @@ def load_suite(path: str) -> Suite:
                 load_pair(pair_path, spec.model)
             except InputError as err:
                 raise InputError(f"{where} ({name}): {err}") from None
-        entries.append(Entry(name=name, algo=e["algo"], eps=float(eps), seed=seed,
+        entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
                              expect=e["expect"], runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", "search"),
                              pair=e.get("pair"), pair_path=pair_path, reason=reason))
-    return Suite(path=f, alpha=float(alpha), entries=tuple(entries))
+    return Suite(path=f, alpha=alpha, entries=tuple(entries))
 
 
 def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
@@ -426,11 +417,17 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
     given = baseline is not None
     if baseline is None:
         baseline = os.path.join(os.path.dirname(suite.path), BASELINE_FILE)
-    for out in (junit, report_dir and os.path.join(report_dir, "x"),
-                baseline if update_baseline else None):
-        if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-            raise InputError(f"{out}: folder {os.path.dirname(os.path.abspath(out))} does "
-                             "not exist")
+    inputs = {"the suite file": suite.path, **{f"the pair file of entry {e.name!r}":
+                                                e.pair_path for e in suite.entries}}
+    validate.output_path("--junit", junit, {**inputs, "the baseline": baseline})
+    if update_baseline:
+        validate.output_path("--baseline", baseline, {**inputs, "the --junit file": junit})
+    if report_dir is not None:
+        if not os.path.isdir(report_dir):
+            raise InputError(f"--report-dir {report_dir}: folder does not exist")
+        for out in _report_files(report_dir, suite.entries):
+            validate.output_path("--report-dir", out, {**inputs, "the baseline": baseline,
+                                                       "the --junit file": junit})
     regenerate = shlex.join(["dpaudit", "gate", path, *(["--baseline", baseline] if given
                                                         else []), "--update-baseline"])
     doc = None if update_baseline else read_baseline(baseline, suite, regenerate)
@@ -493,13 +490,26 @@ def dumps(doc: dict) -> str:
         x.strip() for x in m.group(0)[1:-1].split(",") if x.strip()) + "]", text) + "\n"
 
 
+def _stem(name: str) -> str:
+    """The file name stem of an entry's reports."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _report_files(folder: str, entries) -> list[str]:
+    """Every file :func:`_reports` writes into ``folder``."""
+    from dpaudit.report import INDEX_FILES
+    return [os.path.join(folder, f) for f in INDEX_FILES] + [
+        os.path.join(folder, _stem(e.name) + ext) for e in entries
+        for ext in (".json", ".html", ".md")]
+
+
 def _reports(folder: str, rows: list, base: dict) -> None:
     """Per-entry verdict JSON and HTML/Markdown reports, and the index page."""
     from dpaudit import report
     entries = []
     for r in rows:
         e, res = r["entry"], r["result"]
-        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in e.name)
+        stem = _stem(e.name)
         write_json_atomic(os.path.join(folder, f"{stem}.json"), res)
         report.write_report([res], os.path.join(folder, f"{stem}.html"),
                             os.path.join(folder, f"{stem}.md"))

@@ -22,6 +22,7 @@ import urllib.parse
 
 import jinja2
 
+from dpaudit import validate
 from dpaudit.errors import InputError
 from dpaudit.result import coverage_text, levels_text, releases_text, write_text_atomic
 
@@ -699,6 +700,9 @@ def _index_rows(entries: list[dict]) -> list[dict]:
     return rows
 
 
+INDEX_FILES = ("index.html", "index.md")
+
+
 def write_index(entries: list[dict], folder: str) -> str:
     """``index.html`` and ``index.md`` in ``folder``: one row per suite entry (name linked to
     its report, algorithm, ε, expected and actual verdict, ε_lb against its baseline, runtime),
@@ -706,11 +710,11 @@ def write_index(entries: list[dict], folder: str) -> str:
     rows = _index_rows(entries)
     ctx = {"title": "dpaudit gate: audit reports", "rows": rows,
            "ok": sum(r["ok"] for r in rows), "total": len(rows)}
-    path = os.path.join(folder, "index.html")
+    path, md_path = (os.path.join(folder, f) for f in INDEX_FILES)
     page = _env(False).get_template("index.html.j2").render(**ctx)
     md = _env(True).get_template("index.md.j2").render(**ctx)
     write_text_atomic(path, page)
-    write_text_atomic(os.path.join(folder, "index.md"), md)
+    write_text_atomic(md_path, md)
     return path
 
 
@@ -730,11 +734,9 @@ def add_parser(subparsers) -> None:
 
 def main(args) -> int:
     """Run ``dpaudit report`` on parsed arguments: InputError before anything is written."""
-    for flag, path in (("-o", args.output), ("--markdown", args.markdown)):
-        if path:
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise InputError(f"{flag} {path}: folder {folder} does not exist")
+    inputs = {f"the input {f}": f for f in args.files}
+    validate.output_path("-o", args.output, inputs)
+    validate.output_path("--markdown", args.markdown, {**inputs, "the -o file": args.output})
     docs = load(args.files)
     write_report(docs, args.output, args.markdown)
     print(f"dpaudit report: {args.output}" + (f", {args.markdown}" if args.markdown else "")

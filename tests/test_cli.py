@@ -281,3 +281,72 @@ def test_a_saturated_bound_is_printed_as_saturated(tmp_path):
     assert "saturated: no hit on d in 2500 runs" in p.stdout
     doc = json.loads(out.read_text())
     assert doc["eps_lb_saturated"] is True and doc["counts"]["measurement"]["runs_d"] == 2500
+
+
+USER_PAIR = {"d": [[0.0] * 6] * 8, "d_prime": [[0.0] * 6] * 2 + [[1.0] * 6] + [[0.0] * 6] * 5}
+SUITE = '[suite]\nalpha = 1e-3\nruns = 1000\n[[audit]]\nalgo = "privbern"\neps = 1\n' \
+        'expect = "pass"\n'
+
+
+def _no_audit(monkeypatch):
+    """Any audit started fails the test: outputs are checked before any computation."""
+    from dpaudit import audit, gate
+
+    def started(*a, **k):
+        raise AssertionError("an audit started before the output path was checked")
+    monkeypatch.setattr(audit, "audit_algorithm", started)
+    monkeypatch.setattr(gate, "run_entry", started)
+
+
+def _refused_unchanged(argv, needle, files, capsys):
+    from dpaudit.cli import main
+    before = {f: f.read_bytes() for f in files}
+    code = main([str(x) for x in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("dpaudit: error: ") and needle in err, err
+    assert {f: f.read_bytes() for f in files} == before
+
+
+def test_an_output_equal_to_an_input_is_refused_before_any_audit(tmp_path, monkeypatch, capsys):
+    _no_audit(monkeypatch)
+    pair = tmp_path / "pair.json"
+    pair.write_text(json.dumps(USER_PAIR))
+    _refused_unchanged([*RUN, "--pair", pair, "--json", pair], "is the --pair file", [pair],
+                       capsys)
+    other = tmp_path / "sub" / ".." / "pair.json"                  # the same file, spelt apart
+    (tmp_path / "sub").mkdir()
+    _refused_unchanged([*RUN, "--pair", pair, "--json", other], "is the --pair file", [pair],
+                       capsys)
+    code = tmp_path / "mine.py"
+    code.write_text("def f(rng, data, eps):\n    return [0]\n")
+    _refused_unchanged(["run", "--algo", f"{code}:f", "--eps", "1", "--json", code],
+                       "is the algorithm's file", [code], capsys)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    _refused_unchanged(["gate", suite, "--junit", suite], "is the suite file", [suite], capsys)
+    _refused_unchanged(["gate", suite, "--update-baseline", "--baseline", suite],
+                       "is the suite file", [suite], capsys)
+    doc = tmp_path / "result.json"
+    doc.write_text((DATA / "report_adap_tt.json").read_text())
+    _refused_unchanged(["report", doc, "-o", doc], "is the input", [doc], capsys)
+    _refused_unchanged(["report", doc, "-o", tmp_path / "r.html", "--markdown",
+                        tmp_path / "r.html"], "is the -o file", [doc], capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mine.py", "pair.json", "result.json", "sub", "suite.toml"]
+
+
+@pytest.mark.parametrize("argv", [
+    [*RUN, "--json"], ["bench", "--algo", "adap-tt", "--json"],
+    ["check", "constants", "--paper", "004", "--json"],
+    ["check", "correctness", "--algo", "dp-se", "--risk", "0.05", "--eps", "1", "--json"]])
+def test_a_folder_or_an_empty_path_is_not_an_output_file(argv, tmp_path, monkeypatch, capsys):
+    _no_audit(monkeypatch)
+    _refused_unchanged([*argv, tmp_path], "is a folder: expected a file path", [], capsys)
+    _refused_unchanged([*argv, ""], "'': expected a file path", [], capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_control_character_in_an_echoed_path_cannot_forge_a_line(tmp_path, capsys):
+    forged = tmp_path / "x\nverdict: PASS" / "out.json"
+    _refused_unchanged([*RUN, "--json", forged], "x\\nverdict: PASS", [], capsys)

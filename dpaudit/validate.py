@@ -1,0 +1,122 @@
+"""The one validation layer: every value a user gives (command line, suite file, Python API)
+is checked here, before any computation, against the range the code can compute.
+
+A bad value raises :class:`~dpaudit.errors.InputError` (a ``ValueError``) whose message is one
+line naming the value and the accepted range; the command line turns it into exit code 2 with
+nothing written (README "Commands"). Each check takes the ``name`` to print: a command-line
+flag (``--eps``) is printed as ``--eps 0``, any other name (a Python argument, a suite entry's
+key, possibly prefixed with where it was found) as ``eps=0``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import tempfile
+
+from dpaudit.errors import InputError
+
+SEED_END = 2 ** 63          # seeds are integers in [0, 2^63)
+
+
+def _label(name: str, value) -> str:
+    return f"{name} {value}" if name.startswith("--") else f"{name}={value!r}"
+
+
+def fail(name: str, value, expected: str, how: str = "is out of range") -> InputError:
+    """The InputError for ``value`` of ``name``: "<name> <value> <how>: expected <expected>"."""
+    return InputError(f"{_label(name, value)} {how}: expected {expected}")
+
+
+def parsed(text: str, name: str, convert, check):
+    """A command-line value: ``convert`` the text (InputError "is not valid" when it cannot
+    be), then ``check(value, name)``; returns what the check returns."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not valid: expected "
+                         f"{check.expected}") from None
+    try:
+        return check(value, name)
+    except InputError:
+        raise fail(name, text, check.expected) from None
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _checker(expected: str, ok, convert=float):
+    def check(value, name: str):
+        if not (_real(value) and ok(value)):
+            raise fail(name, value, expected)
+        return convert(value)
+    check.expected = expected
+    return check
+
+
+eps = _checker("a finite number > 0", lambda v: math.isfinite(v) and v > 0)
+delta = _checker("a number in [0, 1)", lambda v: 0 <= v < 1)
+probability = _checker("a number in (0, 1)", lambda v: 0 < v < 1)       # alpha, beta, risk
+correctness_alpha = _checker("a number in (0, 0.5)", lambda v: 0 < v < 0.5)  # two-sided 1 − 2α
+margin = _checker("a finite number > 0", lambda v: math.isfinite(v) and v > 0)
+seed = _checker("an integer in [0, 2^63)", lambda v: int(v) == v and 0 <= v < SEED_END, int)
+
+
+def integer(low: int):
+    """A check for an integer ≥ ``low`` (runs, workers, white-box runs)."""
+    return _checker(f"an integer >= {low}",
+                    lambda v: math.isfinite(v) and int(v) == v and v >= low, int)
+
+
+positive = integer(1)
+
+
+def shown(text) -> str:
+    """``text`` with its control characters escaped (a newline becomes ``\\n``), so that an
+    echoed value cannot break a one-line message or forge another line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def output_path(flag: str, path: str | None, inputs: dict | None = None) -> str | None:
+    """Check an output file before any computation, so that a result is never lost at the end
+    of a run and never overwrites an input.
+
+    Args:
+        flag: the option that named it (``--json``), for the message.
+        path: the file to write, or None (no output).
+        inputs: what the command reads, {description: path or None}, e.g.
+            ``{"the --pair file": "pair.json"}``.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        InputError: ``path`` is empty, a folder, in a missing or unwritable folder, not
+            writable, or the same file as one of ``inputs``.
+    """
+    if path is None:
+        return None
+    if path == "":
+        raise InputError(f"{flag} '': expected a file path")
+    if os.path.isdir(path):
+        raise InputError(f"{flag} {path} is a folder: expected a file path")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{flag} {path}: folder {folder} does not exist")
+    for what, other in (inputs or {}).items():
+        if other and (os.path.abspath(other) == os.path.abspath(path) or (
+                os.path.exists(other) and os.path.exists(path)
+                and os.path.samefile(path, other))):
+            raise InputError(f"{flag} {path} is {what}: expected another file (an output "
+                             "never overwrites an input)")
+    try:                 # the atomic writer creates its temporary file in that folder
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError(f"{flag} {path}: cannot write in folder {folder} "
+                         f"({e.strerror})") from None
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise InputError(f"{flag} {path}: the file is not writable")
+    return path

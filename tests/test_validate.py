@@ -1,0 +1,58 @@
+"""The validation layer (dpaudit.validate): one line naming the value and the accepted range,
+an InputError that is a ValueError, the same checks for the API, the CLI and suite files."""
+import math
+import os
+
+import pytest
+
+from dpaudit import validate
+from dpaudit.errors import InputError
+
+
+@pytest.mark.parametrize("check,good,bad", [
+    (validate.eps, [1e-3, 1, 36.5], [0, -1, math.nan, math.inf, "1", True, None]),
+    (validate.delta, [0, 1e-5, 0.999], [1, -0.1, math.nan, "0"]),
+    (validate.probability, [1e-9, 0.5], [0, 1, math.nan]),
+    (validate.positive, [1, 2.0, 10 ** 6], [0, -5, 2.5, math.nan, math.inf, "3", False]),
+    (validate.seed, [0, 2 ** 63 - 1], [-1, 2 ** 63, 1.5, "abc", None]),
+])
+def test_values_in_and_out_of_range(check, good, bad):
+    for v in good:
+        assert check(v, "x") == v
+    for v in bad:
+        with pytest.raises(InputError, match=r"^x=.* is out of range: expected "):
+            check(v, "x")
+
+
+def test_an_input_error_is_a_value_error_and_names_flags_the_cli_way():
+    assert issubclass(InputError, ValueError)
+    with pytest.raises(InputError, match=r"^--runs 0 is out of range: expected an integer >= 1$"):
+        validate.parsed("0", "--runs", int, validate.positive)
+    with pytest.raises(InputError, match=r"^--runs '1e5' is not valid: expected an integer"):
+        validate.parsed("1e5", "--runs", int, validate.positive)
+    assert validate.parsed("7", "--runs", int, validate.positive) == 7
+
+
+def test_output_paths(tmp_path):
+    out = tmp_path / "o.json"
+    assert validate.output_path("--json", str(out)) == str(out) and not out.exists()
+    assert validate.output_path("--json", None) is None
+    with pytest.raises(InputError, match="folder .* does not exist"):
+        validate.output_path("--json", str(tmp_path / "no" / "o.json"))
+    src = tmp_path / "in.json"
+    src.write_text("{}")
+    with pytest.raises(InputError, match=r"is the input: expected another file"):
+        validate.output_path("--json", str(src), {"the input": str(src)})
+    os.link(src, tmp_path / "hard.json")                           # same file, other name
+    with pytest.raises(InputError, match="is the input"):
+        validate.output_path("--json", str(tmp_path / "hard.json"), {"the input": str(src)})
+    if os.geteuid() != 0:                                          # root writes anywhere
+        (tmp_path / "ro").mkdir(mode=0o500)
+        with pytest.raises(InputError, match="cannot write in folder"):
+            validate.output_path("--json", str(tmp_path / "ro" / "o.json"))
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "ro") == ["hard.json",
+                                                                           "in.json"]
+
+
+def test_shown_escapes_control_characters_only():
+    assert validate.shown("a\nb\tc\x1b[31m ε") == "a\\nb\\tc\\x1b[31m ε"
