@@ -31,6 +31,12 @@ BAD = [
     (["run", "--algo", "adap-tt", "--eps", "nan"], "--eps nan"),
     (["run", "--algo", "adap-tt", "--eps", "inf"], "--eps inf"),
     (["run", "--algo", "adap-tt", "--eps", "abc"], "'abc'"),
+    (["run", "--algo", "adap-tt", "--eps", "1e-300"], "--eps 1e-300 is out of range: expected "
+                                                      "a number in [0.001, 100]"),
+    (["run", "--algo", "adap-tt", "--eps", "1e308"], "--eps 1e308 is out of range"),
+    (["bench", "--algo", "adap-tt", "--eps", "1e308"], "--eps 1e308 is out of range"),
+    (["check", "correctness", "--algo", "dp-se", "--risk", "0.05", "--eps", "1e-300"],
+     "--eps 1e-300 is out of range"),
     ([*RUN, "--alpha", "0"], "(0, 1)"),
     ([*RUN, "--alpha", "1"], "(0, 1)"),
     ([*RUN, "--beta", "0"], "--beta 0"),
@@ -126,7 +132,7 @@ def test_an_internal_error_is_one_line_exit_4_and_debug_shows_the_traceback(monk
         "dpaudit: internal error: RuntimeError")
 
 
-@pytest.mark.parametrize("args,needle", [BAD[1], BAD[-1]])
+@pytest.mark.parametrize("args,needle", [BAD[1], BAD[6], BAD[7], BAD[-1]])
 def test_bad_input_as_a_process(args, needle, tmp_path):
     # the same contract through the interpreter: exit status, one stderr line, no traceback
     argv = [*args, "--json", str(tmp_path / "out.json")] if args[0] != "frobnicate" else args

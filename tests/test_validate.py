@@ -10,7 +10,8 @@ from dpaudit.errors import InputError
 
 
 @pytest.mark.parametrize("check,good,bad", [
-    (validate.eps, [1e-3, 1, 36.5], [0, -1, math.nan, math.inf, "1", True, None]),
+    (validate.eps, [1e-3, 1, 36.5, 100], [0, -1, math.nan, math.inf, "1", True, None, 1e-300,
+                                          9e-4, 100.5, 1e308]),
     (validate.delta, [0, 1e-5, 0.999], [1, -0.1, math.nan, "0"]),
     (validate.probability, [1e-9, 0.5], [0, 1, math.nan]),
     (validate.positive, [1, 2.0, 10 ** 6], [0, -5, 2.5, math.nan, math.inf, "3", False]),
