@@ -96,17 +96,17 @@ class Source:
 
 
 def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05,
-                 margin=DEFAULT_MARGIN):
+                 margin=DEFAULT_MARGIN, seed=None, runs_name: str = "runs"):
     """InputError (one line: the bad value and the accepted range) for bad audit arguments
-    (:mod:`dpaudit.validate`); ``runs`` and ``workers`` may be None (defaults)."""
+    (:mod:`dpaudit.validate`); ``runs``, ``workers`` and ``seed`` may be None (defaults)."""
     validate.eps(eps, "eps")
     validate.delta(delta, "delta")
     validate.probability(alpha, "alpha")
     validate.probability(beta, "beta")
     validate.margin(margin, "margin")
-    for name, v, check in (("runs", runs, validate.positive), ("workers", workers,
+    for name, v, check in ((runs_name, runs, validate.runs), ("workers", workers,
                            validate.positive), ("whitebox_runs", whitebox_runs,
-                                                validate.integer(0))):
+                                                validate.integer(0)), ("seed", seed, validate.seed)):
         if v is not None:
             check(v, name)
 
@@ -299,7 +299,10 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     """
     t0 = time.perf_counter()
     check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs,
-                 beta, margin)
+                 beta, margin, seed)
+    if pair is not None and not isinstance(pair, tables.NeighbourPair):
+        raise InputError(f"pair={pair!r} is not valid: expected a dpaudit.tables.NeighbourPair "
+                         "(dpaudit.tables.load_pair reads one from a file)")
     if neighbours not in search.STRATEGIES:
         raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")

@@ -9,7 +9,6 @@ line, prints the traceback). Progress bars go to stderr, summaries to stdout.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
@@ -58,7 +57,11 @@ def _params(items) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key or not value:
             raise InputError(f"malformed --param {item!r}: expected key=value")
-        out[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        if key in out:
+            raise InputError(f"--param {key} is given twice ({out[key]} and {value}): "
+                             "expected each key once")
+        out[key] = value
     return out
 
 
@@ -94,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                           "input is a (T, K) table (user, full), a (K, T) table (stream) or "
                           "one reward (local); set T and K with --param horizon=T means=...")
     run.add_argument("--seed", type=_seed, help="root seed (drawn and reported if omitted)")
-    run.add_argument("--runs", type=_positive_int("--runs"),
+    run.add_argument("--runs", type=_arg("--runs", validate.runs, int),
                      help="measurement runs per side per finalist pair at the last look "
                           "(default 2000000; 200000 for FILE.py:FUNCTION callables)")
     run.add_argument("--alpha", type=_alpha, default=0.05,
@@ -124,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--delta", type=_delta, default=None,
                    help="DP δ of algorithms calibrated by δ (default: theirs)")
     b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
-    b.add_argument("--seconds", type=float, default=3.0, help="wall time to measure (default 3)")
+    b.add_argument("--seconds", type=_arg("--seconds", validate.seconds), default=3.0,
+                   help="wall time to measure (default 3, at most 3600)")
     b.add_argument("--json", metavar="PATH")
     g = sub.add_parser(
         "gate", help="CI gate: run an audit suite, fail on privacy regressions",
@@ -212,7 +216,7 @@ def _correctness_parser(csub) -> None:
                    help="the algorithm's eps (required for private algorithms)")
     c.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                    help="algorithm parameter, e.g. --param means=0.9,0.5 max_steps=1000000")
-    c.add_argument("--runs", type=_positive_int("--runs"),
+    c.add_argument("--runs", type=_arg("--runs", validate.runs, int),
                    help="runs (default: see above)")
     c.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
     c.add_argument("--alpha", type=_arg("--alpha", validate.correctness_alpha), default=0.05,
@@ -375,8 +379,6 @@ def _gate(a) -> int:
 def _bench(a) -> int:
     from dpaudit.bench import bench
     from dpaudit.result import write_json_atomic
-    if not (math.isfinite(a.seconds) and a.seconds > 0):
-        raise InputError(f"--seconds {a.seconds} is out of range: expected a number > 0")
     validate.output_path("--json", a.json)
     r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, delta=a.delta)
     if a.json:

@@ -19,12 +19,14 @@ every constant the issue lists plus ``checks`` — each cross-check with ``name`
 """
 from __future__ import annotations
 
+import difflib
 import math
 
 import numpy as np
 from scipy.optimize import brentq, linprog, minimize, minimize_scalar
 from scipy.special import ndtr
 
+from dpaudit import validate
 from dpaudit.errors import InputError
 
 PAPERS = ("000", "001", "004")
@@ -487,7 +489,7 @@ def _report_004(p: dict) -> dict:
                              f"{', '.join(INSTANCES_004)}")
         means = INSTANCES_004[name]
     mu = _instance(means)
-    eps_list = [_positive("eps", e) for e in _eps_list(p.get("eps"), [0.01, 0.1, 1.0])]
+    eps_list = [validate.eps(e, "eps") for e in _eps_list(p.get("eps"), [0.01, 0.1, 1.0])]
     risk = _positive("risk", p.get("risk", 0.01), 1.0)
     beta = _positive("beta", p.get("beta", 0.5), 1.0)
     s = float(p.get("s", 2.0))
@@ -606,7 +608,7 @@ def _report_000(p: dict) -> dict:
         raise InputError(f"reading={reading!r} is not valid: expected one of A, B")
     if not (isinstance(T, (int, np.integer)) and T >= 1):
         raise InputError(f"T={T!r} is out of range: expected an integer >= 1")
-    eps_list = [_positive("eps", e) for e in _eps_list(p.get("eps"), [0.1, 1.0, 10.0])]
+    eps_list = [validate.eps(e, "eps") for e in _eps_list(p.get("eps"), [0.1, 1.0, 10.0])]
     means = None
     if "means" in p:
         means = np.asarray(p["means"], dtype=np.float64)
@@ -657,6 +659,13 @@ def _report_000(p: dict) -> dict:
     return out
 
 
+PARAMS = {"000": ("means", "K", "d", "T", "eps", "reading"),
+          "001": ("means", "threshold", "tolerance", "eps"),
+          "004": ("instance", "means", "eps", "risk", "beta", "s", "K", "phases")}
+WORD_PARAMS = ("instance", "reading")      # every other parameter is a number or a list
+LIST_PARAMS = ("means", "eps", "phases")   # may be lists; the rest take one number
+
+
 def constants(paper: str, params: dict | None = None) -> dict:
     """Every constant of issue 7 for one paper, with cross-checks, as a JSON-able dict.
 
@@ -668,8 +677,24 @@ def constants(paper: str, params: dict | None = None) -> dict:
     C_G, threshold magnitudes — default μ1 (K = 6), ε ∈ {0.01, 0.1, 1}, δ = 0.01, β = 1/2,
     s = 2, K = 6 for thresholds; params ``instance``/``means``/``eps``/``risk``/``beta``/``s``/
     ``K``/``phases``). The result has a ``checks`` list (see module doc).
+
+    Raises:
+        InputError: an unknown paper or parameter (:data:`PARAMS`), a word where a number is
+            expected, a value out of its range (ε: :mod:`dpaudit.validate`).
     """
     params = dict(params or {})
     if paper not in PAPERS:
         raise InputError(f"paper={paper!r} is not valid: expected one of {', '.join(PAPERS)}")
+    accepted = PARAMS[paper]
+    for key, value in params.items():
+        if key not in accepted:
+            near = difflib.get_close_matches(key, accepted, n=1)
+            raise InputError(f"unknown parameter {key!r} for paper {paper}"
+                             + (f" (did you mean {near[0]}?)" if near else "")
+                             + f"; accepted: {', '.join(accepted)}")
+        if key not in WORD_PARAMS and isinstance(value, str):
+            raise InputError(f"{key}={value!r} is not valid: expected a number or "
+                             "comma-separated numbers")
+        if key not in WORD_PARAMS + LIST_PARAMS and isinstance(value, list):
+            raise InputError(f"{key}={value!r} is not valid: expected one number")
     return {"000": _report_000, "001": _report_001, "004": _report_004}[paper](params)

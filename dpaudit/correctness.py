@@ -238,7 +238,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
                          f"{', '.join(FIXED_CONFIDENCE + FIXED_BUDGET)}")
     risk = validate.probability(risk, "--risk")
     alpha = validate.correctness_alpha(alpha, "--alpha")
-    runs = validate.positive(default_runs(risk, alpha) if runs is None else runs, "--runs")
+    runs = validate.runs(default_runs(risk, alpha) if runs is None else runs, "--runs")
     if spec.private and eps is None:
         raise InputError(f"--eps is required: {spec.name} is a private algorithm")
     if eps is not None:

@@ -100,7 +100,8 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdict`). Raises InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, n, None, delta, beta=beta, margin=margin)
+    check_common(eps, alpha, n, None, delta, beta=beta, margin=margin, seed=seed,
+                 runs_name="n")
     if not callable(mechanism):
         raise InputError(f"mechanism={mechanism!r} is not callable")
     n = int(n or DEFAULT_N)

@@ -28,6 +28,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from dpaudit import validate
 from dpaudit.audit import check_common, run_audit
 from dpaudit.errors import InputError
 from dpaudit.mechanism import MechanismSource
@@ -115,13 +116,11 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     Returns an :class:`~dpaudit.result.AuditResult`; InputError on bad input.
     """
     t0 = time.perf_counter()
-    check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin)
+    check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin, seed=seed)
     if model not in MODELS:
         raise InputError(f"--model {model!r} is not valid: expected one of {', '.join(MODELS)}")
-    if not (isinstance(horizon, int) and horizon >= 1):
-        raise InputError(f"horizon={horizon!r} is out of range: expected an integer >= 1")
-    if len(means) < 2 or not all(0 <= m <= 1 for m in means):
-        raise InputError(f"means={means!r} is out of range: expected at least 2 numbers in [0, 1]")
+    horizon = validate.positive(horizon, "horizon")
+    means = validate.unit_list(means, "means")
     fn = ref if callable(ref) else load(ref)
     if callable(ref):
         ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"

@@ -75,6 +75,20 @@ def integer(low: int):
 
 
 positive = integer(1)
+RUNS_MAX = 1 << 40          # runs per side beyond this would not finish (and overflow buffers)
+runs = _checker("an integer in [1, 2^40]",
+                lambda v: math.isfinite(v) and int(v) == v and 1 <= v <= RUNS_MAX, int)
+SECONDS_MAX = 3600.0
+seconds = _checker(f"a number in (0, {SECONDS_MAX:g}]", lambda v: 0 < v <= SECONDS_MAX)
+
+
+def unit_list(value, name: str, min_len: int = 2) -> list[float]:
+    """A list of at least ``min_len`` numbers in [0, 1] (e.g. the arms' means)."""
+    ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
+          and len(value) >= min_len and all(_real(v) and 0 <= v <= 1 for v in value))
+    if not ok:
+        raise fail(name, value, f"a list of at least {min_len} numbers, each in [0, 1]")
+    return [float(v) for v in value]
 
 
 def shown(text) -> str:

@@ -57,3 +57,42 @@ def test_output_paths(tmp_path):
 
 def test_shown_escapes_control_characters_only():
     assert validate.shown("a\nb\tc\x1b[31m ε") == "a\\nb\\tc\\x1b[31m ε"
+
+
+def _lap(rng, data, n):
+    return data[0] + rng.laplace(0.0, 1.0, n)
+
+
+def _etc(rng, data, eps):
+    return [0]
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1.0, n=math.nan, seed=1), "n=nan"),
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1.0, n=math.inf, seed=1), "n=inf"),
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1.0, n=10 ** 20, seed=1), "n=10"),
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1.0, n=2000, seed=-1), "seed=-1"),
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1.0, n=2000, seed="abc"),
+     "seed='abc'"),
+    (lambda d: d.audit_algorithm("privbern", 1.0, runs=2000, seed=-1, workers=1), "seed=-1"),
+    (lambda d: d.audit_algorithm("privbern", 1.0, runs=2000, seed=1.5, workers=1), "seed=1.5"),
+    (lambda d: d.audit_algorithm("privbern", 1.0, runs=2000, seed=1, workers=1,
+                                 pair="x.json"), "pair='x.json' is not valid"),
+    (lambda d: d.audit_callable(_etc, 1.0, runs=2000, seed=-7), "seed=-7"),
+    (lambda d: d.audit_callable(_etc, 1.0, means="0.9,0.5", runs=2000, seed=1),
+     "means='0.9,0.5' is out of range: expected a list of at least 2 numbers"),
+    (lambda d: d.testing.assert_dp(_etc, eps=1.0, seed=-1, runs=2000), "seed=-1"),
+    (lambda d: d.audit_mechanism(_lap, [0.0], [1.0], eps=1e308, n=2000, seed=1), "eps=1e+308"),
+])
+def test_the_python_api_raises_input_error_before_any_work(call, needle, monkeypatch):
+    import dpaudit
+    import dpaudit.testing  # noqa: F401  (assert_dp)
+    from dpaudit import audit, mechanism, plugin
+
+    def started(*a, **k):
+        raise AssertionError("the audit started")
+    for module in (audit, mechanism, plugin):
+        monkeypatch.setattr(module, "run_audit", started)
+    with pytest.raises(InputError) as e:
+        call(dpaudit)
+    assert needle in str(e.value) and "\n" not in str(e.value)
