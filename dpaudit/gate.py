@@ -64,6 +64,7 @@ import numpy as np
 from dpaudit import validate
 from dpaudit.errors import InputError
 from dpaudit.result import write_json_atomic, write_text_atomic
+from dpaudit.search import STRATEGIES
 from dpaudit.tables import load_pair
 from dpaudit.verdict import DEFAULT_MARGIN
 
@@ -131,15 +132,29 @@ def load_suite(path: str) -> Suite:
                          ".toml file") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"suite {f} is not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"suite {f} is not valid TOML: not UTF-8 text") from None
+    except OSError as e:
+        raise InputError(f"suite {f} cannot be read ({e.strerror})") from None
     head = doc.get("suite", {})
+    if not isinstance(head, dict):
+        raise InputError(f"suite {f}: suite = {head!r} is not valid: expected a [suite] table")
     alpha = validate.probability(head.get("alpha", DEFAULT_ALPHA), f"suite {f}: alpha")
     default_runs = head.get("runs", DEFAULT_RUNS)
     raw = doc.get("audit", [])
+    if not (isinstance(raw, list) and all(isinstance(e, dict) for e in raw)):
+        raise InputError(f"suite {f}: audit = {raw!r} is not valid: expected [[audit]] tables")
     if not raw:
         raise InputError(f"suite {f} has no [[audit]] entries")
     entries, names = [], set()
     for i, e in enumerate(raw):
         where = f"suite {f}, audit #{i + 1}"
+        for key, kind, what in (("algo", str, "a registry name"), ("name", str, "a string"),
+                                ("params", dict, "a table of parameters"),
+                                ("pair", str, "a path to a pair JSON file"),
+                                ("neighbours", str, "a strategy name")):
+            if key in e and not isinstance(e[key], kind):
+                raise InputError(f"{where}: {key} = {e[key]!r} is not valid: expected {what}")
         unknown = sorted(set(e) - ENTRY_KEYS)
         if unknown:
             raise InputError(f"{where}: unknown key {unknown[0]!r}: expected one of "
@@ -161,9 +176,14 @@ def load_suite(path: str) -> Suite:
         eps = validate.eps(e["eps"], f"{where} ({name}): eps")
         runs = validate.integer(1000)(e.get("runs", default_runs), f"{where} ({name}): runs")
         seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
+        if e.get("delta") is not None:
+            validate.delta(e["delta"], f"{where} ({name}): delta")
+        if e.get("neighbours", "search") not in STRATEGIES:
+            raise InputError(f"{where} ({name}): neighbours = {e['neighbours']!r} is not valid: "
+                             f"expected one of {', '.join(STRATEGIES)}")
         params = {str(k): str(v) for k, v in e.get("params", {}).items()}
         try:
-            spec.resolve_params(params)
+            spec.resolve_claim(params, e.get("delta"))
         except InputError as err:
             raise InputError(f"{where} ({name}): {err}") from None
         pair_path = None
@@ -249,6 +269,50 @@ def evidence(result: dict, source, event) -> dict:
             "saturated": int(k_den) == 0}
 
 
+def stored_event(stored: dict):
+    """The neighbouring pair and the sorted cells (uint64) of a stored event
+    (:func:`evidence`).
+
+    Raises:
+        InputError: a key is missing or of the wrong type, the counts are not 0 ≤ hits ≤
+            runs, or the pair is not a neighbouring pair of its model.
+    """
+    from dpaudit import tables
+
+    def bad(what):
+        return InputError(f"its stored event has {what}")
+    if not isinstance(stored, dict):
+        raise bad("the wrong type")
+    for key, kind in (("pair", dict), ("horizon", int), ("view", list), ("cells", list),
+                      ("hits_num", int), ("hits_den", int), ("runs", int)):
+        if not isinstance(stored.get(key), kind) or isinstance(stored.get(key), bool):
+            raise bad(f"{key} = {stored.get(key)!r}: expected {kind.__name__}")
+    if stored.get("numerator") not in ("d", "d_prime"):
+        raise bad(f"numerator = {stored.get('numerator')!r}: expected d or d_prime")
+    if not (stored["horizon"] >= 1 and stored["runs"] >= 1
+            and 0 <= stored["hits_num"] <= stored["runs"]
+            and 0 <= stored["hits_den"] <= stored["runs"]):
+        raise bad("counts out of range: expected horizon >= 1, 0 <= hits <= runs")
+    if not all(isinstance(v, int) and v >= 0 for v in stored["view"]):
+        raise bad(f"view = {stored['view']!r}: expected sample indices")
+    try:
+        cells = np.sort(np.array([int(c, 16) for c in stored["cells"]], dtype=np.uint64))
+    except (TypeError, ValueError, OverflowError):
+        raise bad("cells that are not 16-digit hexadecimal numbers") from None
+    pr = stored["pair"]
+    try:
+        m = tables.model(pr.get("model"))
+        d = m.validate(pr.get("d"), "the baseline's d")
+        pair = tables.NeighbourPair.from_tables(
+            d, m.set(d, tuple(pr.get("position")), pr.get("value_d_prime")),
+            {"kind": "baseline"}, "the baseline's pair", pr.get("model"))
+    except InputError as e:
+        raise bad(f"a bad pair ({e})") from None
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise bad("a malformed pair") from None
+    return pair, cells
+
+
 def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
     """The stored event (:func:`evidence`) measured again on ``entry.runs`` fresh runs per
     side with today's code (seeds from the entry's seed, a stream no audit draws), and the
@@ -259,22 +323,16 @@ def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
         ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has
         no hit), and ``p_value``.
     """
-    from dpaudit import registry, tables
+    from dpaudit import registry
     from dpaudit.audit import KernelSource
     from dpaudit.simulate import as_views
     from dpaudit.stats import log_ratio, rise_p_value
     spec = registry.get(entry.algo)
     params, _ = spec.resolve_claim(dict(entry.params), entry.delta)
     prep = spec.prepare(entry.eps, params)
-    pr = stored["pair"]
-    m = tables.model(pr["model"])
-    d = m.validate(pr["d"], "the baseline's d")
-    pair = tables.NeighbourPair.from_tables(
-        d, m.set(d, tuple(pr["position"]), pr["value_d_prime"]), {"kind": "baseline"},
-        "the baseline's pair", pr["model"])
+    pair, cells = stored_event(stored)
     src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
                        workers or 1)
-    cells = np.sort(np.array([int(c, 16) for c in stored["cells"]], dtype=np.uint64))
     seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY,)).spawn(2)
     hits = [src.draw(side, entry.runs, seeds[side]).hits(0, cells) for side in (0, 1)]
     k_num, k_den = (hits[1], hits[0]) if stored["numerator"] == "d_prime" else hits
@@ -339,6 +397,11 @@ def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
             raise InputError(f"baseline {path}: entry {e.name!r} was made with {key} = "
                              f"{(stored or {}).get(key)!r}, the suite has "
                              f"{e.config().get(key)!r}{fix}")
+        if entries[e.name].get("event") is not None:
+            try:
+                stored_event(entries[e.name]["event"])
+            except InputError as err:
+                raise InputError(f"baseline {path}: entry {e.name!r}: {err}{fix}") from None
     extra = sorted(set(entries) - {e.name for e in suite.entries})
     if extra:
         raise InputError(f"baseline {path} has an entry {extra[0]!r} the suite lacks{fix}")

@@ -372,3 +372,59 @@ def test_pytest_plugin_fixture(pytester):
     """)
     res = pytester.runpytest_subprocess()
     res.assert_outcomes(passed=1)
+
+
+ENTRY = '[[audit]]\nalgo = "privbern"\neps = 1\nseed = 1\nexpect = "pass"\n'
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("suite = 5\n" + ENTRY, "suite = 5 is not valid: expected a [suite] table"),
+    ("audit = 3\n", "audit = 3 is not valid: expected [[audit]] tables"),
+    (ENTRY.replace('"privbern"', "5"), "algo = 5 is not valid: expected a registry name"),
+    (ENTRY + 'params = "risk=0.1"\n', "params = 'risk=0.1' is not valid: expected a table"),
+    (ENTRY + "pair = 5\n", "pair = 5 is not valid: expected a path"),
+    (ENTRY + ENTRY.replace("[[audit]]\n", '[[audit]]\nname = "second"\n') + "delta = -1\n",
+     "audit #2 (second): delta=-1 is out of range: expected a number in [0, 1)"),
+    (ENTRY + ENTRY.replace("[[audit]]\n", '[[audit]]\nname = "second"\n')
+     + 'neighbours = "bogus"\n', "audit #2 (second): neighbours = 'bogus' is not valid"),
+    (ENTRY.replace("eps = 1", "eps = 1e308"), "eps=1e+308 is out of range"),
+    (b"\xff\xfe[[audit]]", "is not valid TOML: not UTF-8 text"),
+])
+def test_every_suite_entry_is_checked_before_any_audit(tmp_path, monkeypatch, text, needle):
+    f = tmp_path / "suite.toml"
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
+    monkeypatch.setattr(gate, "run_entry", lambda *a, **k: pytest.fail("an audit ran"))
+    with pytest.raises(InputError) as e:
+        run_gate(str(f), update_baseline=True)
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+GOOD_EVENT = {"pair": {"model": "local", "d": 0.0, "position": [], "value_d_prime": 1.0},
+              "horizon": 1, "view": [0], "numerator": "d_prime", "cells": ["0000000000000001"],
+              "hits_num": 10, "hits_den": 5, "runs": 1000, "saturated": False}
+
+
+@pytest.mark.parametrize("edit, needle", [
+    ({"hits_num": "x"}, "hits_num = 'x': expected int"),
+    ({"hits_den": 2000}, "counts out of range"),
+    ({"numerator": "both"}, "numerator = 'both'"),
+    ({"cells": ["zz"]}, "cells that are not 16-digit hexadecimal numbers"),
+    ({"pair": {"model": "cloud", "d": 0.0, "position": [], "value_d_prime": 1.0}},
+     "a bad pair (model 'cloud' is not valid"),
+    ({"pair": {"model": "local", "d": 0.0, "position": [], "value_d_prime": 0.0}},
+     "a bad pair"),
+    ({"pair": 5}, "pair = 5: expected dict"),
+])
+def test_a_corrupt_stored_event_stops_the_gate_before_any_audit(tmp_path, monkeypatch, edit,
+                                                               needle):
+    d = suite_dir(tmp_path)
+    gate.stored_event(GOOD_EVENT)                                  # the control is accepted
+    doc = _fake_baseline(d)
+    doc["entries"]["privbern"]["event"] = {**GOOD_EVENT, **edit}
+    (tmp_path / "baseline.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(gate, "run_entry", lambda *a, **k: pytest.fail("an audit ran"))
+    with pytest.raises(InputError) as e:
+        run_gate(d)
+    msg = str(e.value)
+    assert "entry 'privbern': its stored event has " in msg and needle in msg, msg
+    assert "\n" not in msg and msg.endswith("--update-baseline")
