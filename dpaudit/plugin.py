@@ -64,7 +64,22 @@ def load(ref: str):
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
+    check_signature(fn, f"--algo {ref}")
     return fn
+
+
+def check_signature(fn, name: str) -> None:
+    """InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
+    signature Python cannot inspect is let through: its call will tell)."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise InputError(f"{name}: takes {sig}: expected a function (rng, data, eps)") from None
 
 
 class CallableMechanism:
@@ -123,6 +138,7 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     means = validate.unit_list(means, "means")
     fn = ref if callable(ref) else load(ref)
     if callable(ref):
+        check_signature(fn, f"{getattr(fn, '__name__', 'the callable')}")
         ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
     runs = int(runs or DEFAULT_RUNS)
     if seed is None:

@@ -277,12 +277,14 @@ def load_pair(path: str, model: str) -> NeighbourPair:
     the file) when it cannot be read or is not such an object, or the tables are invalid."""
     import json
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             obj = json.load(f)
     except OSError as e:
         raise InputError(f"--pair {path}: cannot read ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise InputError(f"--pair {path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--pair {path}: not valid JSON (not UTF-8 text)") from None
     if not isinstance(obj, dict) or "d" not in obj or "d_prime" not in obj:
         raise InputError(f"--pair {path}: expected a JSON object with keys 'd' and 'd_prime'")
     return NeighbourPair.from_tables(obj["d"], obj["d_prime"], {"kind": "file", "path": path,

@@ -84,6 +84,10 @@ BAD = [
     (["check", "constants", "--paper", "004", "--param", "eps=1e308"],
      "eps=1e+308 is out of range: expected a number in [0.001, 100]"),
     (["check", "constants", "--paper", "000", "--param", "eps=0.5,1e-300"], "eps=1e-300"),
+    (["run", "--algo", str(DATA / "two_args.py") + ":two", "--eps", "1"],
+     "takes (rng, data): expected a function (rng, data, eps)"),
+    (["run", "--algo", "os:getcwd", "--eps", "1"], "takes (): expected a function"),
+    ([*RUN, "--pair", str(DATA / "not_utf8.json")], "not valid JSON (not UTF-8 text)"),
     (["frobnicate"], "invalid choice"),
 ]
 
