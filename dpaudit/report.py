@@ -165,6 +165,9 @@ def _figure(width: float, height: float):
 
 def _png(fig) -> str:
     """A matplotlib figure as a ``data:image/png;base64,...`` URI."""
+    from matplotlib.text import Text
+    for t in fig.findobj(Text):       # labels come from the JSON: "$" is not mathtext here
+        t.set_parse_math(False)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -732,13 +735,27 @@ def add_parser(subparsers) -> None:
     p.add_argument("--markdown", metavar="OUT.md", help="also write the report as Markdown")
 
 
+# what rendering a JSON of the wrong shape raises (a missing key, a string for a number, ...)
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
 def main(args) -> int:
     """Run ``dpaudit report`` on parsed arguments: InputError before anything is written."""
     inputs = {f"the input {f}": f for f in args.files}
     validate.output_path("-o", args.output, inputs)
     validate.output_path("--markdown", args.markdown, {**inputs, "the -o file": args.output})
     docs = load(args.files)
-    write_report(docs, args.output, args.markdown)
+    try:
+        write_report(docs, args.output, args.markdown)
+    except MALFORMED:
+        for doc in docs:             # name the first file that cannot be rendered alone
+            try:
+                render_markdown([doc]) if args.markdown else None
+                render_html([doc])
+            except MALFORMED as e:
+                raise InputError(f"{doc['_source']}: a malformed dpaudit {doc['_kind']} result "
+                                 f"({type(e).__name__}: {e}); was it edited by hand?") from None
+        raise
     print(f"dpaudit report: {args.output}" + (f", {args.markdown}" if args.markdown else "")
           + f" ({len(docs)} result{'s' if len(docs) != 1 else ''})")
     return 0

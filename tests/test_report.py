@@ -364,3 +364,42 @@ def test_the_three_verdicts_render_in_distinct_colours_and_words(tmp_path):
     backgrounds = {c[0] for c in colours.values()}
     words = {c[1] for c in colours.values()}
     assert len(backgrounds) == 3 and len(words) == 3, colours
+
+
+def _edited(path, tmp_path, name, edit):
+    doc = _json(path)
+    edit(doc)
+    out = tmp_path / name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("edit, needle", [
+    (lambda d: d.clear() or d.update({"_kind": "audit"}), "(KeyError: 'claim')"),
+    (lambda d: d.update(claim="x"), "(AttributeError: "),
+    (lambda d: d.update(loss_table=5), "(TypeError: "),
+])
+def test_a_malformed_result_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, edit,
+                                                                   needle):
+    from dpaudit.cli import main
+    bad = _edited(TT, tmp_path, "bad.json", edit)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_json(TT)))
+    code = main(["report", str(good), str(bad), "-o", str(tmp_path / "r.html"),
+                 "--markdown", str(tmp_path / "r.md")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("dpaudit: error: bad.json: a malformed dpaudit audit result ")
+    assert needle in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json", "good.json"]
+
+
+def test_a_dollar_sign_in_a_label_is_text_not_mathtext(tmp_path):
+    # an unbalanced "$...$" in a look's label (a tick of the looks figure) fails matplotlib's
+    # mathtext parser unless the labels are taken as plain text
+    def dollars(d):
+        d["counts"]["measurement"]["looks"][0]["runs_per_side"] = "$\\frac{$"
+    doc = report.load([str(_edited(TT, tmp_path, "d.json", dollars))])
+    assert report.looks_figure(doc[0]).startswith("data:image/png;base64,")
+    assert "<html" in report.render_html(doc)
