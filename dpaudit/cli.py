@@ -238,7 +238,7 @@ def _check_correctness(a) -> int:
                           seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
     if a.json:
         write_json_atomic(a.json, r)
-    print(summary(r))
+    _out(summary(r))
     return r["exit_code"]
 
 
@@ -262,9 +262,9 @@ def _check_constants(a) -> int:
     checks = r["checks"]
     bad = [ch for ch in checks if not ch["pass"]]
     for ch in checks:
-        print(f"  {'ok  ' if ch['pass'] else 'FAIL'} {ch['name']}: {ch['lhs']:.10g} "
+        _out(f"  {'ok  ' if ch['pass'] else 'FAIL'} {ch['name']}: {ch['lhs']:.10g} "
               f"{ch['relation']} {ch['rhs']:.10g} (tol {ch['tol']:g}, {ch['tol_kind']})")
-    print(f"dpaudit check constants --paper {a.paper}: {len(checks) - len(bad)} of {len(checks)} "
+    _out(f"dpaudit check constants --paper {a.paper}: {len(checks) - len(bad)} of {len(checks)} "
           f"checks pass" + (f"; FAILED: {', '.join(ch['name'] for ch in bad)}" if bad else ""))
     return 1 if bad else 0
 
@@ -275,10 +275,10 @@ def _list() -> int:
     w = max(len(s.name) for s in specs)
     wm = max(len("model"), *(len(s.model) for s in specs))
     wc = max(len(s.claim) for s in specs)
-    print(f"{'name':<{w}}  {'model':<{wm}}  {'claim':<{wc}}  paper / note")
+    _out(f"{'name':<{w}}  {'model':<{wm}}  {'claim':<{wc}}  paper / note")
     for s in specs:
         note = f"{s.paper}: {s.title}" + (f" [mutant of {s.mutant_of}]" if s.mutant_of else "")
-        print(f"{s.name:<{w}}  {s.model:<{wm}}  {s.claim:<{wc}}  {note}")
+        _out(f"{s.name:<{w}}  {s.model:<{wm}}  {s.claim:<{wc}}  {note}")
     return 0
 
 
@@ -292,7 +292,7 @@ def _run(a) -> int:
     res.command = reproduce_command(a, res.seed)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
-    print(res.summary())
+    _out(res.summary())
     return res.exit_code
 
 
@@ -364,7 +364,7 @@ def _run_callable(a):
 
 def _report(a) -> int:
     from dpaudit import report
-    return report.main(a)
+    return report.main(a, echo=_out)
 
 
 def _gate(a) -> int:
@@ -373,7 +373,7 @@ def _gate(a) -> int:
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
     return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
                 update_baseline=a.update_baseline, workers=a.workers, beta=a.beta,
-                margin=a.margin)
+                margin=a.margin, echo=_out)
 
 
 def _bench(a) -> int:
@@ -385,15 +385,24 @@ def _bench(a) -> int:
         write_json_atomic(a.json, r)
     st = ", ".join(f"{k} {v}" for k, v in r["status"].items())
     means = ",".join(f"{m:.4g}" for m in r["means"])
-    print(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
+    _out(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
           f"runs/s per core ({r['runs']} full runs, {r['steps']} steps in {r['seconds']:.1f} s; "
           f"{st}) at eps={r['eps']:g}, means={means}")
     if r.get("precompute"):
         pre = r["precompute"]
-        print(f"  data-independent precomputation (prepare, once per configuration): "
+        _out(f"  data-independent precomputation (prepare, once per configuration): "
               f"{r['prepare_s']:.3g} s; " + ", ".join(
                   f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in pre.items()))
     return 0
+
+
+def _out(text: str = "") -> None:
+    """A line on stdout; when its reader has gone (``dpaudit run ... | head``) the rest of the
+    output is dropped, and the command still finishes and returns its exit code."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv=None) -> int:

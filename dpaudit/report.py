@@ -739,8 +739,9 @@ def add_parser(subparsers) -> None:
 MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-def main(args) -> int:
-    """Run ``dpaudit report`` on parsed arguments: InputError before anything is written."""
+def main(args, echo=print) -> int:
+    """Run ``dpaudit report`` on parsed arguments: InputError before anything is written;
+    ``echo`` receives the summary line."""
     inputs = {f"the input {f}": f for f in args.files}
     validate.output_path("-o", args.output, inputs)
     validate.output_path("--markdown", args.markdown, {**inputs, "the -o file": args.output})
@@ -756,6 +757,6 @@ def main(args) -> int:
                 raise InputError(f"{doc['_source']}: a malformed dpaudit {doc['_kind']} result "
                                  f"({type(e).__name__}: {e}); was it edited by hand?") from None
         raise
-    print(f"dpaudit report: {args.output}" + (f", {args.markdown}" if args.markdown else "")
+    echo(f"dpaudit report: {args.output}" + (f", {args.markdown}" if args.markdown else "")
           + f" ({len(docs)} result{'s' if len(docs) != 1 else ''})")
     return 0

@@ -373,3 +373,12 @@ def test_a_folder_or_an_empty_path_is_not_an_output_file(argv, tmp_path, monkeyp
 def test_a_control_character_in_an_echoed_path_cannot_forge_a_line(tmp_path, capsys):
     forged = tmp_path / "x\nverdict: PASS" / "out.json"
     _refused_unchanged([*RUN, "--json", forged], "x\\nverdict: PASS", [], capsys)
+
+
+def test_a_closed_stdout_pipe_is_no_traceback_and_keeps_the_exit_code(tmp_path):
+    # `dpaudit list | head -0`: the reader is gone before the first line is written
+    p = subprocess.Popen(DPAUDIT + ["list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         cwd=tempfile.gettempdir())
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0 and err == "", err
