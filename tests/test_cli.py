@@ -88,6 +88,8 @@ BAD = [
      "takes (rng, data): expected a function (rng, data, eps)"),
     (["run", "--algo", "os:getcwd", "--eps", "1"], "takes (): expected a function"),
     ([*RUN, "--pair", str(DATA / "not_utf8.json")], "not valid JSON (not UTF-8 text)"),
+    (["run", "--algo", "dp-od", "--eps", "1", "--param", "means=0.9,0.5,0.4",
+      f"features={DATA / 'features_empty.csv'}"], "has shape (0, 1): expected a K x d matrix"),
     (["frobnicate"], "invalid choice"),
 ]
 
@@ -149,7 +151,7 @@ def test_an_internal_error_is_one_line_exit_4_and_debug_shows_the_traceback(monk
         "dpaudit: internal error: RuntimeError")
 
 
-@pytest.mark.parametrize("args,needle", [BAD[1], BAD[6], BAD[7], BAD[-1]])
+@pytest.mark.parametrize("args,needle", [BAD[1], BAD[6], BAD[7], BAD[-2], BAD[-1]])
 def test_bad_input_as_a_process(args, needle, tmp_path):
     # the same contract through the interpreter: exit status, one stderr line, no traceback
     argv = [*args, "--json", str(tmp_path / "out.json")] if args[0] != "frobnicate" else args

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from dataclasses import dataclass
 
 import numba as nb
@@ -212,8 +213,10 @@ def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
             raise InputError(f"features={text} is not a file (expected a preset "
                              f"{', '.join(PRESETS)} or a .npy/.csv file)")
         try:
-            A = (np.load(text, allow_pickle=False) if text.endswith(".npy")
-                 else np.loadtxt(text, delimiter=",", ndmin=2))
+            with warnings.catch_warnings():       # an empty file: our one line, not numpy's
+                warnings.simplefilter("ignore", UserWarning)
+                A = (np.load(text, allow_pickle=False) if text.endswith(".npy")
+                     else np.loadtxt(text, delimiter=",", ndmin=2))
             A = np.asarray(A, dtype=np.float64)
         except (ValueError, OSError) as e:
             raise InputError(f"features={text} cannot be read as a numeric matrix ({e})")
