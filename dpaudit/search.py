@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 
 from dpaudit import neighbours as nbrs
+from dpaudit import validate
 from dpaudit.tables import MODELS, base_tables
 from dpaudit.whitebox import screen as wb_screen
 
@@ -80,6 +81,9 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
     return out + [(counts[-1], max(int(budget / 2 // counts[-1]), min_runs))]
 
 
+PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
+
+
 def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, screen_seed,
                limit: int) -> tuple[list, list, dict]:
     """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
@@ -88,12 +92,17 @@ def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, scre
     samples per run (the audit horizon); ``screen_seed``: a SeedSequence."""
     # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
     params = {**params, "means": tuple(float(x) for x in prep.means)}
+    shape = MODELS[spec.model].shape(len(params["means"]), spec.audit_horizon(params))
+    entries = math.prod(shape)
+    validate.memory(f"horizon={spec.audit_horizon(params)}: the candidate pairs of "
+                    f"{'x'.join(map(str, shape))} tables",
+                    2 * PAIRS_PER_POSITION * min(entries, nbrs.MAX_POSITIONS) * entries * 8,
+                    "use a smaller --param horizon, or one explicit --pair")
     if strategy == "structure":
         pairs = nbrs.candidates(spec, params, table_seed)
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
     means, horizon = params["means"], spec.audit_horizon(params)
     m = MODELS[spec.model]
-    shape = m.shape(len(means), horizon)
     marks = set()
     if len(m.positions(shape)) > nbrs.MAX_POSITIONS:
         base = base_tables(spec.model, means, horizon, table_seed)[0][0]

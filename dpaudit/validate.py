@@ -82,6 +82,19 @@ SECONDS_MAX = 3600.0
 seconds = _checker(f"a number in (0, {SECONDS_MAX:g}]", lambda v: 0 < v <= SECONDS_MAX)
 
 
+def memory(what: str, nbytes: float, fix: str) -> None:
+    """InputError when ``what`` would need ``nbytes`` of memory, more than half of this
+    machine's physical memory (where the operating system tells it): one line with both
+    figures and the ``fix``."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if nbytes > total / 2:
+        raise InputError(f"{what} would need about {nbytes / 1e9:.3g} GB of memory, more than "
+                         f"half of this machine's {total / 1e9:.3g} GB; {fix}")
+
+
 def unit_list(value, name: str, min_len: int = 2) -> list[float]:
     """A list of at least ``min_len`` numbers in [0, 1] (e.g. the arms' means)."""
     ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__")

@@ -96,3 +96,18 @@ def test_the_python_api_raises_input_error_before_any_work(call, needle, monkeyp
     with pytest.raises(InputError) as e:
         call(dpaudit)
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_horizon_whose_candidate_tables_exceed_memory_is_refused_first(monkeypatch):
+    # R02 of the robustness review: horizon 10^6 once took more than 8 GB before failing
+    import dpaudit
+    from dpaudit import audit
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 4 * 2 ** 20}         # a 16 GiB machine
+    monkeypatch.setattr(validate.os, "sysconf", lambda k: pages[k])
+    monkeypatch.setattr(audit, "KernelSource", lambda *a, **k: pytest.fail("simulated"))
+    with pytest.raises(InputError, match=r"^horizon=1000000: the candidate pairs of 1000000x2 "
+                                         r"tables would need about 262 GB of memory, more than "
+                                         r"half of this machine's 17.2 GB; use a smaller"):
+        dpaudit.audit_algorithm("gdp-ncb", 1.0, runs=2000, seed=1, workers=1,
+                                params={"horizon": "1000000"})
+    validate.memory("x", 8e9, "fix")                                  # below half: accepted
