@@ -36,7 +36,7 @@ class MechanismSource(Source):
     """Samples of ``mechanism`` on the pair (d, d_prime), as cells of a fitted feature map."""
 
     def __init__(self, mechanism, d, d_prime, neighbours: dict, bar=None):
-        self.mechanism, self.data = mechanism, (d, d_prime)
+        self.mechanism, self.data = mechanism, (_read_only(d), _read_only(d_prime))
         self.nb, self.bar, self.feat = neighbours, bar, None
 
     def _outputs(self, side: int, n: int, seed: np.random.SeedSequence):
@@ -74,6 +74,17 @@ class MechanismSource(Source):
 
     def cell_text(self, v, key):
         return self.feat.cell_text(key)
+
+
+def _read_only(x):
+    """An array input as a read-only copy (a mechanism that writes to its input raises
+    ValueError in its own code instead of changing the pair it is audited on); numbers and
+    other values as they are."""
+    if not isinstance(x, np.ndarray):
+        return x
+    a = np.array(x, copy=True)
+    a.flags.writeable = False
+    return a
 
 
 def _data(x, name: str) -> np.ndarray:

@@ -384,3 +384,16 @@ def test_a_closed_stdout_pipe_is_no_traceback_and_keeps_the_exit_code(tmp_path):
     p.stdout.close()
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 0 and err == "", err
+
+
+def test_a_callable_that_writes_to_its_table_is_an_error_in_its_code(tmp_path, capsys):
+    # it would otherwise be audited on the tables it rewrote (the JSON naming the original
+    # pair): a non-private function that zeroes its input passed
+    from dpaudit.cli import main
+    f = tmp_path / "mutates.py"
+    f.write_text("def leak(rng, data, eps):\n    out = int(data[0, 0] > 0.5)\n"
+                 "    data *= 0.0\n    return out\n")
+    code = main(["run", "--algo", f"{f}:leak", "--eps", "1", "--runs", "2000", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 4 and err.count("\n") == 1, err
+    assert "read-only (in leak at " in err and f"{f}:3" in err

@@ -168,3 +168,14 @@ def test_identical_inputs_are_refused():
 def test_bad_mechanism_output_is_an_input_error():
     with pytest.raises(InputError, match="shape"):
         dpaudit.audit_mechanism(lambda rng, d, n: np.zeros(n + 1), [0], [1], eps=1, n=5000)
+
+
+def test_the_mechanism_receives_read_only_copies_of_the_inputs():
+    d, d_prime = np.array([0.0]), np.array([1.0])
+
+    def zeroes(rng, data, n):
+        data[0] = 0.0                  # not private: would make d' look like d
+        return data[0] + rng.laplace(0.0, 1.0, n)
+    with pytest.raises(ValueError, match="read-only"):
+        dpaudit.audit_mechanism(zeroes, d, d_prime, eps=1.0, n=2000, seed=1)
+    assert d_prime[0] == 1.0
