@@ -13,7 +13,7 @@ import os
 import sys
 
 from dpaudit import validate
-from dpaudit.errors import InputError
+from dpaudit.errors import InputError, UserCodeError
 from dpaudit.plugin import MODELS
 from dpaudit.search import STRATEGIES
 from dpaudit.verdict import DEFAULT_MARGIN
@@ -418,6 +418,9 @@ def main(argv=None) -> int:
     except (InputError, _Refusal) as e:
         print(f"dpaudit: error: {validate.shown(e)}", file=sys.stderr)
         return 2
+    except UserCodeError as e:
+        print(f"dpaudit: error in your code: {validate.shown(e)}", file=sys.stderr)
+        return 4
     except KeyboardInterrupt:
         print("dpaudit: interrupted", file=sys.stderr)
         return 130

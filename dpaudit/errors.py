@@ -1,4 +1,5 @@
-"""Errors that the CLI turns into a one-line message and exit code 2 (README "Commands")."""
+"""Errors that the CLI turns into one line (README "Commands"): :class:`InputError` exit 2,
+:class:`UserCodeError` exit 4."""
 
 
 class InputError(ValueError):
@@ -7,3 +8,8 @@ class InputError(ValueError):
     The message is one line naming the bad value and the accepted range. A ``ValueError``, so
     Python callers may catch either.
     """
+
+
+class UserCodeError(Exception):
+    """The user's callable did something an audit cannot use (e.g. returned None, a complex
+    number, a string or NaN): one line naming the callable and what it returned."""

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from dpaudit import validate
 from dpaudit.audit import check_common, run_audit
-from dpaudit.errors import InputError
+from dpaudit.errors import InputError, UserCodeError
 from dpaudit.mechanism import MechanismSource
 from dpaudit.neighbours import structured
 from dpaudit.verdict import DEFAULT_MARGIN
@@ -94,20 +94,24 @@ class CallableMechanism:
         self.__name__ = getattr(fn, "__name__", "callable")
 
     def _code(self, out):
-        a = np.asarray(out)
-        scalar = a.ndim == 0 and a.dtype.kind in "iufb"
+        try:
+            a = np.asarray(out)
+        except (TypeError, ValueError):            # e.g. ragged sequences
+            a = np.asarray(None)
+        if a.dtype.kind not in "iufb" or not np.all(np.isfinite(a)):
+            raise UserCodeError(f"{self.__name__} returned {out!r:.80}: expected a real number "
+                                "or a sequence of real numbers (not None, complex, text, NaN "
+                                "or inf)")
+        scalar = a.ndim == 0
         if self.hashed is None:
             self.hashed = not scalar
         if scalar and not self.hashed:
             return a.item()
         if not self.hashed:
-            raise InputError(f"the algorithm returned {out!r} after returning numbers: "
-                             "expected every run to return a number, or every run a sequence")
-        try:
-            b = np.ascontiguousarray(a, dtype=np.float64).ravel()
-        except (TypeError, ValueError):
-            raise InputError(f"the algorithm returned {out!r}: expected a number or a "
-                             "sequence of numbers")
+            raise UserCodeError(f"{self.__name__} returned {out!r:.80} after returning "
+                                "numbers: expected every run to return a number, or every run "
+                                "a sequence")
+        b = np.ascontiguousarray(a, dtype=np.float64).ravel()
         return int.from_bytes(hashlib.blake2b(b.tobytes(), digest_size=8).digest(),
                               "little") & _MASK
 

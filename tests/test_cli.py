@@ -397,3 +397,22 @@ def test_a_callable_that_writes_to_its_table_is_an_error_in_its_code(tmp_path, c
     err = capsys.readouterr().err
     assert code == 4 and err.count("\n") == 1, err
     assert "read-only (in leak at " in err and f"{f}:3" in err
+
+
+@pytest.mark.parametrize("body, shown", [
+    ("return None", "returned None"), ("return 1j * data[0, 0]", "returned 0j"),
+    ("return '1'", "returned '1'"), ("return float('nan')", "returned nan"),
+    ("return (x for x in [1])", "returned <generator"), ("return [1, 'a']", "returned [1, 'a']"),
+])
+def test_an_output_an_audit_cannot_use_is_an_error_in_your_code(tmp_path, capsys, body, shown):
+    # None (a forgotten return) was read as NaN and passed; a complex output lost its
+    # imaginary part (a leak there passed)
+    from dpaudit.cli import main
+    f = tmp_path / "bad_output.py"
+    f.write_text(f"def f(rng, data, eps):\n    {body}\n")
+    code = main(["run", "--algo", f"{f}:f", "--eps", "1", "--runs", "2000", "--seed", "1",
+                 "--json", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert code == 4 and err.count("\n") == 1, err
+    assert err.startswith(f"dpaudit: error in your code: f {shown}") and "real number" in err
+    assert not (tmp_path / "o.json").exists()
