@@ -59,6 +59,9 @@ def load(ref: str):
             module = importlib.import_module(target)
     except InputError:
         raise
+    except SystemExit as e:  # not an exit of dpaudit: no verdict was reached
+        raise UserCodeError(f"importing {target} called sys.exit({e.code!r}) (--algo {ref})"
+                            ) from None
     except Exception as e:   # the user's module failed to import: one line, their message
         raise InputError(f"--algo {ref}: importing {target} failed: {type(e).__name__}: {e}")
     fn = getattr(module, attr, None)
@@ -116,7 +119,10 @@ class CallableMechanism:
                               "little") & _MASK
 
     def __call__(self, rng, data, n):
-        return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
+        try:
+            return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
+        except SystemExit as e:      # not an exit of dpaudit: no verdict was reached
+            raise UserCodeError(f"{self.__name__} called sys.exit({e.code!r})") from None
 
 
 def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,

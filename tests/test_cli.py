@@ -416,3 +416,18 @@ def test_an_output_an_audit_cannot_use_is_an_error_in_your_code(tmp_path, capsys
     assert code == 4 and err.count("\n") == 1, err
     assert err.startswith(f"dpaudit: error in your code: f {shown}") and "real number" in err
     assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("source, shown", [
+    ("import sys\nsys.exit(0)\ndef f(rng, data, eps):\n    return 0\n", "called sys.exit(0)"),
+    ("import sys\ndef f(rng, data, eps):\n    sys.exit(0)\n", "f called sys.exit(0)"),
+])
+def test_sys_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source, shown):
+    # it made dpaudit exit 0, the code of a pass, with no verdict and no message
+    from dpaudit.cli import main
+    f = tmp_path / "exits.py"
+    f.write_text(source)
+    code = main(["run", "--algo", f"{f}:f", "--eps", "1", "--runs", "2000", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 4 and err.count("\n") == 1 and shown in err, err
+    assert err.startswith("dpaudit: error in your code: ")
