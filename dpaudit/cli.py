@@ -117,6 +117,10 @@ def _parser() -> argparse.ArgumentParser:
                           "value pattern x base table, white-box screen, successive halving; "
                           "blackbox: without the screen; structure: the algorithm's hand-picked "
                           "rows, one round)")
+    run.add_argument("--strict", action="store_true",
+                     help="FILE.py:FUNCTION callables: exit 4 when two runs with one seed "
+                          "differ (randomness other than rng); without it the result says so "
+                          "and carries no reproducing command")
     run.add_argument("--pair", metavar="FILE.json",
                      help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]} "
                           "instead of the search")
@@ -289,7 +293,11 @@ def _run(a) -> int:
         "the --pair file": a.pair,
         "the algorithm's file": code if code.endswith(".py") else None})
     res = _run_callable(a) if ":" in a.algo else _run_registered(a)
-    res.command = reproduce_command(a, res.seed)
+    if res.reproducible is False and a.strict:
+        raise UserCodeError(f"{a.algo}: two runs with one seed differed: it draws randomness "
+                            "other than rng (--strict)")
+    if res.reproducible is not False:     # a command that would not reproduce it is left out
+        res.command = reproduce_command(a, res.seed)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
     _out(res.summary())
@@ -316,6 +324,8 @@ def reproduce_command(a, seed: int) -> str:
         argv += ["--margin", repr(a.margin)]
     if a.neighbours != "search":
         argv += ["--neighbours", a.neighbours]
+    if a.strict:
+        argv += ["--strict"]
     if a.pair:
         argv += ["--pair", a.pair]
     for group in a.param or []:

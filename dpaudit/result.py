@@ -67,6 +67,9 @@ class AuditResult:
     margin: float = 0.25
     saturated: bool = False    # eps_lb from zero hits on the denominator side (bound_text)
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
+    # callables: whether two draws with one seed agreed (False: it draws randomness other than
+    # rng, so the seed does not reproduce the result); None: not checked (compiled kernels)
+    reproducible: bool | None = None
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     evidence: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -83,6 +86,7 @@ class AuditResult:
             "loss_table": self.loss_table, "search": self.search, "coverage": self.coverage,
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
             "runtime_s": self.runtime_s, "versions": versions(),
+            "reproducible": self.reproducible,
             **({"command": self.command} if self.command else {})})
 
     @property
@@ -108,6 +112,10 @@ class AuditResult:
             *_search_lines(self.search),
             *_whitebox_lines(self.whitebox),
             f"  coverage: {coverage_text(self.coverage)}",
+            *([f"  NOT REPRODUCIBLE: two runs of {self.algorithm} with one seed differed: it "
+               "draws randomness other than rng (global np.random, random, time), so the seed "
+               "does not reproduce this result; draw from rng"]
+              if self.reproducible is False else []),
             f"  seed {self.seed}, {self.runtime_s:.1f} s",
         ]
         return "\n".join(lines)

@@ -431,3 +431,25 @@ def test_sys_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source
     err = capsys.readouterr().err
     assert code == 4 and err.count("\n") == 1 and shown in err, err
     assert err.startswith("dpaudit: error in your code: ")
+
+
+def test_a_callable_drawing_other_randomness_is_flagged_and_strict_fails(tmp_path, capsys):
+    from dpaudit.cli import main
+    f = tmp_path / "globalrng.py"
+    f.write_text("import numpy as np\n\ndef f(rng, data, eps):\n"
+                 "    return int(data[0, 0] + np.random.laplace(0, 1 / eps) > 0.5)\n\n"
+                 "def g(rng, data, eps):\n"
+                 "    return int(data[0, 0] + rng.laplace(0, 1 / eps) > 0.5)\n")
+    out = tmp_path / "o.json"
+    base = ["run", "--eps", "1", "--runs", "2000", "--seed", "1", "--json", str(out)]
+    main([*base, "--algo", f"{f}:f"])
+    doc = json.loads(out.read_text())
+    assert doc["reproducible"] is False and "command" not in doc
+    assert "NOT REPRODUCIBLE: two runs of " in capsys.readouterr().out
+    main([*base, "--algo", f"{f}:g"])
+    doc = json.loads(out.read_text())
+    assert doc["reproducible"] is True and doc["command"].startswith("dpaudit run")
+    out.unlink()
+    capsys.readouterr()
+    assert main([*base, "--algo", f"{f}:f", "--strict"]) == 4 and not out.exists()
+    assert "draws randomness other than rng (--strict)" in capsys.readouterr().err
