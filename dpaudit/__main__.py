@@ -1,6 +1,16 @@
+"""The ``dpaudit`` command and ``python -m dpaudit``: Ctrl-C and SIGTERM handled first
+(:mod:`dpaudit.interrupt`), then the command line's imports (a second or two) and
+:func:`dpaudit.cli.main`."""
 import sys
 
-from dpaudit.cli import main
+from dpaudit import interrupt
+
+
+def main() -> int:
+    interrupt.install()
+    from dpaudit.cli import main as command_line
+    return command_line()
+
 
 if __name__ == "__main__":
     sys.exit(main())

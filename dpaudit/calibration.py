@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit import interrupt
 from dpaudit.mechanism import audit_mechanism
 from dpaudit.mechanisms import FAMILIES, known_mechanism
 from dpaudit.stats import cp_lower, cp_upper
@@ -50,8 +51,11 @@ def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
     if workers <= 1:
         return [run_task(t) for t in tasks]
     import multiprocessing as mp
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-        return list(pool.map(run_task, tasks, chunksize=max(1, len(tasks) // (8 * workers))))
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                             initializer=interrupt.worker_init) as pool:
+        with interrupt.held():
+            results = pool.map(run_task, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
+        return list(results)
 
 
 def rate(k: int, n: int, alpha: float = 0.05) -> dict:

@@ -94,7 +94,7 @@ def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, worke
     """``runs`` full runs on fresh Bernoulli(``prep.means``) rewards (an empty table), at most
     ``limit`` samples each. Returns int64 arrays (τ, rec, status), in run order; identical for
     every ``workers`` (chunk i of :data:`CHUNK` runs uses SeedSequence(seed).spawn(...)[i])."""
-    from dpaudit.simulate import _pool, _ref
+    from dpaudit.simulate import _ref, pool_map
     K = prep.means.shape[0]
     table = np.zeros((K, 0) if model == "stream" else (0, K))
     sizes = [CHUNK] * (runs // CHUNK) + ([runs % CHUNK] if runs % CHUNK else [])
@@ -106,7 +106,7 @@ def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, worke
                   int(limit), 0, np.zeros(0, np.int64))        # compile / write the cache first
         for j in jobs:
             j[0] = _ref(kernel)
-        parts = list(_pool(workers).map(_chunk_job, [tuple(j) for j in jobs]))
+        parts = list(pool_map(_chunk_job, [tuple(j) for j in jobs], workers))
     else:
         parts = [_chunk_job(tuple(j)) for j in jobs]
     return tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpaudit import interrupt
+
 SCHEMA_VERSION = 1
 EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
 
@@ -248,18 +250,19 @@ def write_text_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename):
     a reader never sees a half-written file, and a failure leaves no file behind."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)                      # mkstemp makes 0600; give the usual mode
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with interrupt.held():                       # Ctrl-C: the whole file or none of it
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            umask = os.umask(0)                  # mkstemp makes 0600; give the usual mode
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 def write_json_atomic(path: str, obj: dict) -> None:

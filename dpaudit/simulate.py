@@ -70,6 +70,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from dpaudit import interrupt
+
 STOPPED, TRUNCATED, CAPPED = 0, 1, 2
 RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dist")
 LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE = 0, 1, 2  # release noise families (column dist)
@@ -256,8 +258,16 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 def _pool(workers: int) -> ProcessPoolExecutor:
     if workers not in _POOLS:
         import multiprocessing as mp
-        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                              initializer=interrupt.worker_init)
     return _POOLS[workers]
+
+
+def pool_map(fn, items: list, workers: int):
+    """``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
+    results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.interrupt`)."""
+    with interrupt.held():                  # submitting launches the workers, if not yet up
+        return _pool(workers).map(fn, items)
 
 
 def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.SeedSequence,
@@ -313,7 +323,7 @@ def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Co
                       limit, 0, views)
         for job in jobs:
             job[0] = _ref(job[0])
-        stream = _pool(workers).map(_chunk_job, [tuple(j) for j in jobs])
+        stream = pool_map(_chunk_job, [tuple(j) for j in jobs], workers)
     else:
         stream = (_chunk_job(tuple(j)) for j in jobs)
     results = [[] for _ in requests]

@@ -1,0 +1,94 @@
+"""Ctrl-C and SIGTERM on the command line (README "Exit codes"): stop at once, whatever runs.
+
+:func:`install` (the CLI calls it before its heavy imports) makes SIGINT and SIGTERM, sent to
+dpaudit or to its process group, end the process within a moment: one line on stderr, worker
+processes killed and reaped, no partial output file (writes hold the signals: :func:`held`),
+exit code 130 (SIGINT) or 143 (SIGTERM). The handler does not raise: a ``KeyboardInterrupt`` raised between
+two bytecodes can land in an import, in numba's dispatcher (which turns it into a
+``SystemError``) or in ``concurrent.futures``' generator clean-up (whose manager thread then
+fails on cancelled futures), and the interpreter's exit would then wait for workers. Instead the
+handler finishes the process itself. A compiled kernel holds the interpreter, so the handler runs
+when the current chunk of runs returns (a fraction of a second).
+
+Worker processes are launched with both signals blocked (:func:`held`) and ignore SIGINT
+(:func:`worker_init`): a Ctrl-C at the terminal reaches the whole group, and the parent alone
+decides. Python callers of the library keep Python's usual ``KeyboardInterrupt``.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+_held = 0                    # held() blocks running
+_pending: list[int] = []     # signals received meanwhile
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM in this process as the module doc says (main thread only)."""
+    for s in EXIT_CODES:
+        signal.signal(s, _stop)
+
+
+def _stop(signum, frame) -> None:
+    if _held:
+        _pending.append(signum)
+    else:
+        _finish(signum)
+
+
+def _finish(signum: int) -> None:
+    """Kill and reap the workers, say why on stderr and end the process (never returns)."""
+    for s in EXIT_CODES:                     # a second signal does not interrupt the clean-up
+        signal.signal(s, signal.SIG_IGN)
+    mp = sys.modules.get("multiprocessing")  # not imported: no worker was ever started
+    children = mp.active_children() if mp else []
+    for p in children:
+        p.kill()
+    for p in children:
+        p.join(1.0)
+    util = sys.modules.get("multiprocessing.util")
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    with contextlib.suppress(Exception):     # unlink the pools' semaphores as the interpreter's
+        util and util._run_finalizers(0)     # exit would (priority ≥ 0: no thread joins), else
+    with contextlib.suppress(Exception):     # the resource tracker warns; then end the tracker
+        tracker and tracker._resource_tracker._stop()            # (reaped, not orphaned)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(("\n" if sys.stderr.isatty() else "")
+                         + f"dpaudit: {_MESSAGES[signum]} ({signal.Signals(signum).name})\n")
+        sys.stderr.flush()
+    os._exit(EXIT_CODES[signum])
+
+
+@contextlib.contextmanager
+def held():
+    """SIGINT and SIGTERM held back while the block runs and acted on when it ends. Around an
+    output file's write (the whole file or none of it) and the launch of worker processes:
+    they inherit this thread's signal mask, so a signal in their start-up waits for
+    :func:`worker_init`. (The mask alone does not hold the process's signals: the kernel hands a
+    signal to any thread that does not block it, and Python runs the handler in the main
+    thread; the handler itself defers while a block runs.)"""
+    global _held
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, EXIT_CODES)
+    _held += 1
+    try:
+        yield
+    finally:
+        _held -= 1
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if not _held and _pending:
+            _finish(_pending[0])
+
+
+def worker_init() -> None:
+    """Initializer of worker processes: ignore SIGINT (the parent stops them), die on SIGTERM,
+    then unblock both."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, EXIT_CODES)
+

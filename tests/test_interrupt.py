@@ -1,0 +1,132 @@
+"""Ctrl-C and SIGTERM (dpaudit.interrupt, README "Exit codes"): the command stops within 2 s
+of the signal with exit 130 / 143 and one line on stderr, its worker processes killed and
+reaped, no semaphore left in /dev/shm, no output file and no temporary file."""
+import os
+import random
+import signal
+import subprocess
+import sysconfig
+import time
+
+import pytest
+
+from dpaudit import interrupt
+from dpaudit.result import write_text_atomic
+
+DPAUDIT = os.path.join(sysconfig.get_path("scripts"), "dpaudit")
+RUN = ["run", "--algo", "adap-tt", "--eps", "0.5", "--json", "o.json"]
+
+
+@pytest.fixture
+def stops(monkeypatch):
+    """dpaudit's SIGINT handler installed, its last step (ending the process) recorded instead:
+    the list of (signal, files in the folder at that moment)."""
+    got, folder = [], []
+    monkeypatch.setattr(interrupt, "_finish",
+                        lambda s: got.append((s, sorted(os.listdir(folder[0])))))
+    monkeypatch.setattr(interrupt, "_pending", [])
+    old = signal.signal(signal.SIGINT, interrupt._stop)
+    yield got, folder
+    signal.signal(signal.SIGINT, old)
+
+
+def test_held_signals_wait_for_the_end_of_the_block(stops, tmp_path):
+    got, folder = stops
+    folder.append(tmp_path)
+    with interrupt.held():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        (tmp_path / "done").touch()
+        assert got == []
+    assert got == [(signal.SIGINT, ["done"])]
+
+
+def test_an_output_write_holds_a_signal_until_the_file_is_whole(stops, tmp_path, monkeypatch):
+    got, folder = stops
+    folder.append(tmp_path)
+    replace = os.replace
+
+    def signal_then_replace(src, dst):          # the signal arrives mid-write
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", signal_then_replace)
+    write_text_atomic(str(tmp_path / "o.json"), "x" * 1000)
+    assert got == [(signal.SIGINT, ["o.json"])]     # the handler ran once the file was whole
+    assert (tmp_path / "o.json").read_text() == "x" * 1000
+
+
+def _stop(args, sig, at, cwd, group=True):
+    """Start ``dpaudit args`` in its own process group, send ``sig`` after ``at`` s (to the group,
+    like Ctrl-C at a terminal, or to the process), and return what the contract looks at."""
+    shm = set(os.listdir("/dev/shm"))
+    p = subprocess.Popen([DPAUDIT, *args], cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(at)
+    assert p.poll() is None, f"finished before the signal at {at:.2f} s"
+    (os.killpg if group else os.kill)(p.pid, sig)
+    sent = time.monotonic()
+    try:
+        _, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail(f"no exit 10 s after the signal sent at {at:.2f} s")
+    took = time.monotonic() - sent
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout
+    return {"seconds": took, "code": p.returncode, "stderr": err.splitlines(),
+            "left": left.split(), "files": sorted(os.listdir(cwd)),
+            "semaphores": sorted(set(os.listdir("/dev/shm")) - shm)}
+
+
+def _holds(r, sig, files=()):
+    name = {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)"}[sig]
+    assert r["seconds"] < 2.0, r
+    assert r["code"] == interrupt.EXIT_CODES[sig], r
+    assert r["stderr"] == [f"dpaudit: {name}"], r
+    assert r["left"] == [] and r["semaphores"] == [], r
+    assert r["files"] == sorted(files), r
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+def test_ctrl_c_at_random_points_of_a_registered_audit(tmp_path):
+    """The issue's must-show: 20 audits with the default workers, each sent SIGINT (to its group,
+    as a terminal does) at a seeded random time in [0.3, 6] s: from the imports through the
+    worker start-up to the simulation."""
+    rnd = random.Random(36)
+    times = [rnd.uniform(0.3, 6.0) for _ in range(20)]
+    for at in times:
+        _holds(_stop(RUN, signal.SIGINT, at, tmp_path), signal.SIGINT)
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+@pytest.mark.parametrize("args, sig, group", [
+    (RUN + ["--workers", "1"], signal.SIGINT, True),
+    (RUN, signal.SIGTERM, False),
+    (RUN, signal.SIGTERM, True),
+    (RUN, signal.SIGINT, False),
+    (["bench", "--algo", "adap-tt", "--eps", "0.5", "--json", "o.json"], signal.SIGINT, True),
+    (["check", "correctness", "--algo", "adap-tt", "--eps", "0.5", "--risk", "0.05",
+      "--json", "o.json"], signal.SIGINT, True),
+], ids=["run-workers-1", "run-sigterm", "run-sigterm-group", "run-sigint-process", "bench",
+        "check-correctness"])
+def test_every_subcommand_stops_cleanly(tmp_path, args, sig, group):
+    for at in (1.0, 3.5):
+        _holds(_stop(args, sig, at, tmp_path, group), sig)
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_gate_stops_cleanly(tmp_path, workers):
+    suite = os.path.join(os.path.dirname(__file__), os.pardir, "audits")
+    (tmp_path / "reports").mkdir()
+    for at in (1.0, 4.0):
+        r = _stop(["gate", os.path.abspath(suite), "--workers", workers, "--report-dir",
+                   "reports"], signal.SIGINT, at, tmp_path)
+        _holds(r, signal.SIGINT, files=["reports"])
+        assert os.listdir(tmp_path / "reports") == []
