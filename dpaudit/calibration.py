@@ -53,7 +53,7 @@ def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
     import multiprocessing as mp
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                              initializer=interrupt.worker_init) as pool:
-        with interrupt.held():
+        with interrupt.launching():
             results = pool.map(run_task, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
         return list(results)
 

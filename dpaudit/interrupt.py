@@ -10,7 +10,7 @@ fails on cancelled futures), and the interpreter's exit would then wait for work
 handler finishes the process itself. A compiled kernel holds the interpreter, so the handler runs
 when the current chunk of runs returns (a fraction of a second).
 
-Worker processes are launched with both signals blocked (:func:`held`) and ignore SIGINT
+Worker processes are launched with both signals blocked (:func:`launching`) and ignore SIGINT
 (:func:`worker_init`): a Ctrl-C at the terminal reaches the whole group, and the parent alone
 decides. Python callers of the library keep Python's usual ``KeyboardInterrupt``.
 """
@@ -52,10 +52,12 @@ def _finish(signum: int) -> None:
         p.join(1.0)
     util = sys.modules.get("multiprocessing.util")
     tracker = sys.modules.get("multiprocessing.resource_tracker")
-    with contextlib.suppress(Exception):     # unlink the pools' semaphores as the interpreter's
-        util and util._run_finalizers(0)     # exit would (priority ≥ 0: no thread joins), else
-    with contextlib.suppress(Exception):     # the resource tracker warns; then end the tracker
-        tracker and tracker._resource_tracker._stop()            # (reaped, not orphaned)
+    if util:    # unlink the pools' semaphores as the interpreter's exit does (else the resource
+        util._exiting = True                 # tracker warns of leaks), queue threads told to
+        with contextlib.suppress(Exception):     # stay quiet; priority ≥ 0: no thread joins
+            util._run_finalizers(0)
+    with contextlib.suppress(Exception):     # then end the tracker (reaped, not orphaned)
+        tracker and tracker._resource_tracker._stop()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     with contextlib.suppress(Exception):
@@ -67,12 +69,12 @@ def _finish(signum: int) -> None:
 
 @contextlib.contextmanager
 def held():
-    """SIGINT and SIGTERM held back while the block runs and acted on when it ends. Around an
-    output file's write (the whole file or none of it) and the launch of worker processes:
-    they inherit this thread's signal mask, so a signal in their start-up waits for
-    :func:`worker_init`. (The mask alone does not hold the process's signals: the kernel hands a
+    """SIGINT and SIGTERM held back while the block runs and acted on when it ends: around an
+    output file's write (the whole file or none of it) and, through :func:`launching`, the
+    start of worker processes. The signals are blocked in this thread, whose mask new
+    processes inherit; the mask alone does not hold the process's signals (the kernel hands a
     signal to any thread that does not block it, and Python runs the handler in the main
-    thread; the handler itself defers while a block runs.)"""
+    thread), so the handler itself defers while a block runs."""
     global _held
     old = signal.pthread_sigmask(signal.SIG_BLOCK, EXIT_CODES)
     _held += 1
@@ -83,6 +85,17 @@ def held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         if not _held and _pending:
             _finish(_pending[0])
+
+
+@contextlib.contextmanager
+def launching():
+    """:func:`held` around the start of worker processes: a signal during their start-up (the
+    imports, a second or more) waits for :func:`worker_init`. multiprocessing's resource tracker
+    is started first: its start unblocks both signals in the calling thread."""
+    from multiprocessing import resource_tracker
+    resource_tracker.ensure_running()
+    with held():
+        yield
 
 
 def worker_init() -> None:

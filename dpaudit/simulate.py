@@ -266,7 +266,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 def pool_map(fn, items: list, workers: int):
     """``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
     results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.interrupt`)."""
-    with interrupt.held():                  # submitting launches the workers, if not yet up
+    with interrupt.launching():      # submitting launches the workers, if not yet up
         return _pool(workers).map(fn, items)
 
 
