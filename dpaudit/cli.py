@@ -293,9 +293,6 @@ def _run(a) -> int:
         "the --pair file": a.pair,
         "the algorithm's file": code if code.endswith(".py") else None})
     res = _run_callable(a) if ":" in a.algo else _run_registered(a)
-    if res.reproducible is False and a.strict:
-        raise UserCodeError(f"{a.algo}: two runs with one seed differed: it draws randomness "
-                            "other than rng (--strict)")
     if res.reproducible is not False:     # a command that would not reproduce it is left out
         res.command = reproduce_command(a, res.seed)
     if a.json:
@@ -369,7 +366,8 @@ def _run_callable(a):
         p.get("horizon", "8"))
     return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
                           means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
-                          seed=a.seed, progress=True, beta=a.beta, margin=a.margin)
+                          seed=a.seed, progress=True, beta=a.beta, margin=a.margin,
+                          strict=a.strict)
 
 
 def _report(a) -> int:

@@ -23,6 +23,7 @@ import sys
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+_exit = os._exit             # the process's own (bring-your-own code runs with a stand-in)
 _held = 0                    # held() blocks running
 _pending: list[int] = []     # signals received meanwhile
 
@@ -64,7 +65,7 @@ def _finish(signum: int) -> None:
         sys.stderr.write(("\n" if sys.stderr.isatty() else "")
                          + f"dpaudit: {_MESSAGES[signum]} ({signal.Signals(signum).name})\n")
         sys.stderr.flush()
-    os._exit(EXIT_CODES[signum])
+    _exit(EXIT_CODES[signum])
 
 
 @contextlib.contextmanager

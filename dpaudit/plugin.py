@@ -19,6 +19,7 @@ table of the model (:func:`dpaudit.neighbours.structured`; ``local``: r, r' in {
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -48,20 +49,18 @@ def load(ref: str):
         raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
                          "MODULE:FUNCTION")
     try:
-        if target.endswith(".py"):
-            if not os.path.isfile(target):
-                raise InputError(f"--algo {ref}: file {target} does not exist")
-            spec = importlib.util.spec_from_file_location(
-                "dpaudit_plugin_" + os.path.splitext(os.path.basename(target))[0], target)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-    except InputError:
+        with _no_exit(f"importing {target} (--algo {ref})"):
+            if target.endswith(".py"):
+                if not os.path.isfile(target):
+                    raise InputError(f"--algo {ref}: file {target} does not exist")
+                spec = importlib.util.spec_from_file_location(
+                    "dpaudit_plugin_" + os.path.splitext(os.path.basename(target))[0], target)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+            else:
+                module = importlib.import_module(target)
+    except (InputError, UserCodeError):
         raise
-    except SystemExit as e:  # not an exit of dpaudit: no verdict was reached
-        raise UserCodeError(f"importing {target} called sys.exit({e.code!r}) (--algo {ref})"
-                            ) from None
     except Exception as e:   # the user's module failed to import: one line, their message
         raise InputError(f"--algo {ref}: importing {target} failed: {type(e).__name__}: {e}")
     fn = getattr(module, attr, None)
@@ -69,6 +68,30 @@ def load(ref: str):
         raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
     check_signature(fn, f"--algo {ref}")
     return fn
+
+
+class _Exit(BaseException):
+    """``os._exit`` called by the user's code while :func:`_no_exit` runs."""
+
+
+def _exit(code):
+    raise _Exit(code)
+
+
+@contextlib.contextmanager
+def _no_exit(what: str):
+    """The user's code runs in dpaudit's process: ``sys.exit`` and ``os._exit`` in it would end
+    dpaudit with no verdict and, for code 0, the exit code of a pass. Both become a
+    :class:`UserCodeError` naming ``what`` (``os._exit`` is replaced while the block runs)."""
+    real, os._exit = os._exit, _exit
+    try:
+        yield
+    except SystemExit as e:
+        raise UserCodeError(f"{what} called sys.exit({e.code!r})") from None
+    except _Exit as e:
+        raise UserCodeError(f"{what} called os._exit({e.args[0]!r})") from None
+    finally:
+        os._exit = real
 
 
 def check_signature(fn, name: str) -> None:
@@ -119,17 +142,15 @@ class CallableMechanism:
                               "little") & _MASK
 
     def __call__(self, rng, data, n):
-        try:
+        with _no_exit(self.__name__):
             return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
-        except SystemExit as e:      # not an exit of dpaudit: no verdict was reached
-            raise UserCodeError(f"{self.__name__} called sys.exit({e.code!r})") from None
 
 
 def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False, beta: float = 0.05,
-                   margin: float = DEFAULT_MARGIN):
+                   margin: float = DEFAULT_MARGIN, strict: bool = False):
     """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
     MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
 
@@ -137,8 +158,11 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
     ``blackbox`` of :mod:`dpaudit.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot runs per
     side over all its rounds; ``beta``: the detectable loss is stated at power 1 − β;
-    ``margin``: of the verdict rule (:mod:`dpaudit.verdict`).
-    Returns an :class:`~dpaudit.result.AuditResult`; InputError on bad input.
+    ``margin``: of the verdict rule (:mod:`dpaudit.verdict`); ``strict``: a callable that
+    fails :func:`reproducible` raises instead of being audited.
+    Returns an :class:`~dpaudit.result.AuditResult` (``reproducible`` says whether the check
+    passed). Raises InputError on bad input, UserCodeError when the callable fails (an
+    exception, an unusable output, an exit) or, under ``strict``, is not reproducible.
     """
     t0 = time.perf_counter()
     check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin, seed=seed)
@@ -161,6 +185,9 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
     params = {"model": model, "means": list(means), "horizon": horizon}
     same = reproducible(mech, sources[0].data[0], seed)
+    if strict and not same:
+        raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "
+                            "other than rng (strict)")
     res = run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
                     runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
                     seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox",

@@ -421,16 +421,21 @@ def test_an_output_an_audit_cannot_use_is_an_error_in_your_code(tmp_path, capsys
 @pytest.mark.parametrize("source, shown", [
     ("import sys\nsys.exit(0)\ndef f(rng, data, eps):\n    return 0\n", "called sys.exit(0)"),
     ("import sys\ndef f(rng, data, eps):\n    sys.exit(0)\n", "f called sys.exit(0)"),
+    ("import os\nos._exit(0)\ndef f(rng, data, eps):\n    return 0\n", "called os._exit(0)"),
+    ("import os\ndef f(rng, data, eps):\n    os._exit(3)\n", "f called os._exit(3)"),
 ])
-def test_sys_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source, shown):
-    # it made dpaudit exit 0, the code of a pass, with no verdict and no message
+def test_an_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source, shown):
+    # sys.exit made dpaudit exit 0, the code of a pass, with no verdict and no message;
+    # os._exit ended the process at once (here it would end the test run)
     from dpaudit.cli import main
+    real = os._exit
     f = tmp_path / "exits.py"
     f.write_text(source)
     code = main(["run", "--algo", f"{f}:f", "--eps", "1", "--runs", "2000", "--seed", "1"])
     err = capsys.readouterr().err
     assert code == 4 and err.count("\n") == 1 and shown in err, err
     assert err.startswith("dpaudit: error in your code: ")
+    assert os._exit is real                                  # put back
 
 
 def test_a_callable_drawing_other_randomness_is_flagged_and_strict_fails(tmp_path, capsys):
@@ -452,4 +457,21 @@ def test_a_callable_drawing_other_randomness_is_flagged_and_strict_fails(tmp_pat
     out.unlink()
     capsys.readouterr()
     assert main([*base, "--algo", f"{f}:f", "--strict"]) == 4 and not out.exists()
-    assert "draws randomness other than rng (--strict)" in capsys.readouterr().err
+    assert "draws randomness other than rng (strict)" in capsys.readouterr().err
+
+
+def test_strict_refuses_an_unreproducible_callable_before_the_audit():
+    import numpy as np
+
+    from dpaudit import audit_callable
+    from dpaudit.errors import UserCodeError
+    from dpaudit.plugin import REPRO_RUNS
+    calls = []
+
+    def f(rng, data, eps):
+        calls.append(1)
+        return int(data[0, 0] + np.random.laplace(0, 1 / eps) > 0.5)
+
+    with pytest.raises(UserCodeError, match="draws randomness other than rng"):
+        audit_callable(f, 1.0, runs=2000, seed=1, strict=True)
+    assert len(calls) == 2 * REPRO_RUNS         # the two draws of the check, and no audit
