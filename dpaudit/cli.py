@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from dpaudit import validate
+from dpaudit import interrupt, validate
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.plugin import MODELS
 from dpaudit.search import STRATEGIES
@@ -429,9 +429,12 @@ def main(argv=None) -> int:
     except UserCodeError as e:
         print(f"dpaudit: error in your code: {validate.shown(e)}", file=sys.stderr)
         return 4
-    except KeyboardInterrupt:
-        print("dpaudit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        if not interrupt.installed():    # main() called from Python: a Ctrl-C
+            print("dpaudit: interrupted", file=sys.stderr)
+            return 130
+        print(_error_line(e, debug), file=sys.stderr)   # the command's Ctrl-C never raises:
+        return 4                                        # code raised it
     except Exception as e:       # not a verdict: exit 4, one line (module doc)
         if debug:
             import traceback

@@ -34,6 +34,11 @@ def install() -> None:
         signal.signal(s, _stop)
 
 
+def installed() -> bool:
+    """Whether :func:`install` handles SIGINT in this process."""
+    return signal.getsignal(signal.SIGINT) is _stop
+
+
 def _stop(signum, frame) -> None:
     if _held:
         _pending.append(signum)

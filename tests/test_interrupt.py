@@ -130,3 +130,15 @@ def test_the_gate_stops_cleanly(tmp_path, workers):
                    "reports"], signal.SIGINT, at, tmp_path)
         _holds(r, signal.SIGINT, files=["reports"])
         assert os.listdir(tmp_path / "reports") == []
+
+
+@pytest.mark.cli
+def test_a_keyboard_interrupt_raised_by_your_code_is_an_error_in_it(tmp_path):
+    # under the command's handler a Ctrl-C never raises: a KeyboardInterrupt is code's own
+    f = tmp_path / "kb.py"
+    f.write_text("def f(rng, data, eps):\n    raise KeyboardInterrupt\n")
+    p = subprocess.run([DPAUDIT, "run", "--algo", f"{f}:f", "--eps", "1", "--runs", "2000"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 4 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("dpaudit: error in your code: KeyboardInterrupt")
+    assert f"(in f at {f}:2)" in p.stderr
