@@ -20,6 +20,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -50,6 +51,7 @@ def _finish(signum: int) -> None:
     """Kill and reap the workers, say why on stderr and end the process (never returns)."""
     for s in EXIT_CODES:                     # a second signal does not interrupt the clean-up
         signal.signal(s, signal.SIG_IGN)
+    threading.excepthook = _quiet            # the pools' threads fail as their workers die
     mp = sys.modules.get("multiprocessing")  # not imported: no worker was ever started
     children = mp.active_children() if mp else []
     for p in children:
@@ -71,6 +73,10 @@ def _finish(signum: int) -> None:
                          + f"dpaudit: {_MESSAGES[signum]} ({signal.Signals(signum).name})\n")
         sys.stderr.flush()
     _exit(EXIT_CODES[signum])
+
+
+def _quiet(args) -> None:
+    """Thread exceptions while the process ends: not reported (they are its consequence)."""
 
 
 @contextlib.contextmanager
