@@ -9,7 +9,6 @@ copy of tests/hostile/fixtures, ``{repo}`` the checkout.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import pathlib
@@ -55,7 +54,7 @@ def filled(text: str, tmp, fx) -> str:
 
 
 def snapshot(folder: pathlib.Path) -> dict:
-    """{relative path: content hash, or "dir" / "link -> target"} of everything in ``folder``."""
+    """{relative path: its bytes, or "dir" / "link -> target"} of everything in ``folder``."""
     out = {}
     for p in sorted(folder.rglob("*")):
         key = str(p.relative_to(folder))
@@ -64,7 +63,7 @@ def snapshot(folder: pathlib.Path) -> dict:
         elif p.is_dir():
             out[key] = "dir"
         else:
-            out[key] = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[key] = p.read_bytes()
     return out
 
 
