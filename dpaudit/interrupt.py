@@ -7,8 +7,13 @@ exit code 130 (SIGINT) or 143 (SIGTERM). The handler does not raise: a ``Keyboar
 two bytecodes can land in an import, in numba's dispatcher (which turns it into a
 ``SystemError``) or in ``concurrent.futures``' generator clean-up (whose manager thread then
 fails on cancelled futures), and the interpreter's exit would then wait for workers. Instead the
-handler finishes the process itself. A compiled kernel holds the interpreter, so the handler runs
-when the current chunk of runs returns (a fraction of a second).
+handler finishes the process itself.
+
+Python runs signal handlers in the main thread only, between two bytecodes, so a compiled call
+that held the main thread would hold every signal until it returned (a run that never stops:
+forever). Compiled batch loops are therefore called through :func:`call`: they run without the
+GIL (``nogil=True``) in a helper thread while the main thread waits, where a handler runs at
+once; the handler ends the process, helper thread included.
 
 Worker processes are launched with both signals blocked (:func:`launching`) and ignore SIGINT
 (:func:`worker_init`): a Ctrl-C at the terminal reaches the whole group, and the parent alone
@@ -27,6 +32,7 @@ _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 _exit = os._exit             # the process's own (bring-your-own code runs with a stand-in)
 _held = 0                    # held() blocks running
 _pending: list[int] = []     # signals received meanwhile
+_HELPER_BLOCKS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}   # see call()
 
 
 def install() -> None:
@@ -108,6 +114,39 @@ def launching():
     resource_tracker.ensure_running()
     with held():
         yield
+
+
+def call(fn, *args):
+    """``fn(*args)`` in a helper thread while this thread waits, so that signal handlers (this
+    module's, Python's ``KeyboardInterrupt``, pytest-timeout's alarm) run during the call: for
+    long compiled calls that release the GIL (numba ``nogil=True``). The result or the exception
+    of ``fn`` is this call's. Off the main thread it is a plain call (handlers never run there).
+
+    If a handler raises while the call runs (a library caller's Ctrl-C), the exception
+    propagates at once and the helper thread (a daemon) runs on until ``fn`` returns; its result
+    is dropped. The command line's handler ends the process instead (helper thread included).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    out: list = []
+    done = threading.Event()
+
+    def target():
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELPER_BLOCKS)   # delivered to the main thread
+        try:
+            out.append((True, fn(*args)))
+        except BaseException as e:        # noqa: BLE001 - handed to the caller below
+            out.append((False, e))
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="dpaudit-kernel", daemon=True).start()
+    while not done.wait(0.05):             # handlers run between two waits (at once, if the
+        pass                               # signal interrupts the wait itself)
+    ok, value = out[0]
+    if ok:
+        return value
+    raise value
 
 
 def worker_init() -> None:

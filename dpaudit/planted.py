@@ -52,7 +52,7 @@ def planted_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
     return T, a, STOPPED, T
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`planted_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)

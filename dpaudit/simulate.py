@@ -143,7 +143,7 @@ def batch_record(i, buffers, tau, rec, status, views):
         kept[i, :m] = actions[:m]
 
 
-@nb.njit
+@nb.njit(nogil=True)
 def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep):
     """The batch loop of :func:`run_batch` for any ``kernel`` (a first-class function).
 
@@ -163,7 +163,7 @@ _BATCHES: dict = {}
 
 
 def register_batch(kernel, batch):
-    """Register ``batch``, a ``@njit(cache=True)`` copy of :func:`batch_body` with ``kernel``
+    """Register ``batch``, a ``@njit(cache=True, nogil=True)`` copy of :func:`batch_body` with ``kernel``
     called directly (``batch(rng, table, means, theta, aux, limit, n_runs, views, keep)``),
     as the cached batch loop of ``kernel``. Returns ``batch``."""
     _BATCHES[kernel] = batch
@@ -177,11 +177,15 @@ def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=
     (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
     (n_runs,), and the action prefixes (length max end) of the first ``keep`` runs, int16
     (keep, max end), -1 past τ. Uses the kernel's registered cached loop
-    (:func:`register_batch`) if any.
+    (:func:`register_batch`) if any. The loop runs without the GIL in a helper thread while the
+    calling thread waits (:func:`dpaudit.interrupt.call`): Ctrl-C, SIGTERM and test timeouts are
+    handled during a long call.
     """
     args = (rng, table, means, theta, aux, limit, n_runs, as_views(views), keep)
     batch = _BATCHES.get(kernel)
-    return batch(*args) if batch is not None else batch_body(kernel, *args)
+    if batch is None:
+        batch, args = batch_body, (kernel, *args)
+    return interrupt.call(batch, *args)     # off the main thread: signals are handled meanwhile
 
 
 @dataclass

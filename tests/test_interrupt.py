@@ -6,6 +6,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import sysconfig
 import time
 
@@ -58,10 +59,10 @@ def test_an_output_write_holds_a_signal_until_the_file_is_whole(stops, tmp_path,
     assert (tmp_path / "o.json").read_text() == "x" * 1000
 
 
-def _stop(args, sig, at, cwd, group=True):
-    """Start ``dpaudit args`` in its own process group, send ``sig`` after ``at`` s (to the group,
+def _stop(args, sig, at, cwd, group=True, command=(DPAUDIT,)):
+    """Start ``command args`` (default: dpaudit) in its own process group, send ``sig`` after ``at`` s (to the group,
     like Ctrl-C at a terminal, or to the process), and return what the contract looks at."""
-    p = subprocess.Popen([DPAUDIT, *args], cwd=cwd, stdout=subprocess.PIPE,
+    p = subprocess.Popen([*command, *args], cwd=cwd, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(at)
     assert p.poll() is None, f"finished before the signal at {at:.2f} s"
@@ -109,10 +110,12 @@ def test_ctrl_c_at_random_points_of_a_registered_audit(tmp_path):
     (RUN, signal.SIGTERM, True),
     (RUN, signal.SIGINT, False),
     (["bench", "--algo", "adap-tt", "--eps", "0.5", "--json", "o.json"], signal.SIGINT, True),
+    (["bench", "--algo", "adap-tt", "--seconds", "60", "--param",
+      "max_steps=4000000000000000000", "--json", "o.json"], signal.SIGTERM, True),
     (["check", "correctness", "--algo", "adap-tt", "--eps", "0.5", "--risk", "0.05",
       "--json", "o.json"], signal.SIGINT, True),
 ], ids=["run-workers-1", "run-sigterm", "run-sigterm-group", "run-sigint-process", "bench",
-        "check-correctness"])
+        "bench-unbounded-runs", "check-correctness"])
 def test_every_subcommand_stops_cleanly(tmp_path, args, sig, group):
     for at in (1.0, 3.5):
         _holds(_stop(args, sig, at, tmp_path, group), sig)
@@ -141,3 +144,35 @@ def test_a_keyboard_interrupt_raised_by_your_code_is_an_error_in_it(tmp_path):
     assert p.returncode == 4 and p.stderr.count("\n") == 1, p.stderr
     assert p.stderr.startswith("dpaudit: error in your code: KeyboardInterrupt")
     assert f"(in f at {f}:2)" in p.stderr
+
+
+HANG = [sys.executable, os.path.join(os.path.dirname(__file__), "hang.py")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_a_signal_stops_a_compiled_call_that_never_returns(tmp_path, sig):
+    """Issue 43: a kernel call holds no signal. tests/hang.py installs the command's handling
+    and calls a batch loop that never returns (an AdaP-TT run that never stops); the signal,
+    sent 3 s in (the compiled call under way), ends it within 2 s with the contract's line."""
+    _holds(_stop([], sig, 3.0, tmp_path, command=HANG), sig)
+
+
+@pytest.mark.slow
+def test_a_test_that_hangs_in_a_kernel_fails_by_name_under_pytest_timeout(pytester):
+    """Issue 43: pytest-timeout's alarm fires while a compiled call runs (it runs off the main
+    thread): the hanging test fails with its name and the rest of the session goes on."""
+    pytester.makepyfile(test_stuck=f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        from hang import hang
+
+        def test_stuck_in_a_kernel():
+            hang()
+
+        def test_after_it():
+            assert True
+    """)
+    r = pytester.runpytest_subprocess("--timeout", "3", "-p", "no:cacheprovider", timeout=120)
+    r.assert_outcomes(failed=1, passed=1)
+    r.stdout.fnmatch_lines(["*Timeout*", "FAILED test_stuck.py::test_stuck_in_a_kernel*"])

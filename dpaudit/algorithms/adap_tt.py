@@ -228,7 +228,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
         last = I
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`adap_tt_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)

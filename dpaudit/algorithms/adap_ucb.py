@@ -242,7 +242,7 @@ def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
         nr += 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def adap_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`adap_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)

@@ -157,7 +157,7 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
         glog[I] = 2.0 * math.log(4.0 + math.log(N[I]))
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`ttucb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -272,7 +272,7 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
     return n, -1, STOPPED, nr   # unreachable: the arm attaining the maximum is never removed
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`dpse_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)

@@ -269,7 +269,7 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
     return n, act[0], STOPPED, nr
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`dp_bai_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -373,7 +373,7 @@ def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     return n, act[0], STOPPED, nr
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def od_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`od_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)

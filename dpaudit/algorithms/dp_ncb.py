@@ -356,7 +356,7 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     return n, -1, TRUNCATED, nr
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def ncb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`ncb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -394,7 +394,7 @@ def laplace_randomiser_kernel(rng, table, means, theta, aux, limit, actions, rel
     return users, first if status == STOPPED else -1, status, users
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def laplace_randomiser_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`laplace_randomiser_kernel`."""
     b = batch_buffers(n_runs, views, keep)

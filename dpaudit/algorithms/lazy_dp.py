@@ -433,7 +433,7 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
             target[J] = 2 * target[J]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`lazy_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -493,7 +493,7 @@ def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
             end = 2 * end + 1                  # epoch s: rounds 2^s .. 2^{s+1} − 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`ftnl_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -524,7 +524,7 @@ def dpse_regret_kernel(rng, table, means, theta, aux, limit, actions, releases, 
     return end, rec, STOPPED if end >= T else TRUNCATED, nr
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def dpse_regret_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`dpse_regret_kernel`."""
     b = batch_buffers(n_runs, views, keep)

@@ -497,7 +497,7 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
         mu[I] = C[I] / N[I]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`tb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
@@ -507,7 +507,7 @@ def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def privbern_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     """Cached batch loop of :func:`privbern_kernel` (:func:`dpaudit.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
