@@ -132,7 +132,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="DP δ of algorithms calibrated by δ (default: theirs)")
     b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
     b.add_argument("--seconds", type=_arg("--seconds", validate.seconds), default=3.0,
-                   help="wall time to measure (default 3, at most 3600)")
+                   help="wall time to measure (default 3, at most 3600); runs still going at "
+                        "the end are cut and counted as truncated")
+    b.add_argument("--seed", type=_seed, default=0, help="seed of the runs (default 0)")
     b.add_argument("--json", metavar="PATH")
     g = sub.add_parser(
         "gate", help="CI gate: run an audit suite, fail on privacy regressions",
@@ -388,13 +390,14 @@ def _bench(a) -> int:
     from dpaudit.bench import bench
     from dpaudit.result import write_json_atomic
     validate.output_path("--json", a.json)
-    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, delta=a.delta)
+    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, seed=a.seed, delta=a.delta)
     if a.json:
         write_json_atomic(a.json, r)
-    st = ", ".join(f"{k} {v}" for k, v in r["status"].items())
+    st = ", ".join(f"{k} {v}" for k, v in r["status"].items()).replace(
+        "truncated", "truncated at the time budget")
     means = ",".join(f"{m:.4g}" for m in r["means"])
     _out(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
-          f"runs/s per core ({r['runs']} full runs, {r['steps']} steps in {r['seconds']:.1f} s; "
+          f"runs/s per core ({r['runs']} runs, {r['steps']} steps in {r['seconds']:.1f} s; "
           f"{st}) at eps={r['eps']:g}, means={means}")
     if r.get("precompute"):
         pre = r["precompute"]

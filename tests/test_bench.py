@@ -1,0 +1,25 @@
+"""`dpaudit bench` is bounded (issue 43): runs still going when the time is up are cut and
+counted, never waited for."""
+import time
+
+from dpaudit.bench import GRACE, bench
+
+
+def test_runs_that_never_stop_are_cut_at_the_time_budget_and_counted():
+    # two tied arms: AdaP-TT's GLR statistic between them stays O(1), so no run ever stops;
+    # without the step budget the first compiled call would run for 2^62 steps (years)
+    bench("adap-tt", 0.5, {"means": (0.9, 0.9), "max_steps": 1 << 62}, seconds=0.01)   # compile
+    t = time.perf_counter()
+    r = bench("adap-tt", 0.5, {"means": (0.9, 0.9), "max_steps": 1 << 62}, seconds=0.3)
+    wall = time.perf_counter() - t
+    assert r["runs"] >= 1 and r["status"] == {"stopped": 0, "truncated": r["runs"], "capped": 0}
+    assert r["steps"] > 0 and r["seconds"] >= 0.3 * 0.5
+    # the stated bound is seconds·(1 + GRACE) + 0.1 s; 1 s more of slack for a loaded CI machine
+    assert r["seconds"] < 0.3 * (1 + GRACE) + 1.1 and wall < 5.0, (r["seconds"], wall)
+
+
+def test_stopping_runs_are_counted_as_stopped_and_the_last_one_may_be_cut():
+    r = bench("dp-se", 0.5, seconds=0.3)
+    st = r["status"]
+    assert st["stopped"] >= 10 and st["capped"] == 0 and st["truncated"] <= 1, st
+    assert sum(st.values()) == r["runs"] and r["seed"] == 0
