@@ -204,3 +204,44 @@ def test_thresholds_match_digest_table_3_8():
         assert glr.c_k(k * k, n, n, 0.005, 6) == pytest.approx(cnp, abs=1e-3)
         assert 2 * glr.c_eps(k, k, n, n, 0.01, 1.0, 6) == pytest.approx(two_c_eps1, rel=1e-3)
         assert 2 * glr.c_eps(k, k, n, n, 0.01, 10.0, 6) == pytest.approx(two_c_eps10, rel=1e-3)
+
+
+# ---------------------------------------------------------------- runs that never stop (A18)
+
+WITNESS_RELEASE = -8.1069   # arm 0's phase-1 release in run 0 of seed 7 (README finding)
+
+
+def starved_run(bonus, steps=1 << 20):
+    """AdaP-TT on μ1 (ε = 0.5) with arm 0's phase-1 release replayed at the witness's value."""
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"bonus": bonus})
+    prep = spec.prepare(0.5, p)
+    actions = np.full(steps, -1, np.int16)
+    releases = np.zeros((4096, 8))
+    tau, rec, status, nr = spec.kernel(np.random.default_rng(0), np.zeros((0, 6)), prep.means,
+                                       prep.theta, prep.aux, steps, actions, releases,
+                                       np.array([WITNESS_RELEASE]))
+    return tau, status, actions[:tau], releases[:nr]
+
+
+def test_the_faithful_leader_bonus_never_samples_a_best_arm_released_low_again():
+    """README "AdaP-TT: runs that never stop": under eq. 22's bonus k_a/Ñ_a (the paper's letter)
+    an arm that is not pulled gains no bonus; arm 0 (μ = 0.95) released at −8.1 has index
+    −8.1 + 1 + 2 = −5.1 for ever, and its transportation cost (≈ 9) stays above the tied
+    arms' (O(1)): it is never pulled after the initialisation, its Ñ = 1 keeps the threshold
+    out of reach, and the run does not stop (2^20 samples here; the witness ran to 2^30)."""
+    tau, status, actions, rel = starved_run("phase")
+    assert status == TRUNCATED and tau == 1 << 20
+    assert (actions[6:] == 0).sum() == 0
+    assert rel[rel[:, 1] == 0].shape[0] == 1                  # arm 0: the phase-1 release only
+    assert rel[rel[:, 1] == 1][-1, 2] >= 15                    # a tied arm reached phase ≥ 15
+
+
+def test_the_log_bonus_samples_it_again_and_the_run_recovers():
+    """The ``bonus=log`` option (ln n in place of k_a, the public draft code's choice): arm 0's
+    index grows with ln n, so it is pulled again within about a hundred samples and its mean is
+    re-estimated phase after phase."""
+    tau, status, actions, rel = starved_run("log")
+    pulls = np.flatnonzero(actions[6:] == 0)
+    assert pulls.size > 0 and pulls[0] < 200                   # sample 107 here
+    assert rel[rel[:, 1] == 0][-1, 2] >= 15                    # arm 0 reached phase ≥ 15 (19 here)
