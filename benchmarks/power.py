@@ -92,12 +92,13 @@ def main():
                 row = {"eps": eps, "delta": delta, "p": p, "n": n, "audits": a.audits,
                        "reference": {"verdict": verdict, "event": event},
                        "detectable_loss": loss, "power_at_true_p": curve.power(loss),
-                       **rate(k, a.audits), "seconds": time.time() - t0}
+                       "violations": rate(k, a.audits), "seconds": time.time() - t0}
                 done[key(cfg)] = row
                 write_json_atomic(a.json, {"alpha": ALPHA, "beta": BETA, "configs": done})
+            v = row["violations"]
             print(f"| {eps:g} | {delta:g} | {p:g} | {n} | {row['detectable_loss']:.4f} | "
-                  f"{row['power_at_true_p']:.3f} | {row['k']}/{row['n']} | {row['rate']:.3f} "
-                  f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}] | {row['seconds']:.0f} |",
+                  f"{row['power_at_true_p']:.3f} | {v['k']}/{v['n']} | {v['rate']:.3f} "
+                  f"[{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | {row['seconds']:.0f} |",
                   flush=True)
 
 
