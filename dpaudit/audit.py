@@ -18,6 +18,8 @@ callables use :mod:`dpaudit.mechanism`.
 """
 from __future__ import annotations
 
+import math
+
 import time
 
 import numpy as np
@@ -121,8 +123,9 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     ``pilot_budget``: pilot runs per side over all sources and search rounds
     (:func:`dpaudit.search.schedule`). ``order``: the sources entering the search, best
     first (default all); ``screen``: their white-box screen scores (JSON, per source) or
-    None; ``strategy``: the neighbour strategy's name, reported; ``beta``: 1 − the power at
-    which the detectable loss is stated (:class:`dpaudit.stats.PowerCurve`); ``margin``: of
+    None; ``strategy``: the neighbour strategy's name, reported; ``beta``: the level of the
+    upper bounds ``eps_ub`` (:func:`dpaudit.measure.measure`), also the power at which the
+    detectable loss, a planning figure, is stated; ``margin``: of
     the verdict rule (:mod:`dpaudit.verdict`); ``after(result)``: called before the verdict
     is decided, e.g. to run the white-box checks on the chosen pair and set ``coverage``."""
     s_pilot, s_meas = seeds
@@ -160,7 +163,7 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
     m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], runs, eps, delta,
-                alpha, s_meas)
+                alpha, s_meas, beta)
     if bar is not None:
         bar.close()
 
@@ -179,8 +182,12 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
                  "scoring_hits": list(ev.scoring_hits)}
         loss_table = _loss_table(src, pilots[i], b.counts, ev.view_index, alpha, eps)
         nb_json = src.neighbours()
+        worst = max(m.measured, key=lambda ms: ms.loss_ub)   # the pass needs every bound
+        eps_ub = worst.loss_ub
+        informative = any(_can_carry(ms, delta, (1 + margin) * eps) for ms in m.measured)
     else:   # no event separates d from d' on any pilot
         lb, eps_hat, detect, detect_power, b = 0.0, None, float("inf"), float("inf"), None
+        eps_ub, informative = float("inf"), False
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[order[0]].neighbours()
     res = AuditResult(
@@ -189,7 +196,7 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         neighbours=nb_json, event=event,
         counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
         runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
-        detectable_loss=detect_power, coverage=dict(BLACK_BOX_COVERAGE),
+        detectable_loss=detect_power, eps_ub=eps_ub, coverage=dict(BLACK_BOX_COVERAGE),
         search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
                        pilot_budget, runs))
     if b is not None:
@@ -197,14 +204,20 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     if after is not None:
         after(res)
     needed = None if b is None else (lambda: runs_needed(
-        max(k_den, 1) / b.n, eps, delta, beta, (1 + margin) * eps,
-        lambda n: design(n, alpha / len(m.measured)), runs, detect_power))
-    v = decide(eps_lb=lb, eps=eps, margin=margin, detectable_loss=detect_power,
+        *(h / worst.n for h in worst.num_den()), delta, beta, (1 + margin) * eps, runs))
+    v = decide(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub, informative=informative,
                measured=b is not None, separated=b is not None and ev.predicted_lb > 0,
                coverage=res.coverage, needed=needed)
     res.verdict, res.reason, res.runs_needed, res.margin = (v.verdict, v.reason, v.runs_needed,
                                                             margin)
     return res
+
+
+def _can_carry(ms, delta: float, target: float) -> bool:
+    """Whether a measured event can carry a δ-loss of ``target`` at all: ln((1 − δ)/p̂_den) >
+    target, p̂_den its frequency on the denominator side (1/n when never seen there)."""
+    p_den = max(ms.num_den()[1], 1) / max(ms.n, 1)
+    return delta < 1 and math.log((1 - delta) / p_den) > target
 
 
 def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
@@ -290,8 +303,8 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     ``pair``: an explicit :class:`~dpaudit.tables.NeighbourPair` instead. ``seed``: root
     seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
     white-box loss and gray-box replay on the pair used (:mod:`dpaudit.whitebox`; 0 skips
-    them), reported under ``whitebox``. ``beta``: the detectable loss is stated at power
-    1 − β (``detectable_loss``); ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
+    them), reported under ``whitebox``. ``beta``: ``eps_ub`` holds with confidence 1 − β;
+    ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
     verdict is inconclusive (:mod:`dpaudit.verdict`). Raises :class:`InputError` on bad
     input. Result as in
     README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy profile)
@@ -385,6 +398,8 @@ def _counts(rounds, n_sources, b, m: Measurement) -> dict:
                             "hits_d_prime": int(hdp), "status_d": status(c_d),
                             "status_d_prime": status(c_dp), "finalists": len(m.measured),
                             "tests": m.tests, "alpha_per_look": m.alpha_per_look,
+                            "beta_per_look": m.beta_per_look,
+                            "eps_ub_per_finalist": [ms.loss_ub for ms in m.measured],
                             "p_value_adjusted": m.p_adjusted, "stopped": m.stopped,
                             "looks": m.looks}}
 

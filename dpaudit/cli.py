@@ -103,10 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--alpha", type=_alpha, default=0.05,
                      help="total error probability of the verdict (default 0.05)")
     run.add_argument("--beta", type=_beta, default=0.05,
-                     help="the detectable loss is stated at power 1 - beta (default 0.05)")
+                     help="the upper bound eps_ub on the measured events' loss holds with "
+                          "confidence 1 - beta (default 0.05)")
     run.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
-                     help="pass needs the detectable loss <= (1 + margin) * eps, else the "
-                          "verdict is inconclusive (default %(default)s)")
+                     help="pass needs eps_ub <= (1 + margin) * eps for every measured event, "
+                          "else the verdict is inconclusive (default %(default)s)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -157,9 +158,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--workers", type=_positive_int("--workers"),
                    help="processes per audit (default: all cores); results do not depend on it")
     g.add_argument("--beta", type=_beta, default=0.05,
-                   help="each entry's detectable loss is stated at power 1 - beta (default 0.05)")
+                   help="each entry's upper bound eps_ub holds with confidence 1 - beta "
+                        "(default 0.05)")
     g.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
-                   help="an entry passes only if its detectable loss is <= (1 + margin) * eps "
+                   help="an entry passes only if its eps_ub is <= (1 + margin) * eps "
                         "(default %(default)s)")
     from dpaudit import report
     report.add_parser(sub)

@@ -467,8 +467,8 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
     """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
     expected and no stored event's loss rose, 1 otherwise. ``echo`` receives the progress and
     summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
-    detectable loss is stated at power 1 − ``beta`` (JUnit properties and reports); a pass
-    needs it ≤ (1 + ``margin``)·ε.
+    upper bound ``eps_ub`` holds with confidence 1 − ``beta``; a pass needs it ≤
+    (1 + ``margin``)·ε (:mod:`dpaudit.verdict`).
 
     Raises:
         InputError: before any audit runs, for a bad suite, an output folder that does not

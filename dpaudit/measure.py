@@ -55,7 +55,8 @@ class Measured:
     hits: tuple = (0, 0)    # hits of the event on d, d'
     n: int = 0              # runs per side so far
     eps_lb: float = 0.0     # the largest lower bound over this finalist's looks
-    eps_ub: float = float("inf")  # the upper bound at its last look
+    eps_ub: float = float("inf")  # the upper bound at its last look (level α·w_k/F: futility)
+    loss_ub: float = float("inf")  # the smallest upper bound at level β·w_k over its looks
     p_values: list = field(default_factory=list)
 
     def num_den(self) -> tuple[int, int]:
@@ -69,6 +70,7 @@ class Measurement:
     best: Measured | None
     tests: int              # m = planned tests (looks × finalists)
     alpha_per_look: list[float]  # the level of each finalist's test at each look
+    beta_per_look: list[float]   # the level of each finalist's upper bound (loss_ub) at each look
     p_adjusted: float       # smallest weighted-Bonferroni-adjusted p-value
     stopped: str            # "violation", "futility" or "budget"
     looks: list[dict]
@@ -102,14 +104,21 @@ def _add(a: Counts | None, b: Counts) -> Counts:
 
 
 def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: float,
-            seed: np.random.SeedSequence) -> Measurement:
+            seed: np.random.SeedSequence, beta: float = 0.05) -> Measurement:
     """Measure ``finalists`` on fresh samples of up to ``n`` runs per side (see module doc).
+
+    Each finalist also gets ``loss_ub``, an upper confidence bound on its event's δ-loss at
+    level 1 − β: β is split over the looks by :data:`LOOK_WEIGHTS` (not over the finalists),
+    and the smallest of the bounds of the looks performed is kept (they hold simultaneously
+    with probability ≥ 1 − β, whichever look the measurement stopped at). It is what a
+    ``pass`` rests on (:mod:`dpaudit.verdict`).
 
     Deterministic for ``seed``: finalist i, look k, side s uses
     ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
     """
     F = max(len(finalists), 1)
     sizes, levels = design(n, alpha / F)
+    beta_levels = design(n, beta)[1]
     m = len(sizes) * F
     out = [Measured(f) for f in finalists]
     seeds = [s.spawn(len(sizes)) for s in seed.spawn(F)][:len(finalists)]
@@ -129,6 +138,8 @@ def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: 
             lb = float(eps_lower_bound(k_num, size, k_den, size, levels[k], delta))
             ms.eps_ub = float(eps_upper_bound(k_num, size, k_den, size, levels[k], delta))
             ms.eps_lb = max(ms.eps_lb, lb)
+            ms.loss_ub = min(ms.loss_ub, float(eps_upper_bound(k_num, size, k_den, size,
+                                                               beta_levels[k], delta)))
             ms.p_values.append(p_value(k_num, size, k_den, size, eps, delta))
             row["eps_lb"].append(lb)
             row["eps_ub"].append(ms.eps_ub)
@@ -142,4 +153,5 @@ def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: 
     p_adj = min([1.0] + [p * alpha / a for ms in out for p, a in zip(ms.p_values, levels)])
     best = max(out, key=lambda ms: ms.eps_lb) if out else None
     return Measurement(measured=out, best=best, tests=m, alpha_per_look=levels,
-                       p_adjusted=p_adj, stopped=stopped, looks=history)
+                       beta_per_look=beta_levels, p_adjusted=p_adj, stopped=stopped,
+                       looks=history)

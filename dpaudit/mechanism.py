@@ -107,7 +107,7 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     the last look (default 10^7; the audit stops earlier once the verdict is settled); the
     pilot draws ``n // 4`` more per side. Returns an
     :class:`~dpaudit.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
-    ``.alpha``, ``.to_dict()``: the JSON of README "Verdict JSON"; ``detectable_loss`` at power
+    ``.alpha``, ``.to_dict()``: the JSON of README "Verdict JSON"; ``eps_ub`` at confidence
     1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdict`). Raises InputError on bad input.
     """
     t0 = time.perf_counter()

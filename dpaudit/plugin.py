@@ -157,7 +157,7 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
     ``blackbox`` of :mod:`dpaudit.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot runs per
-    side over all its rounds; ``beta``: the detectable loss is stated at power 1 − β;
+    side over all its rounds; ``beta``: ``eps_ub`` holds with confidence 1 − β;
     ``margin``: of the verdict rule (:mod:`dpaudit.verdict`); ``strict``: a callable that
     fails :func:`reproducible` raises instead of being audited.
     Returns an :class:`~dpaudit.result.AuditResult` (``reproducible`` says whether the check

@@ -59,8 +59,9 @@ class AuditResult:
     seed: int
     runtime_s: float
     detectable_eps: float
-    beta: float = 0.05         # detectable_loss holds at power 1 - beta
-    detectable_loss: float = float("inf")
+    beta: float = 0.05         # eps_ub holds with confidence 1 - beta; detectable_loss at power 1 - beta
+    detectable_loss: float = float("inf")   # a planning figure (observed power): never decides
+    eps_ub: float = float("inf")  # the largest finalist's upper bound on its event's loss
     search: dict = field(default_factory=dict)
     whitebox: dict = field(default_factory=dict)   # dpaudit.whitebox (registered kernels)
     coverage: dict = field(default_factory=dict)   # what of the sampling read the difference
@@ -83,7 +84,8 @@ class AuditResult:
             "eps_lb": self.eps_lb, "eps_lb_saturated": self.saturated,
             "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,
-            "beta": self.beta, "power": 1 - self.beta, "detectable_loss": self.detectable_loss,
+            "beta": self.beta, "power": 1 - self.beta, "eps_ub": self.eps_ub,
+            "detectable_loss": self.detectable_loss,
             "neighbours": self.neighbours, "event": self.event, "counts": self.counts,
             "loss_table": self.loss_table, "search": self.search, "coverage": self.coverage,
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
@@ -104,6 +106,7 @@ class AuditResult:
             f"dpaudit: {self.algorithm}  claim {claim}  verdict: {self.verdict.upper()}",
             *([f"  reason: {self.reason}"] if self.reason else []),
             "  " + bound_text(self.to_dict()),
+            _upper_line(self.eps_ub, self.beta, self.eps, self.margin),
             _detectable_line(self.detectable_loss, self.beta, self.detectable_eps,
                              m["runs_d"] > 0),
             *_neighbours_lines(self.neighbours),
@@ -159,15 +162,29 @@ def levels_text(m: dict) -> str:
     return f"{a:.3g} each" if isinstance(a, (int, float)) else "unknown"
 
 
+def _upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
+    """What a pass promises (:mod:`dpaudit.verdict`): the measured events' loss is below
+    ``eps_ub`` with confidence 1 − β."""
+    conf = f"{100 * (1 - beta):.6g}%"
+    target = (1 + margin) * eps
+    if math.isinf(eps_ub):
+        return (f"  eps_ub = inf: no upper bound on a measured event's loss at confidence {conf} "
+                f"(a pass needs <= (1 + margin)·eps = {target:.4g})")
+    return (f"  eps_ub = {eps_ub:.4f}: the measured events' loss is below it with confidence "
+            f"{conf} (beta = {beta:g}; a pass needs <= (1 + margin)·eps = {target:.4g}); "
+            "nothing is said of events not measured")
+
+
 def _detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
     power = f"{100 * (1 - beta):.6g}%"
+    head = f"  planning figure (not the pass rule): detectable loss at {power} power"
     if not measured:
-        return f"  detectable loss at {power} power: inf (no event was measured)"
+        return f"{head}: inf (no event was measured)"
     if math.isinf(loss):
-        return (f"  detectable loss at {power} power: inf (no loss on the measured event reaches "
-                f"that power with these runs; {median:.4g} at 50%)")
-    return (f"  detectable loss at {power} power (beta = {beta:g}): {loss:.4f} on the measured "
-            f"event ({median:.4f} at 50%)")
+        return (f"{head}: inf (no loss on the measured event reaches that power with these "
+                f"runs; {median:.4g} at 50%)")
+    return (f"{head} (beta = {beta:g}): {loss:.4f} on the measured event ({median:.4f} at "
+            "50%), from the counts measured")
 
 
 def coverage_text(c: dict) -> str:

@@ -34,8 +34,8 @@ def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str =
 
     Registered algorithms take ``params`` (``--param`` values); callables take ``model``,
     ``means`` (K arms) and ``horizon`` (T rows). ``runs``: measurement runs per side (defaults
-    of ``dpaudit run``); ``beta``, ``margin``: a pass needs the detectable loss at power 1 − β
-    to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdict`). Bad input raises :class:`~dpaudit.errors.InputError`.
+    of ``dpaudit run``); ``beta``, ``margin``: a pass needs every measured event's upper bound
+    ``eps_ub`` (confidence 1 − β) to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdict`). Bad input raises :class:`~dpaudit.errors.InputError`.
     """
     if isinstance(mechanism, str) and ":" not in mechanism:
         from dpaudit.audit import audit_algorithm

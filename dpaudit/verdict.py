@@ -3,16 +3,22 @@
 * ``violation`` (exit 1): the lower confidence bound ε_lb on the measured event's privacy loss
   exceeds the claimed ε; wrong with probability ≤ α.
 * ``pass`` (exit 0): no violation, *and* the audit could have failed: an event was measured
-  that separated d from d′ on the pilot, the changed entry reached the audited transcript,
-  and a true loss of (1 + margin)·ε on the event would have been flagged with probability
-  ≥ 1 − β (its detectable loss at power 1 − β is ≤ (1 + margin)·ε; :mod:`dpaudit.stats`).
+  that separated d from d′ on the pilot, the changed entry reached the audited transcript, and
+  **every** measured finalist's upper confidence bound on its event's loss (``eps_ub``, level
+  1 − β with β split over the looks: :func:`dpaudit.measure.measure`) is ≤ (1 + margin)·ε.
+  Hence P(pass and a measured event's true loss ≥ (1 + margin)·ε) ≤ β, for any event the
+  pilot chose: the promise is "the measured event's loss is below eps_ub with confidence
+  1 − β"; it says nothing of events that were not measured. (The detectable loss of
+  :mod:`dpaudit.stats` is computed from the counts it would judge, observed power, so it is
+  reported as a planning figure only and never decides.)
 * ``inconclusive`` (exit 3) otherwise, with the first reason that applies, in this order:
 
   - ``vacuous``: no white-box run's transcript depended on the changed entry at all;
   - ``not reached``: runs read the entry, but only after the audited horizon;
   - ``no event``: no pilot output was more frequent on one table, so nothing was measured;
-  - ``underpowered``: the detectable loss exceeds (1 + margin)·ε; ``runs_needed`` says how
-    many measurement runs per side would bring it under;
+  - ``underpowered``: an upper bound exceeds (1 + margin)·ε; ``runs_needed`` says how many
+    measurement runs per side would bring it under if the event's frequencies stayed those
+    measured (an assumption, stated; α and β hold per invocation: a re-run is a new audit);
   - ``no event`` too when the event measured did not separate d from d′ on the pilot (it is
     measured anyway, :func:`dpaudit.events.best_event`'s fallback, and can still show a
     violation, but a loss the pilot did not favour is no evidence the audit could fail).
@@ -22,7 +28,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpaudit.stats import PowerCurve
+from dpaudit.measure import design
+from dpaudit.stats import eps_upper_bound
+
 
 DEFAULT_MARGIN = 0.25
 MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out of reach)
@@ -35,28 +43,32 @@ class Verdict:
     runs_needed: int | None = None
 
 
-def runs_needed(p_den: float, eps: float, delta: float, beta: float, target: float, design,
-                runs: int = 1, loss: float = float("inf")) -> int | None:
-    """A measurement budget n (runs per side) whose design detects a loss of ``target`` on an
-    event of probability ``p_den`` with probability ≥ 1 − β, within 10 % of the smallest such
-    n; None beyond :data:`MAX_RUNS`.
+def runs_needed(p_num: float, p_den: float, delta: float, beta: float, target: float,
+                runs: int = 1) -> int | None:
+    """The measurement budget n (runs per side, within 10 % of the smallest) at which the pass
+    bound would be ≤ ``target``, *assuming the event's frequencies are* ``p_num`` *and*
+    ``p_den`` (those measured): the β-level upper bound of the last look
+    (:func:`dpaudit.measure.design` of n at ``beta``) at the expected counts n·p. None when no
+    n does (the assumed loss ln((p_num − δ)/p_den) is not below ``target``, p_den = 0) or n
+    would exceed :data:`MAX_RUNS`.
 
-    ``design(n)`` gives the looks' cumulative sizes and their tests' levels for a budget n
-    (:func:`dpaudit.measure.design` at the finalist's α). ``runs`` and ``loss``: the budget
-    that fell short and its detectable loss. The excess of the detectable loss over ε shrinks
-    about as 1/√n, which gives the first guess; the search (doubling, then bisection) checks
-    each candidate with :class:`PowerCurve` on a coarse grid (conservative), so the n
-    returned suffices."""
-    def ok(n: int) -> bool:        # detectable loss ≤ target ⟺ power at target ≥ 1 − β
-        sizes, levels = design(n)
-        return PowerCurve(p_den, sizes, eps, levels, delta, grid=64).power(target) >= 1 - beta
+    Args:
+        p_num, p_den: the event's assumed probabilities on the numerator and denominator side.
+        delta: the claimed DP δ.
+        beta: the pass bound's level, split over the looks.
+        target: (1 + margin)·ε.
+        runs: the budget that fell short (the search starts above it).
+    """
+    if p_den <= 0 or p_num - delta <= 0:
+        return None if p_den <= 0 else runs
+    if math.log((p_num - delta) / p_den) >= target:
+        return None
 
-    if delta >= 1 or target > math.log((1 - delta) / p_den):
-        return None                  # no loss of ``target`` fits on an event this likely
-    lo = runs
-    hi = max(runs + 1, int(4 / p_den))
-    if loss < float("inf"):
-        hi = max(hi, int(runs * ((loss - eps) / (target - eps)) ** 2))
+    def ok(n: int) -> bool:
+        level = design(n, beta)[1][-1]
+        return float(eps_upper_bound(n * p_num, n, n * p_den, n, level, delta)) <= target
+
+    lo, hi = runs, max(runs + 1, 2 * runs)
     while not ok(hi):
         lo, hi = hi, 2 * hi
         if hi > MAX_RUNS:
@@ -67,18 +79,24 @@ def runs_needed(p_den: float, eps: float, delta: float, beta: float, target: flo
     return hi
 
 
-def decide(*, eps_lb: float, eps: float, margin: float, detectable_loss: float,
-           measured: bool, separated: bool, coverage: dict, needed=None) -> Verdict:
+def decide(*, eps_lb: float, eps: float, margin: float, eps_ub: float,
+           measured: bool, separated: bool, coverage: dict, needed=None,
+           informative: bool = True) -> Verdict:
     """The verdict (module doc) from what the audit observed.
 
     Args:
         eps_lb: the largest lower confidence bound over the tests performed.
         eps: the claimed ε.
-        margin: pass needs detectable_loss ≤ (1 + margin)·ε.
-        detectable_loss: of the reported event at power 1 − β (inf if none was measured).
+        margin: pass needs eps_ub ≤ (1 + margin)·ε.
+        eps_ub: the largest of the measured finalists' upper confidence bounds (level 1 − β
+            each) on their events' loss (inf if none was measured).
         measured: an event was measured.
         separated: a measured event separated d from d′ on the pilot (predicted ε_lb > 0).
         coverage: the result's ``coverage`` (``measured`` False: nothing is known of it).
+        informative: a measured event can carry a loss of (1 + margin)·ε at all (at its
+            measured frequency on the denominator side, ln((1 − δ)/p̂_den) > (1 + margin)·ε);
+            if none can, a small upper bound is no evidence the audit could fail (an empty
+            pass), and the verdict is ``underpowered`` with no budget named.
         needed: a callable () -> runs needed for an underpowered result (None: not computed).
     """
     if eps_lb > eps:
@@ -99,18 +117,23 @@ def decide(*, eps_lb: float, eps: float, margin: float, detectable_loss: float,
         return Verdict("inconclusive", (
             "no event: no output of the pilot runs was more frequent on one table than on "
             "the other; more runs (--runs) or another pair"))
-    if detectable_loss > target:
-        n = needed() if needed is not None else None
+    if eps_ub > target or not informative:
+        n = needed() if needed is not None and informative else None
         if n is None and not separated:
             return Verdict("inconclusive", (
-                "no event: nothing separated d from d' on the pilot sample, and the event "
-                "measured anyway cannot carry a loss of (1 + margin)·eps; more runs (--runs) "
-                "or another pair"))
-        fix = (f"about {n} measurement runs per side would do (--runs {n})" if n else
-               "no feasible number of runs would do on this event")
-        return Verdict("inconclusive", (
-            f"underpowered: the detectable loss {detectable_loss:.4f} exceeds (1 + margin)·eps "
-            f"= {target:.4g}; {fix}"), n)
+                "no event: nothing separated d from d' on the pilot sample, and no budget "
+                "would bring the upper bound on the event measured anyway under "
+                "(1 + margin)·eps at the frequencies measured; more runs (--runs) or another "
+                "pair"))
+        what = (f"the upper bound {eps_ub:.4f} on the measured event's loss exceeds "
+                f"(1 + margin)·eps = {target:.4g}" if informative else
+                f"no measured event can carry a loss of (1 + margin)·eps = {target:.4g} (it is "
+                "too likely on the denominator side), so the audit could not fail")
+        fix = (f"if the event's frequencies stay those measured, about {n} measurement runs "
+               f"per side would bring it under (--runs {n}; a new audit, with its own alpha "
+               "and beta)" if n else
+               "no feasible number of runs would do on this event at the frequencies measured")
+        return Verdict("inconclusive", f"underpowered: {what}; {fix}", n)
     if not separated:
         return Verdict("inconclusive", (
             "no event: nothing separated d from d' on the pilot sample (the event measured "
