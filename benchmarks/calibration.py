@@ -116,10 +116,12 @@ def verdicts(audits: int, workers: int, path: str) -> dict:
             rs = [r for r in rows if r["part"] == p and r["family"] == fam]
             counts = {v: sum(r["verdict"] == v for r in rs)
                       for v in ("violation", "inconclusive", "pass")}
+            key = "pass" if p == "mutant" else "violation"      # the rate the promise bounds
             by_family[f"{fam} {p}"] = {"budget": doc["budgets"][fam]["runs"], "audits": len(rs),
-                                       **counts}
+                                       **counts, f"{key}_rate": rate(counts[key], len(rs))}
             print(f"  {fam} {p} (M = {doc['budgets'][fam]['runs']}): " + " / ".join(
-                str(c) for c in counts.values()) + f" of {len(rs)}")
+                str(c) for c in counts.values()) + f" of {len(rs)}; {key} "
+                + _ci(by_family[f"{fam} {p}"][f"{key}_rate"]))
     print(f"compute {doc.get('seconds', 0):.0f} s")
     write_json_atomic(path, {k: doc[k] for k in ("alpha", "beta", "margin", "eps")} | {
         "budgets": {f: {"runs": b["runs"], "references": [

@@ -207,7 +207,7 @@ def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[
     got = result["verdict"]
     lb = float(result["eps_lb"])
     facts = ((f"reason: {result['reason']}; " if result.get("reason") else "")
-             + f"eps_lb {lb:.4f}, detectable loss {_num(result.get('detectable_loss'))}"
+             + f"eps_lb {lb:.4f}, eps_ub {_num(result.get('eps_ub'))}"
              + (f"; stored event p = {rise['p_value']:.3g}" if rise else ""))
     problems = []
     if got != entry.expect:
@@ -418,7 +418,8 @@ def version_changes(stored: dict | None) -> list[str]:
 
 def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
     """The baseline (README "CI gate"): per entry its configuration, verdict, reason, ε_lb,
-    detectable loss and the :func:`evidence` of its event; the versions it was made with."""
+    ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
+    :func:`evidence` of its event; the versions it was made with."""
     from dpaudit.result import jsonable, versions
     return jsonable({
         "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
@@ -427,7 +428,7 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
         "entries": {r["entry"].name: {
             "config": r["entry"].config(), "verdict": r["result"]["verdict"],
             "reason": r["result"].get("reason"), "eps_lb": r["result"]["eps_lb"],
-            "detectable_loss": r["result"]["detectable_loss"], "power": r["result"]["power"],
+            "eps_ub": r["result"].get("eps_ub"), "detectable_loss": r["result"]["detectable_loss"], "power": r["result"]["power"],
             "event": r["evidence"]} for r in rows}})
 
 
@@ -451,7 +452,8 @@ def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
             ET.SubElement(tc, "failure", message=r["message"], type=r["status"]).text = \
                 res.get("command", "")
         tprops = ET.SubElement(tc, "properties")
-        for key in ("verdict", "reason", "eps_lb", "alpha", "power", "detectable_loss"):
+        for key in ("verdict", "reason", "eps_lb", "eps_ub", "alpha", "power",
+                    "detectable_loss"):
             if res.get(key) is not None:
                 ET.SubElement(tprops, "property", name=key, value=str(res[key]))
         ET.SubElement(tprops, "property", name="stored_event_p_value",

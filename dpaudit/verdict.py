@@ -120,11 +120,12 @@ def decide(*, eps_lb: float, eps: float, margin: float, eps_ub: float,
     if eps_ub > target or not informative:
         n = needed() if needed is not None and informative else None
         if n is None and not separated:
+            why = ("cannot carry a loss of (1 + margin)·eps" if not informative else
+                   "has an upper bound no budget would bring under (1 + margin)·eps at the "
+                   "frequencies measured")
             return Verdict("inconclusive", (
-                "no event: nothing separated d from d' on the pilot sample, and no budget "
-                "would bring the upper bound on the event measured anyway under "
-                "(1 + margin)·eps at the frequencies measured; more runs (--runs) or another "
-                "pair"))
+                f"no event: nothing separated d from d' on the pilot sample, and the event "
+                f"measured anyway {why}; more runs (--runs) or another pair"))
         what = (f"the upper bound {eps_ub:.4f} on the measured event's loss exceeds "
                 f"(1 + margin)·eps = {target:.4g}" if informative else
                 f"no measured event can carry a loss of (1 + margin)·eps = {target:.4g} (it is "

@@ -59,6 +59,17 @@ def test_no_budget_is_needed_for_a_loss_the_event_cannot_carry():
     assert runs_needed(0.3, 0.0, 0.0, 0.05, 0.625, 2500) is None
     v = decide(**{**GOOD, "eps_ub": math.inf, "separated": False}, needed=lambda: None)
     assert v.reason.startswith("no event:") and v.runs_needed is None
+    assert "no budget would bring" in v.reason
+
+
+def test_a_small_bound_on_an_event_that_cannot_carry_the_loss_is_no_pass():
+    # an event too likely on d' to carry (1 + margin)·ε has a small upper bound whatever the
+    # algorithm does: passing on it would be empty
+    v = decide(**{**GOOD, "informative": False}, needed=lambda: 99)
+    assert v.verdict == "inconclusive" and v.runs_needed is None
+    assert v.reason.startswith("underpowered: no measured event can carry")
+    v = decide(**{**GOOD, "informative": False, "separated": False})
+    assert v.reason.startswith("no event:") and "cannot carry a loss" in v.reason
 
 
 def test_runs_needed_is_the_smallest_budget_whose_bound_reaches_the_target():
