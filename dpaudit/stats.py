@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import binom
+from scipy.stats import binom, norm
 from statsmodels.stats.proportion import proportion_confint
 
 
@@ -95,47 +95,48 @@ def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
     return float(lo), float(hi)
 
 
-def rise_rejects(old, new, alpha):
-    """Whether the one-sided two-sample test of H0 "the log ratio ln(p_num/p_den) of an event
-    did not rise from the ``old`` to the ``new`` measurement" rejects at level ``alpha``.
+def rise_z(old, new):
+    """Wald statistic of the rise of an event's log ratio ln(p_num/p_den) from the ``old`` to
+    the ``new`` measurement: z = (r̂_new − r̂_old)/se, vectorised over the counts.
 
-    ``old``/``new``: (k_num, n_num, k_den, n_den) counts of two independent measurements of the
-    same event (vectorised over their entries). Rejects when the new measurement's lower bound
-    exceeds the old one's upper bound, each one-sided at α/2 (:func:`log_ratio_interval` at
-    α): under H0 one of the two bounds is wrong, probability ≤ α/2 + α/2 (union bound), for
-    any sizes and probabilities, so the test is exact in the sense of conservative.
+    Each count gets the Haldane–Anscombe ½ (so no count of 0 makes it infinite), r̂ =
+    ln((k_num + ½)/(k_den + ½)) and se² = Σ (1/(k + ½) − 1/(n + ½)) over the four counts (the
+    delta method's variance of a log proportion, (1 − p)/(np)); 0 where that is 0.
+
+    Args:
+        old: (k_num, n_num, k_den, n_den), hits and runs of the numerator and denominator
+            sides in the earlier (baseline) measurement; ints or integer arrays.
+        new: the same for an independent later measurement of the same event.
+
+    Returns:
+        float64 array (or scalar) z; large positive values mean the log ratio rose.
     """
-    a = alpha / 4
-    with np.errstate(divide="ignore"):
-        lo = np.log(cp_lower(new[0], new[1], a)) - np.log(cp_upper(new[2], new[3], a))
-        hi = np.log(cp_upper(old[0], old[1], a)) - np.log(cp_lower(old[2], old[3], a))
-    return lo > hi
+    k = [np.asarray(x, dtype=np.float64) + 0.5 for x in (old[0], old[2], new[0], new[2])]
+    n = [np.asarray(x, dtype=np.float64) + 0.5 for x in (old[1], old[3], new[1], new[3])]
+    rise = np.log(k[2] / k[3]) - np.log(k[0] / k[1])
+    var = sum(1.0 / kk - 1.0 / nn for kk, nn in zip(k, n))
+    return np.divide(rise, np.sqrt(var), out=np.zeros(np.broadcast(rise, var).shape),
+                     where=var > 0)                   # every side hit in every run: z = 0
 
 
 def rise_p_value(old, new) -> float:
-    """p-value of :func:`rise_rejects`: the smallest α at which it rejects (1 if it never
-    does; floored at 1e-50 like :func:`p_value`).
+    """One-sided p-value of H0 "the event's log ratio did not rise from ``old`` to ``new``"
+    (:func:`rise_z`; normal tail, floored at 1e-50 like :func:`p_value`).
+
+    An asymptotic test, not an exact one: its real size at the gate's level α_i = 1.25·10⁻⁵
+    was measured on every stored event of the gate's suite (``benchmarks/gate_size.py``,
+    README "CI gate") and at small counts enumerated exactly (tests/test_stats.py); with few
+    hits it is conservative (the ½ and the 1/k variance), at 10³ hits and more its size is
+    α_i within the measurement's error.
 
     Args:
-        old: (k_num, n_num, k_den, n_den), the event's hits and runs on the numerator and
-            denominator sides in the earlier (baseline) measurement.
+        old: (k_num, n_num, k_den, n_den) of the earlier (baseline) measurement.
         new: the same for an independent later measurement.
 
     Returns:
-        A p-value in [1e-50, 1] for H0: the event's log ratio did not rise.
+        A p-value in [1e-50, 1].
     """
-    def rejects(log10_a):
-        return bool(rise_rejects(old, new, 10.0 ** log10_a))
-
-    if not rejects(-1e-12):
-        return 1.0
-    if rejects(-P_FLOOR_LOG10):
-        return 10.0 ** -P_FLOOR_LOG10
-    lo, hi = -P_FLOOR_LOG10, -1e-12          # rejects(hi), not rejects(lo); monotone in α
-    while hi - lo > 1e-6:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if rejects(mid) else (mid, hi)
-    return float(10.0 ** hi)
+    return float(max(norm.sf(float(rise_z(old, new))), 10.0 ** -P_FLOOR_LOG10))
 
 
 def detectable_eps(p_den: float, n: int, claim: float, alpha: float, delta: float = 0.0) -> float:

@@ -122,6 +122,15 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     assert ev["pair"]["model"] == "local" and ev["pair"]["d"] != ev["pair"]["value_d_prime"]
     assert ev["view"] == [0, 1] and ev["cells"] and ev["numerator"] in ("d", "d_prime")
     assert 0 < ev["hits_den"] < ev["hits_num"] <= ev["runs"] and ev["saturated"] is False
+    # its counts: every one of the entry's runs on the baseline's own stream (not the audit's
+    # counts, which may stop at an early look); the check's stream is another
+    entry = gate.load_suite(d).entries[0]
+    assert ev["counts"] == "fixed-n" and ev["runs"] == entry.runs == 20000
+    assert ev["audit_counts"]["runs"] <= 20000
+    stored = (ev["hits_num"], ev["hits_den"])
+    assert gate.measure_stored(entry, ev, gate.BASELINE_STREAM) == stored
+    assert gate.measure_stored(entry, ev, gate.CHECK_STREAM) != stored
+    assert "counts" not in b["privbern-wrong-exp"]["event"]    # a violation is not re-measured
     code, out = run_gate(d, junit=str(junit))     # same code: the stored event did not rise
     assert code == 0, out
     assert "privbern: PASS as expected; eps_lb" in out and "stored event p = " in out

@@ -11,20 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
+from two_cells import EVENT, two_cell_counts
 
-from dpaudit.events import Event, best_event
+from dpaudit.events import best_event
 from dpaudit.measure import LOOK_WEIGHTS, LOOKS, Finalist, design, look_sizes, measure
 from dpaudit.simulate import Counts
-
-IN, OUT = np.uint64(1), np.uint64(2)
-EVENT = Event(view=1, view_index=0, cells=np.array([IN], np.uint64), numerator="d_prime",
-              predicted_lb=1.0, scoring_hits=(0, 0))
-
-
-def two_cell_counts(k, n):
-    return Counts(n_runs=n, views=np.array([1]), cells=[np.array([IN, OUT])],
-                  counts=[np.array([k, n - k])], status=np.array([n, 0, 0]), tau_sum=0,
-                  rec=np.zeros(0, np.int64))
 
 
 def binomial_source(p_d, p_dp):
