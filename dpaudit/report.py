@@ -476,9 +476,11 @@ def _verdict_text(doc: dict) -> str:
     if v == "pass":
         return (f"No evidence of a violation at this budget: on the pair and event below the "
                 f"privacy loss is at least {lb} with confidence {conf}, which does not exceed "
-                f"the claim ε = {eps}. A pass is not a proof of privacy: "
-                + _detectable_text(doc) + "; a violation smaller than that, or on another pair "
-                f"or event, would likely go unnoticed." + note)
+                f"the claim ε = {eps}, and the loss of every measured event is below "
+                f"ε_ub = {fixed(doc.get('eps_ub'))} with confidence "
+                f"{pct(1 - doc.get('beta', 0.05))}. A pass is not a proof of privacy: it says "
+                "nothing of the events and pairs that were not measured. (Planning figure, not "
+                "the pass rule: " + _detectable_text(doc) + ".)" + note)
     if v == "violation":
         return (f"With confidence {conf} the privacy loss of the released transcript exceeds "
                 f"the claim: on the pair and event below it is at least ε_lb = {lb} > ε = "
@@ -547,6 +549,8 @@ def _audit_view(doc: dict) -> dict:
         "estimate": "δ-loss estimate" if delta else "point estimate",
         "bound_note": _bound_note(doc),
         "detectable": fixed(doc.get("detectable_loss", doc.get("detectable_eps"))),
+        "eps_ub": fixed(doc.get("eps_ub")) if "eps_ub" in doc else "n/a (not recorded)",
+        "upper_confidence": pct(1 - doc.get("beta", 0.05)),
         "power": pct(doc.get("power", 0.5)), "alpha": num(doc.get("alpha")),
         "confidence": pct(doc.get("confidence", 1 - (doc.get("alpha") or 0.05))),
         "explanation": _verdict_text(doc),

@@ -277,8 +277,8 @@ def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
 
     Args:
         hits_den: the event's hits on the denominator side in ``runs`` runs there; its
-            probability is taken as hits/runs, and as 1/runs when it was never seen (the
-            smallest probability the counts can express).
+            probability is taken as hits/runs. Never seen there (0 hits), it may be as small
+            as 0, where no loss is detectable: inf.
         runs: the runs measured on the denominator side (≥ 1).
         sizes: cumulative runs per side at each planned look; the last is the budget.
         eps: the claimed ε (> 0).
@@ -290,4 +290,6 @@ def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
         The smallest true δ-loss (nats) on that event that the design flags with probability
         ≥ 1 − β; inf when none does.
     """
-    return PowerCurve(max(hits_den, 1) / runs, sizes, eps, alpha, delta).detectable_loss(beta)
+    if hits_den == 0:
+        return float("inf")
+    return PowerCurve(hits_den / runs, sizes, eps, alpha, delta).detectable_loss(beta)

@@ -126,9 +126,14 @@ def test_live_mechanism_audit():
     page, md = report.render_html([d]), report.render_markdown([d])
     assert f"{d['eps_lb']:.4f}" in page and f"{d['eps_lb']:.4f}" in md
     assert "mechanism" in page and len(_data_uris(page)) >= 1
-    # the detectable loss at its power, and what could not be observed of a black box
+    # the upper bound a pass rests on, the detectable loss as a planning figure, and what
+    # could not be observed of a black box
+    assert d["verdict"] == "pass" and f"ε<sub>ub</sub> = <b>{d['eps_ub']:.4f}</b>" in page
+    assert f"ε_ub = **{d['eps_ub']:.4f}** at confidence 95 %" in md
     for text in (page, md):
-        assert f"detectable loss {d['detectable_loss']:.4f} at power 95 %" in text
+        assert f"every measured event is below ε_ub = {d['eps_ub']:.4f} with confidence 95 %" \
+            in text
+        assert f"planning figure: detectable loss {d['detectable_loss']:.4f} at power 95 %" in text
         assert "Coverage: not measured (black-box" in text
 
 
