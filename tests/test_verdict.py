@@ -185,6 +185,10 @@ def test_a_planted_loss_of_1_25_eps_passes_at_most_beta_exactly_and_did_not_befo
     new_rule, old_rule = _exact_pass_probability(0.2 * math.exp(1.25), 0.2, 1100, 1.0)
     assert new_rule <= 0.05 and old_rule > 0.05
     assert new_rule == pytest.approx(0.00399, abs=5e-5) and old_rule == pytest.approx(0.0715, abs=5e-4)
+    # at the budget today's tool names for the correct event (loss ε, its frequencies known)
+    named = runs_needed(0.2 * math.e, 0.2, 0.0, 0.05, 1.25, 200)
+    assert named is not None and _exact_pass_probability(0.2 * math.exp(1.25), 0.2, named,
+                                                         1.0)[0] <= 0.05
 
 
 @pytest.mark.parametrize("loss", [0.6, 1.0, 1.25, 1.6])
