@@ -64,7 +64,8 @@ def budget_table(runs: int, seed: int) -> None:
     print(f"{'eps':>4} {'T':>5}  {'P(L=1)':>8}  {'95% CI':>17}  {'digest':>16}  agree")
     for eps in EPS:
         for T, (ref, half) in zip(BUDGETS, DIGEST_LOSS[eps]):
-            tau, rec, status = lt.fresh_runs("ldp-tb-budget", eps, {**A, "horizon": T}, runs,
+            tau, rec, status = lt.fresh_runs(registry.get("ldp-tb-budget"), eps,
+                                             {**A, "horizon": T}, runs,
                                              seed=seed + int(100 * eps) + T)
             assert (tau == T).all() and (status == STOPPED).all()
             k = int(lt.budget_loss(rec, A["means"], A["threshold"], A["tolerance"]).sum())
@@ -81,8 +82,8 @@ def budget_table(runs: int, seed: int) -> None:
 
 def confidence_table(runs: int, seed: int) -> None:
     B = lt.INSTANCE_B
-    tau, rec, status = lt.fresh_runs("ldp-tb-confidence", 1.0, {**B, "risk": 0.05}, runs,
-                                     seed=seed + 7)
+    tau, rec, status = lt.fresh_runs(registry.get("ldp-tb-confidence"), 1.0,
+                                     {**B, "risk": 0.05}, runs, seed=seed + 7)
     stopped = status == STOPPED
     t = tau[stopped]
     errors = int((rec[stopped] != lt.target_mask(B["means"], B["threshold"])).sum())

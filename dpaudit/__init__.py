@@ -5,7 +5,9 @@ tables), :func:`audit_mechanism` (any ``mechanism(rng, data, n)`` on a fixed pai
 and :func:`audit_callable` (a plain Python bandit ``function(rng, data, eps)``). Each returns an
 :class:`~dpaudit.result.AuditResult`.
 """
-__version__ = "0.1.0"
+from importlib.metadata import version as _version
+
+__version__ = _version("dpaudit")     # one source: pyproject.toml
 
 _API = {"audit_algorithm": "dpaudit.audit", "audit_mechanism": "dpaudit.mechanism",
         "audit_callable": "dpaudit.plugin", "AuditResult": "dpaudit.result"}

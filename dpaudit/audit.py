@@ -19,7 +19,6 @@ callables use :mod:`dpaudit.mechanism`.
 from __future__ import annotations
 
 import math
-
 import time
 
 import numpy as np
@@ -30,8 +29,16 @@ from dpaudit.errors import InputError
 from dpaudit.events import Event, best_event, lookup, validated_bound
 from dpaudit.measure import LOOKS, Finalist, Measurement, design, measure
 from dpaudit.result import AuditResult
-from dpaudit.simulate import (STATUS_NAMES, TRUNCATED, Request, as_views, default_workers,
-                              run_batch, simulate_many)
+from dpaudit.simulate import (
+    STATUS_NAMES,
+    TRUNCATED,
+    Request,
+    as_views,
+    default_workers,
+    run_batch,
+    simulate_many,
+)
+from dpaudit.spec import AlgorithmSpec
 from dpaudit.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.verdict import DEFAULT_MARGIN, decide, runs_needed
 from dpaudit.whitebox import whitebox
@@ -297,7 +304,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     earlier when the verdict is settled, :mod:`dpaudit.measure`); the neighbour search's
     pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``delta``: the DP δ of the claim
     (None: 0, or the spec's ``default_delta`` for algorithms calibrated by δ, which always run
-    with the δ they are audited at: :meth:`~dpaudit.registry.AlgorithmSpec.resolve_claim`).
+    with the δ they are audited at: :meth:`~dpaudit.spec.AlgorithmSpec.resolve_claim`).
     ``neighbours``: the search
     strategy (:data:`dpaudit.search.STRATEGIES`: ``search``, ``blackbox``, ``structure``);
     ``pair``: an explicit :class:`~dpaudit.tables.NeighbourPair` instead. ``seed``: root
@@ -319,7 +326,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     if neighbours not in search.STRATEGIES:
         raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")
-    spec = algo if isinstance(algo, registry.AlgorithmSpec) else registry.get(algo)
+    spec = algo if isinstance(algo, AlgorithmSpec) else registry.get(algo)
     p, delta = spec.resolve_claim(params or {}, delta)
     prep = spec.prepare(float(eps), p)
     runs = int(runs or DEFAULT_RUNS)

@@ -353,7 +353,7 @@ def _run_registered(a):
 
 def _run_callable(a):
     from dpaudit.plugin import audit_callable
-    from dpaudit.registry import Param
+    from dpaudit.spec import Param
     p = _params(a.param)
     unknown = sorted(set(p) - {"means", "horizon"})
     if unknown:

@@ -20,9 +20,9 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.registry import AlgorithmSpec, Param, Prepared
 from dpaudit.simulate import (RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
                               batch_record, register_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
 S_PLANTED, S_OTHER, ROW = range(3)
 
@@ -67,7 +67,7 @@ register_batch(planted_kernel, planted_batch)
 
 def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
                  horizon: int = 256) -> AlgorithmSpec:
-    """An (unregistered) :class:`~dpaudit.registry.AlgorithmSpec` of ``planted`` with the
+    """An (unregistered) :class:`~dpaudit.spec.AlgorithmSpec` of ``planted`` with the
     worst position at ``row`` (0 ≤ row < horizon). ValueError for a row outside the table."""
     if not 0 <= row < horizon:
         raise ValueError(f"row={row} is out of range: expected 0 <= row < {horizon}")

@@ -22,9 +22,8 @@ def versions() -> dict:
     import numpy
     import scipy
     import statsmodels
-
-    import dpaudit
-    return {"dpaudit": dpaudit.__version__, "numpy": numpy.__version__, "numba": numba.__version__,
+    from importlib.metadata import version        # the installed dpaudit (pyproject.toml)
+    return {"dpaudit": version("dpaudit"), "numpy": numpy.__version__, "numba": numba.__version__,
             "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
             "python": platform.python_version()}
 

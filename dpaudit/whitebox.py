@@ -434,8 +434,8 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
              delta: float = 0.0, horizon: int | None = None) -> dict:
     """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
 
-    ``spec``: :class:`~dpaudit.registry.AlgorithmSpec`; ``prep``: its
-    :class:`~dpaudit.registry.Prepared` (at ``eps``); ``pair``:
+    ``spec``: :class:`~dpaudit.spec.AlgorithmSpec`; ``prep``: its
+    :class:`~dpaudit.spec.Prepared` (at ``eps``); ``pair``:
     :class:`~dpaudit.tables.NeighbourPair`; ``eps``: the claimed ε; ``runs``: runs per
     direction; ``seed``: int or SeedSequence (not mutated); ``limit``: samples per run
     (default 16 × the table length). Returns a JSON-ready dict: ``runs``, ``limit``, ``eps``,

@@ -14,8 +14,8 @@ import pytest
 
 from dpaudit import audit
 from dpaudit.audit import audit_algorithm, view_lengths
-from dpaudit.registry import AlgorithmSpec, Param, Prepared
 from dpaudit.simulate import STOPPED
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.tables import NeighbourPair
 
 EDGES = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])

@@ -625,7 +625,8 @@ def test_algorithm_1_monte_carlo_regression(eps, T, digest, half):
     5.5 sd of ours (sd = sqrt(p(1−p)/R) ≤ half/1.96): probability ≤ 4e-8 if the digest's
     value is within 3 of its sd (itself 0.997; if not, this test needs the digest fixed)."""
     R = 20000
-    tau, rec, status = lt.fresh_runs("ldp-tb-budget", eps, {**A, "horizon": T}, R, seed=T)
+    tau, rec, status = lt.fresh_runs(registry.get("ldp-tb-budget"), eps, {**A, "horizon": T}, R,
+                                     seed=T)
     assert (tau == T).all() and (status == STOPPED).all()
     p = lt.budget_loss(rec, A["means"], 0.5, 0.05).mean()
     sd = math.sqrt(digest * (1 - digest) / R)
@@ -641,8 +642,8 @@ def test_algorithm_2_stopping_times_and_correctness_on_instance_b():
     (Thm 4.1): errors ~ Binomial(1000, p ≤ 0.05); ≤ 90 errors fails only if p > 0.05 or
     with probability < 1e-7 (binomial tail at 90). Every run must stop within 2^24 pulls
     (implicit bound of App. D: 76016)."""
-    tau, rec, status = lt.fresh_runs("ldp-tb-confidence", 1.0, {**B, "risk": 0.05}, 1000,
-                                     seed=21)
+    tau, rec, status = lt.fresh_runs(registry.get("ldp-tb-confidence"), 1.0,
+                                     {**B, "risk": 0.05}, 1000, seed=21)
     assert (status == STOPPED).all()
     errors = int((rec != lt.target_mask(B["means"], 0.5)).sum())
     assert errors <= 90

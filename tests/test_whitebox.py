@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from dpaudit import neighbours, registry, whitebox as wb
-from dpaudit.registry import AlgorithmSpec, Param, Prepared
 from dpaudit.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.tables import NeighbourPair, constant_table
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None)

@@ -43,9 +43,9 @@ import numba as nb
 import numpy as np
 from scipy.special import zeta
 
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
 from .glr import cg_table, max_phase
 from .kernels import argmax, log_release, reward
@@ -297,13 +297,15 @@ def _structure(p: dict) -> list[tuple[int, str]]:
 PAPER = "seed 004 (Azize et al., NeurIPS 2023)"
 HORIZON = 32
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model="user",
     private=True, kernel=adap_tt_kernel, params=_params(HORIZON), prepare=_prepare(True),
     structure=_structure, audit_horizon=lambda p: p["horizon"],
     description="ε-global-DP Top Two with per-arm doubling, forgetting and Laplace phase means"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="adap-tt-no-forgetting", title="AdaP-TT mutant: no forgetting", paper=PAPER,
     model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(False), structure=_structure, audit_horizon=lambda p: p["horizon"],
@@ -311,7 +313,7 @@ register(AlgorithmSpec(
     description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
                 "re-enters every later release of its arm (digest §6.4, first row)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="adap-tt-raw-leader", title="AdaP-TT mutant: leader on raw means", paper=PAPER,
     model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(True, raw_leader=True), structure=_structure,

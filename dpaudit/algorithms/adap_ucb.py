@@ -103,8 +103,8 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
+from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
 from .kernels import log_release, reward
 from .lazy_dp import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
@@ -303,7 +303,9 @@ def _structure(p: dict) -> list[tuple[int, str]]:
             (K, "first episode (length 1: its release decides the next episode)")]
 
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by seeds 002/003",
     paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_INIT, P_MAX_STEPS),
@@ -311,7 +313,7 @@ register(AlgorithmSpec(
     description="per-arm doubling episodes chosen by a UCB index at episode start; each "
                 "episode's own mean released with Lap(1/(ε·length)) (forgetting): ε-DP"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="adap-klucb", title="AdaP-KLUCB (Azize & Basu 2022), index as recalled",
     paper=PAPER_KL, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_KL, P_HORIZON, P_ROWS, P_ALPHA, P_MAX_STEPS),
@@ -319,7 +321,7 @@ register(AlgorithmSpec(
     description="AdaP-UCB's episodes and releases with a KL-UCB index on the optimistic "
                 "private mean clip(μ̃ + α ln t/(ε N/2)) (to verify against the paper): ε-DP"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="adap-ucb-raw-init", title="AdaP-UCB mutant: raw first reward as the private mean",
     paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_MAX_STEPS),

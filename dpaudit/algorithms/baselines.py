@@ -52,9 +52,9 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
 from .adap_tt import MU1, PAPER, _params, _tc_challenger
 from .kernels import argmax, log_release, reward
@@ -318,7 +318,9 @@ TTUCB_HORIZON = 32
 # elimination); ε-free: valid for every ε ≥ 0.115, where R_1 does not depend on ε.
 DPSE_HORIZON = int(len(MU1) * epoch_length(len(MU1), 1, math.inf, 0.01) + 1)
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="ttucb", title="TTUCB (non-private Top Two, [JD22])", paper=PAPER, model="user",
     private=False, kernel=ttucb_kernel,
     params=(_SHARED["means"], _SHARED["risk"], _SHARED["beta"], _SHARED["max_steps"],
@@ -327,7 +329,7 @@ register(AlgorithmSpec(
     description="non-private baseline of Section 5: UCB leader, TC challenger, tracking, GLR "
                 "stopping on raw means (positive control: must be flagged as a violation)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-se", title="DP-SE converted to FC-BAI ([SS19], digest §2.7)", paper=PAPER,
     model="user", private=True, kernel=dpse_kernel,
     params=(_SHARED["means"], _SHARED["risk"],

@@ -85,9 +85,9 @@ import numba as nb
 import numpy as np
 
 from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
 from . import linear as lin
 from .kernels import release
@@ -600,7 +600,9 @@ def _bai_horizon(maxdet_on: bool):
     return lambda p: _bai_setup(p, maxdet_on).max_pulls
 
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="dp-bai", title="DP-BAI (Algorithm 1)", paper=PAPER, model="stream", private=True,
     kernel=dp_bai_kernel, params=BAI_PARAMS, prepare=_bai_prepare(NOISE_LAPLACE, True),
     structure=_bai_structure(True), audit_horizon=_bai_horizon(True),
@@ -608,7 +610,7 @@ register(AlgorithmSpec(
                 "Lap(1/(eps n)), top-s elimination",
     extra={"info": _info("bai")}))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-bai-gauss", title="DP-BAI-GAUSS (Algorithm 2, App. D)", paper=PAPER,
     model="stream", private=True, kernel=dp_bai_kernel, params=BAI_PARAMS + (P_DELTA,),
     prepare=_bai_prepare(NOISE_GAUSS, True), structure=_bai_structure(True),
@@ -616,7 +618,7 @@ register(AlgorithmSpec(
     description="DP-BAI with Gaussian noise sigma = sqrt(2 ln(1.25/delta))/(eps n)",
     extra={"info": _info("bai")}))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-bai-baseline", title="BASELINE (Sec. 5: DP-BAI without MAX-DET)", paper=PAPER,
     model="stream", private=True, kernel=dp_bai_kernel,
     params=(P_FEATURES, P_MEANS, P_HORIZON, P_READING, P_OVERRUN),
@@ -625,7 +627,7 @@ register(AlgorithmSpec(
     description="every phase pulls every active arm ceil(T'/(M s_p)) times (uniform branch)",
     extra={"info": _info("bai", False)}))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-od", title="DP-OD (App. E.1)", paper=PAPER, model="stream", private=True,
     kernel=od_kernel, params=(P_FEATURES, P_MEANS, P_HORIZON, P_NORM),
     prepare=_od_prepare(True), structure=_od_structure,
@@ -633,7 +635,7 @@ register(AlgorithmSpec(
     description="OD-LinBAI with Lap(L/eps) on every coordinate of the OLS moment vector",
     extra={"info": _info("od")}))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="od-linbai", title="OD-LinBAI (Yang & Tan 2022; digest §2.6)", paper=PAPER,
     model="stream", private=False, kernel=od_kernel, params=(P_FEATURES, P_MEANS, P_HORIZON),
     prepare=_od_prepare(False), structure=_od_structure,
@@ -641,7 +643,7 @@ register(AlgorithmSpec(
     description="non-private G-optimal-design elimination (positive control: must be flagged)",
     extra={"info": _info("od")}))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-bai-reuse", title="DP-BAI mutant: phase means reuse earlier phases", paper=PAPER,
     model="stream", private=True, kernel=dp_bai_kernel,
     params=(dataclasses.replace(P_FEATURES, default="identity"),

@@ -97,9 +97,9 @@ import numba as nb
 import numpy as np
 
 from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
 from .kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
@@ -502,9 +502,11 @@ def _structure(p: dict):
             (p["horizon"] // 2, "mid-horizon sample (Phase II when it is reached)")]
 
 
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
 def _reg(name, title, mode, private=True, anytime=False, params=None, mutant_of=None,
          description="", **kw):
-    register(AlgorithmSpec(
+    SPECS.append(AlgorithmSpec(
         name=name, title=title, paper=PAPER, model="user", private=private, kernel=ncb_kernel,
         params=params or _params(), prepare=_prepare(mode, anytime, **kw),
         structure=_structure, audit_horizon=lambda p: int(p["horizon"]), mutant_of=mutant_of,
@@ -563,7 +565,7 @@ for _name, _mult, _mut, _desc in (
          "ε-LDP, tight on {Y >= 1}"),
         ("ldp-ncb-randomiser-half-scale", 0.5, "ldp-ncb-randomiser",
          "Lap(1/(2ε)) in place of Lap(1/ε): 2ε-LDP, not ε-LDP")):
-    register(AlgorithmSpec(
+    SPECS.append(AlgorithmSpec(
         name=_name, title=("LDP-NCB local randomiser" if _mut is None else
                            "LDP-NCB randomiser mutant: noise of half the scale"),
         paper=PAPER, model="local", private=True, kernel=laplace_randomiser_kernel,

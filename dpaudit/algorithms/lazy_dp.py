@@ -128,8 +128,8 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, check_eps, register
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
+from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
 from .kernels import argmax, log_release
 from .baselines import SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel, epoch_length
@@ -638,7 +638,9 @@ def _full_structure(p: dict) -> list[tuple[int, str]]:
             (1, "epoch 1 (rounds 2-3): the noisy max played from round 4")]
 
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model="user",
     private=True, kernel=lazy_kernel, params=_bandit_params(), prepare=_prepare_lazy(UCB),
     structure=_lazy_structure, audit_horizon=audit_rows,
@@ -646,7 +648,7 @@ register(AlgorithmSpec(
                 "fresh reward sum released once with Lap(1/ε); bonus sqrt(3 ln t/O) + "
                 "3 ln t/(εO) (Thm 2: ε-DP)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="lazy-dp-ts", title="Lazy-DP-TS (Algorithm 3)", paper=PAPER, model="user",
     private=True, kernel=lazy_kernel,
     params=_bandit_params(extra=(Param(
@@ -657,14 +659,14 @@ register(AlgorithmSpec(
     description="Thompson sampling from Beta(μ̄O+1, (1−μ̄)O+1), μ̄ = clamp(μ̃ + 3 ln t/(εO)), "
                 "with Algorithm 1's lazy private means (Thm 4: ε-DP)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="ts-beta", title="Thompson sampling, Beta(1,1) priors (Algorithm 2, not private)",
     paper=PAPER, model="user", private=False, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(TS), structure=_ts_structure, audit_horizon=audit_rows,
     description="non-private reference: posteriors over every reward so far (positive control: "
                 "must be flagged as a violation)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="lazy-ucb-reuse", title="Anytime-Lazy-UCB mutant: lazy but not forgetful", paper=PAPER,
     model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=audit_rows,
@@ -672,7 +674,7 @@ register(AlgorithmSpec(
     description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
                 "processed observations are reused, so each release composes (digest §5.8)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="lazy-ucb-eager", title="Anytime-Lazy-UCB mutant: not lazy, not forgetful",
     paper=PAPER, model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False, eager=True), structure=_lazy_structure,
@@ -681,7 +683,7 @@ register(AlgorithmSpec(
                 "Lap(1/ε))/N_all: every reward enters every later release of its arm (digest "
                 "§5.8 item 3)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="rnm-ftnl", title="RNM-FTNL (Algorithm 4, full information)", paper=PAPER,
     model="full", private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS),
@@ -693,7 +695,7 @@ register(AlgorithmSpec(
     description="global doubling epochs; argmax_j (Φ_j + Lap(1/ε)) of each epoch's reward sums "
                 "is played for the whole next epoch (Thm 8 claims ε-DP; see the module note)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="ftnl", title="Naive FTNL (Sec. 5: Lap(K/ε) per action)", paper=PAPER, model="full",
     private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS), P_MAX_STEPS),
@@ -701,7 +703,7 @@ register(AlgorithmSpec(
     description="RNM-FTNL's epochs with Lap(K/ε) per action: the noisy vector itself is ε-DP "
                 "(basic composition)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="dp-se-regret", title="DP-SE for regret (Sajed & Sheffet 2019; Sec. 6 baseline)",
     paper=PAPER, model="user", private=True, kernel=dpse_regret_kernel,
     params=(P_MEANS, P_HORIZON,

@@ -93,7 +93,7 @@ rows 36..47; ``max_steps`` = 2^24. ``privbern``: one user in the audit, 2^16 per
 run.
 
 Scripted responses (deterministic traces, digest §2.4): :func:`scripted` returns a
-:class:`~dpaudit.registry.Prepared` whose ``aux`` holds a script; the kernel then takes the
+:class:`~dpaudit.spec.Prepared` whose ``aux`` holds a script; the kernel then takes the
 n-th response of arm i from it instead of privatising a reward (no rng draw, no release).
 ``aux`` layout: empty = no script (the registered ``prepare`` functions); otherwise K·M values,
 arm i's n-th response (0-based n) is ``aux[i·M + n mod M]``.
@@ -109,9 +109,9 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from dpaudit.errors import InputError
-from dpaudit.registry import AlgorithmSpec, Param, Prepared, register
 from dpaudit.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
-                              batch_record, register_batch)
+                              batch_record, register_batch, run_batch)
+from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
 from .kernels import reward, user_reward, user_stream_end
 
@@ -658,7 +658,9 @@ def _privbern_params():
                   "audit reads user 0, the local reward", low=1, high=2.0 ** 62))
 
 
-register(AlgorithmSpec(
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+
+SPECS.append(AlgorithmSpec(
     name="privbern", title="PrivBern(ε) local randomiser (Definition 2.1)", paper=PAPER,
     model="local", private=True, kernel=privbern_kernel,
     params=_privbern_params(),
@@ -666,7 +668,7 @@ register(AlgorithmSpec(
     description="one reward r in [0, 1] -> one bit ~ Bernoulli(r·expit(ε) + (1−r)·expit(−ε)); "
                 "Lemma 2.1: ε-DP, exactly tight at r, r' = 0, 1"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="ldp-tb-budget", title="LDP thresholding, fixed budget (Algorithm 1)", paper=PAPER,
     model="user", private=True, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, True), structure=_budget_structure,
@@ -674,7 +676,7 @@ register(AlgorithmSpec(
     description="APT on PrivBern bits with τ_ε (eq. 5), ζ_ε (eq. 6): argmin sqrt(N)·(|τ_ε − μ̂| "
                 "+ ζ_ε), return {μ̂ > τ_ε} after T pulls"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="ldp-tb-confidence", title="LDP thresholding, fixed confidence (Algorithm 2)",
     paper=PAPER, model="user", private=True, kernel=tb_kernel,
     params=(_p_means(INSTANCE_B["means"]),
@@ -689,7 +691,7 @@ register(AlgorithmSpec(
     description="CLUCB-style on PrivBern bits: S_t = {μ̂ ≥ τ_ε}, rad = sqrt(ln(4Kt³/δ)/(8N)), "
                 "stop when no arm is ambiguous, else pull the ambiguous arm with fewest pulls"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="apt", title="APT (Locatelli et al. 2016), non-private", paper=PAPER, model="user",
     private=False, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, False), structure=_budget_structure,
@@ -697,7 +699,7 @@ register(AlgorithmSpec(
     description="the non-private algorithm Algorithm 1 adapts, on raw rewards (positive "
                 "control: must be flagged as a violation)"))
 
-register(AlgorithmSpec(
+SPECS.append(AlgorithmSpec(
     name="privbern-wrong-exp", title="PrivBern mutant: e^{2ε} in place of e^ε", paper=PAPER,
     model="local", private=True, kernel=privbern_kernel,
     params=_privbern_params(),
@@ -707,15 +709,13 @@ register(AlgorithmSpec(
                 "e^ε belongs): PrivBern at 2ε, so 2ε-DP and not ε-DP"))
 
 
-def fresh_runs(name: str, eps: float, params: dict | None = None, runs: int = 1000,
+def fresh_runs(spec, eps: float, params: dict | None = None, runs: int = 1000,
                seed: int = 0):
-    """``runs`` full runs of the registered ``name`` on fresh rewards: an empty table, so
+    """``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from
+    ``dpaudit.registry.get("ldp-tb-budget")``) on fresh rewards: an empty table, so
     every reward is Bernoulli(``means``) (kernel contract), each run until it stops or reaches
     ``max_steps``. Compiled (one batch call; nothing stored per step). Returns int64 arrays
     (τ, rec, status) of shape (runs,); ``rec`` is the returned set's bitmask."""
-    from dpaudit import registry
-    from dpaudit.simulate import run_batch
-    spec = registry.get(name)
     p = spec.resolve_params(params or {})
     prep = spec.prepare(float(eps), p)
     table = np.zeros((0, prep.means.size))
