@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
+import sysconfig
+import traceback
 
-from dpaudit import interrupt, validate
+from dpaudit import audit, interrupt, registry, report, validate
+from dpaudit.bench import bench
+from dpaudit.constants import constants
+from dpaudit.correctness import (FIXED_BUDGET, FIXED_CONFIDENCE, check_correctness,
+                                 default_runs, runs_to_certify, summary)
 from dpaudit.errors import InputError, UserCodeError
-from dpaudit.plugin import MODELS
+from dpaudit.gate import gate
+from dpaudit.plugin import MODELS, audit_callable
+from dpaudit.result import write_json_atomic
 from dpaudit.search import STRATEGIES
+from dpaudit.simulate import default_workers
+from dpaudit.spec import Param
+from dpaudit.tables import load_pair
 from dpaudit.verdict import DEFAULT_MARGIN
 
 
@@ -163,7 +175,6 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
                    help="an entry passes only if its eps_ub is <= (1 + margin) * eps "
                         "(default %(default)s)")
-    from dpaudit import report
     report.add_parser(sub)
     c = sub.add_parser("check", help="verification checkers (issue 7)")
     csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
@@ -184,7 +195,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _correctness_parser(csub) -> None:
-    from dpaudit.correctness import FIXED_BUDGET, FIXED_CONFIDENCE, default_runs, runs_to_certify
     ex = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.05)}" for r in (0.1, 0.05, 0.01, 0.001))
     ex99 = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.01)}" for r in (0.05, 0.01))
     c = csub.add_parser(
@@ -238,9 +248,6 @@ _risk = _arg("--risk", validate.probability)
 
 
 def _check_correctness(a) -> int:
-    from dpaudit.correctness import check_correctness, summary
-    from dpaudit.result import write_json_atomic
-    from dpaudit.simulate import default_workers
     validate.output_path("--json", a.json)
     r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param), runs=a.runs,
                           seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
@@ -261,8 +268,6 @@ def _value(text: str):
 
 
 def _check_constants(a) -> int:
-    from dpaudit.constants import constants
-    from dpaudit.result import write_json_atomic
     validate.output_path("--json", a.json)
     r = constants(a.paper, {k: _value(v) for k, v in _params(a.param).items()})
     if a.json:
@@ -278,7 +283,6 @@ def _check_constants(a) -> int:
 
 
 def _list() -> int:
-    from dpaudit import registry
     specs = registry.all_specs()
     w = max(len(s.name) for s in specs)
     wm = max(len("model"), *(len(s.model) for s in specs))
@@ -291,7 +295,6 @@ def _list() -> int:
 
 
 def _run(a) -> int:
-    from dpaudit.result import write_json_atomic
     code = a.algo.rpartition(":")[0]
     validate.output_path("--json", a.json, {
         "the --pair file": a.pair,
@@ -308,7 +311,6 @@ def _run(a) -> int:
 def reproduce_command(a, seed: int) -> str:
     """The `dpaudit run` command line of parsed arguments ``a`` with the root seed made
     explicit (a drawn seed included): it reproduces the result bit for bit (README "Randomness")."""
-    import shlex
     argv = ["dpaudit", "run", "--algo", a.algo, "--eps", repr(a.eps)]
     if a.delta is not None:
         argv += ["--delta", repr(a.delta)]
@@ -335,9 +337,6 @@ def reproduce_command(a, seed: int) -> str:
 
 
 def _run_registered(a):
-    from dpaudit import registry
-    from dpaudit.tables import load_pair
-    from dpaudit.audit import audit_algorithm
     if a.model is not None:
         raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
                          "own model (see `dpaudit list`)")
@@ -345,15 +344,13 @@ def _run_registered(a):
     params = _params(a.param)
     spec.resolve_claim(params, a.delta)       # bad parameters fail before any work
     pair = load_pair(a.pair, spec.model) if a.pair else None
-    return audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
+    return audit.audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
                            runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
                            neighbours=a.neighbours, progress=True, beta=a.beta,
                            margin=a.margin)
 
 
 def _run_callable(a):
-    from dpaudit.plugin import audit_callable
-    from dpaudit.spec import Param
     p = _params(a.param)
     unknown = sorted(set(p) - {"means", "horizon"})
     if unknown:
@@ -375,12 +372,10 @@ def _run_callable(a):
 
 
 def _report(a) -> int:
-    from dpaudit import report
     return report.main(a, echo=_out)
 
 
 def _gate(a) -> int:
-    from dpaudit.gate import gate
     if a.report_dir and not os.path.isdir(a.report_dir):
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
     return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
@@ -389,8 +384,6 @@ def _gate(a) -> int:
 
 
 def _bench(a) -> int:
-    from dpaudit.bench import bench
-    from dpaudit.result import write_json_atomic
     validate.output_path("--json", a.json)
     r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, seed=a.seed, delta=a.delta)
     if a.json:
@@ -442,7 +435,6 @@ def main(argv=None) -> int:
         return 4                                        # code raised it
     except Exception as e:       # not a verdict: exit 4, one line (module doc)
         if debug:
-            import traceback
             traceback.print_exc()
         print(_error_line(e, debug), file=sys.stderr)
         return 4
@@ -452,8 +444,6 @@ def _error_line(e: Exception, debug: bool) -> str:
     """One line for an unexpected exception: the user's frame (the last traceback frame outside
     dpaudit, the standard library and installed packages) when there is one, else an internal
     error; control characters escaped so the line cannot forge another."""
-    import sysconfig
-    import traceback
     ours = os.path.dirname(os.path.abspath(__file__)) + os.sep
     theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                     for k in ("stdlib", "platstdlib", "purelib", "platlib")})

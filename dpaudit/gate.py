@@ -58,8 +58,11 @@ Outputs (each written atomically): the baseline JSON (``--update-baseline``), JU
 """
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
+import shlex
 import time
 import tomllib
 import xml.etree.ElementTree as ET
@@ -67,10 +70,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpaudit import validate
+from dpaudit import registry, report, tables, validate
+from dpaudit.audit import KernelSource, audit_algorithm
 from dpaudit.errors import InputError
-from dpaudit.result import write_json_atomic, write_text_atomic
+from dpaudit.result import jsonable, versions, write_json_atomic, write_text_atomic
 from dpaudit.search import STRATEGIES
+from dpaudit.simulate import as_views
+from dpaudit.stats import log_ratio, rise_p_value
 from dpaudit.tables import load_pair
 from dpaudit.verdict import DEFAULT_MARGIN
 
@@ -129,7 +135,6 @@ def suite_path(path: str) -> str:
 def load_suite(path: str) -> Suite:
     """Parse and validate a suite (module doc). InputError (one line, naming the file and the
     entry) on a missing file, bad TOML, unknown keys or algorithms, or bad values."""
-    from dpaudit import registry
     f = suite_path(path)
     try:
         with open(f, "rb") as fh:
@@ -244,8 +249,6 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None,
     """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
     (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
     :func:`evidence` of its ε_lb, None when no event was measured)."""
-    from dpaudit import registry
-    from dpaudit.audit import audit_algorithm
     pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
             else None)
     res = audit_algorithm(entry.algo, entry.eps, params=dict(entry.params), delta=entry.delta,
@@ -284,7 +287,6 @@ def stored_event(stored: dict):
         InputError: a key is missing or of the wrong type, the counts are not 0 ≤ hits ≤
             runs, or the pair is not a neighbouring pair of its model.
     """
-    from dpaudit import tables
 
     def bad(what):
         return InputError(f"its stored event has {what}")
@@ -326,9 +328,6 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
     with today's code, all of them (a fixed n, no look, no stop): its (numerator hits,
     denominator hits). ``stream`` (:data:`BASELINE_STREAM` or :data:`CHECK_STREAM`) picks
     independent seeds from the entry's seed, a stream no audit draws."""
-    from dpaudit import registry
-    from dpaudit.audit import KernelSource
-    from dpaudit.simulate import as_views
     spec = registry.get(entry.algo)
     params, _ = spec.resolve_claim(dict(entry.params), entry.delta)
     prep = spec.prepare(entry.eps, params)
@@ -361,7 +360,6 @@ def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
         ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has
         no hit), and ``p_value``.
     """
-    from dpaudit.stats import log_ratio, rise_p_value
     k_num, k_den = measure_stored(entry, stored, CHECK_STREAM, workers)
     old = (stored["hits_num"], stored["runs"], stored["hits_den"], stored["runs"])
     new = (k_num, entry.runs, k_den, entry.runs)
@@ -373,7 +371,6 @@ def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
 def command_of(entry: Entry, alpha: float, beta: float = 0.05,
                margin: float = DEFAULT_MARGIN) -> str:
     """The `dpaudit run` line that reproduces an entry's audit."""
-    import shlex
     argv = ["dpaudit", "run", "--algo", entry.algo, "--eps", repr(entry.eps)]
     if entry.delta is not None:
         argv += ["--delta", repr(entry.delta)]
@@ -399,7 +396,6 @@ def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
             missing, unreadable, not a baseline of :data:`BASELINE_SCHEMA`, or made for other
             entries or another configuration of an entry (named, with the key that differs).
     """
-    import json
     fix = f"; regenerate it with: {regenerate}"
     try:
         with open(path) as f:
@@ -437,7 +433,6 @@ def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
 
 def version_changes(stored: dict | None) -> list[str]:
     """``name old -> new`` for each package whose version differs from the baseline's."""
-    from dpaudit.result import versions
     now = versions()
     return [f"{k} {stored.get(k)} -> {v}" for k, v in now.items()
             if isinstance(stored, dict) and stored.get(k) != v]
@@ -447,7 +442,6 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
     """The baseline (README "CI gate"): per entry its configuration, verdict, reason, ε_lb,
     ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
     :func:`evidence` of its event; the versions it was made with."""
-    from dpaudit.result import jsonable, versions
     return jsonable({
         "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
         "entry_alpha": suite.entry_alpha, "beta": beta, "margin": margin,
@@ -504,7 +498,6 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
             exist, or (without ``update_baseline``) a missing, corrupt or mismatched baseline
             (:func:`read_baseline`).
     """
-    import shlex
     suite = load_suite(path)
     given = baseline is not None
     if baseline is None:
@@ -577,8 +570,6 @@ def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
 def dumps(doc: dict) -> str:
     """Indented JSON with each list of numbers on one line (a baseline's tables stay
     readable and a few hundred kB at most)."""
-    import json
-    import re
     text = json.dumps(doc, indent=1)
     return re.sub(r"\[[-+0-9.eE,\s]*\]", lambda m: "[" + ", ".join(
         x.strip() for x in m.group(0)[1:-1].split(",") if x.strip()) + "]", text) + "\n"
@@ -591,15 +582,13 @@ def _stem(name: str) -> str:
 
 def _report_files(folder: str, entries) -> list[str]:
     """Every file :func:`_reports` writes into ``folder``."""
-    from dpaudit.report import INDEX_FILES
-    return [os.path.join(folder, f) for f in INDEX_FILES] + [
+    return [os.path.join(folder, f) for f in report.INDEX_FILES] + [
         os.path.join(folder, _stem(e.name) + ext) for e in entries
         for ext in (".json", ".html", ".md")]
 
 
 def _reports(folder: str, rows: list, base: dict) -> None:
     """Per-entry verdict JSON and HTML/Markdown reports, and the index page."""
-    from dpaudit import report
     entries = []
     for r in rows:
         e, res = r["entry"], r["result"]
