@@ -13,6 +13,7 @@ Audits run in parallel worker processes, one audit per task, each seeded by its 
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -50,7 +51,6 @@ def run_task(t: Task) -> dict:
 def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
     if workers <= 1:
         return [run_task(t) for t in tasks]
-    import multiprocessing as mp
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                              initializer=interrupt.worker_init) as pool:
         with interrupt.launching():

@@ -431,6 +431,7 @@ def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2
     """One row of digest 004 §3.8: both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
     (Lemma 3): c_{k·k}(Ñ, Ñ, δ/2) (eq. 14), 2·c_{ε,k,k}(Ñ, Ñ, δ) (eq. 4) for each ε, and the
     smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε)."""
+    # here: the kernels load (0.5 s) when a check runs, not with every command
     from dpaudit.algorithms import glr
     if not (isinstance(k, (int, np.integer)) and k >= 2):
         raise InputError(f"k={k!r} is out of range: expected an integer phase index >= 2")
@@ -548,6 +549,7 @@ def _report_004(p: dict) -> dict:
                              ">="))
         checks.append(_check(f"T*(nu;{e:g}) <= T_KL + T_TV/(6 eps)", T_e,
                              T_kl + T_tv / (6 * e), "<="))
+    # here: the kernels load (0.5 s) when a check runs, not with every command
     from dpaudit.algorithms import glr
     for x in CG_POINTS:
         out["C_G"].append({"x": x, "C_G": glr.C_G(x), "x_plus_ln_x": x + math.log(x)})
@@ -561,6 +563,7 @@ def _report_004(p: dict) -> dict:
 
 
 def _report_001(p: dict) -> dict:
+    # here: the kernels load (0.5 s) when a check runs, not with every command
     from dpaudit.algorithms import ldp_thresholding as lt
     inst = dict(lt.INSTANCE_A)
     inst.update({k: p[k] for k in ("means", "threshold", "tolerance") if k in p})
@@ -601,6 +604,7 @@ def _report_001(p: dict) -> dict:
 
 
 def _report_000(p: dict) -> dict:
+    # here: the kernels load (0.5 s) when a check runs, not with every command
     from dpaudit.algorithms import linear
     T = p.get("T", 1000)
     reading = p.get("reading", "A")

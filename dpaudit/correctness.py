@@ -32,9 +32,12 @@ import time
 
 import numpy as np
 
+from dpaudit import constants as C
 from dpaudit import registry, validate
 from dpaudit.errors import InputError
-from dpaudit.simulate import CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, run_batch
+from dpaudit.simulate import (CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, _ref, _resolve, pool_map,
+                              run_batch)
+from dpaudit.stats import cp_lower, cp_upper
 
 CHUNK = 64          # runs per chunk: part of the seeding contract (never depends on workers)
 QUANTILES = (0.10, 0.50, 0.90, 0.99)
@@ -60,7 +63,6 @@ def default_runs(risk: float, alpha: float = 0.05) -> int:
 def cp_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided exact Clopper–Pearson (lower, upper) bounds, each at level 1 − α, on a
     binomial proportion from ``k`` successes in ``n`` trials (0 at k = 0, 1 at k = n)."""
-    from dpaudit.stats import cp_lower, cp_upper
     lo = 0.0 if k == 0 else float(cp_lower(k, n, alpha))
     hi = 1.0 if k == n else float(cp_upper(k, n, alpha))
     return lo, hi
@@ -82,7 +84,6 @@ EXIT_CODES = {"certified": 0, "violation": 1, "inconclusive": 3}
 # ------------------------------------------------------------------------------ simulation
 
 def _chunk_job(args):
-    from dpaudit.simulate import _resolve
     kernel_ref, table, means, theta, aux, limit, n, seed_seq = args
     kernel = _resolve(kernel_ref)
     _, tau, rec, status, _ = run_batch(kernel, np.random.default_rng(seed_seq), table, means,
@@ -94,7 +95,6 @@ def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, worke
     """``runs`` full runs on fresh Bernoulli(``prep.means``) rewards (an empty table), at most
     ``limit`` samples each. Returns int64 arrays (τ, rec, status), in run order; identical for
     every ``workers`` (chunk i of :data:`CHUNK` runs uses SeedSequence(seed).spawn(...)[i])."""
-    from dpaudit.simulate import _ref, pool_map
     K = prep.means.shape[0]
     table = np.zeros((K, 0) if model == "stream" else (0, K))
     sizes = [CHUNK] * (runs // CHUNK) + ([runs % CHUNK] if runs % CHUNK else [])
@@ -135,7 +135,6 @@ def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
 def _lower_bound_004(spec, means, eps, risk) -> dict:
     """Seed 004 Theorem 2 for δ-correct BAI on Bernoulli instances: E[τ] ≥
     T*(ν; ε)·ln(1/(3δ)) (ε-DP), T*_KL(ν)·ln(1/(3δ)) for a non-private algorithm."""
-    from dpaudit import constants as C
     name = ("seed 004 Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
             "(Bernoulli, delta-correct eps-DP BAI)")
     if spec.name == "ldp-tb-confidence":
@@ -165,7 +164,6 @@ def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
     Thm 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 + sqrt(1 +
     Δ_max²/(2ε²))), shown at δ = R) and seed 001 Thm 4.1 for LDP-TB-confidence (on an event
     of probability ≥ 1 − δ: eq. (24) as printed and App. D's implicit bound)."""
-    from dpaudit import constants as C
     if spec.name == "adap-tt":
         name = ("seed 004 Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
                 "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")
@@ -175,6 +173,7 @@ def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
             return [{"name": name, "applicable": False, "reason": str(e)}]
         return [{"name": name, "applicable": True, "value": slope * math.log(1.0 / risk)}]
     if spec.name == "ldp-tb-confidence":
+        # here: the kernels load (0.5 s) when a check runs, not with every command
         from dpaudit.algorithms import ldp_thresholding as lt
         m, tau = np.asarray(means, float), float(p["threshold"])
         if np.any(m == tau):
@@ -192,6 +191,7 @@ def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
 def _budget_bound(spec, p, prep, eps) -> dict:
     """The paper's bound on the error probability of a fixed-budget algorithm, where any."""
     if spec.name == "dp-bai":
+        # here: the kernels load (0.5 s) when a check runs, not with every command
         from dpaudit.algorithms import dp_bai, linear
         name = "seed 000 Thm 4.2 eq. (16): exp(-T'/(65 M H))"
         st = dp_bai._bai_setup(p, True)
@@ -209,6 +209,7 @@ def _budget_bound(spec, p, prep, eps) -> dict:
                 "note": "for sufficiently large T; digest 000 §5.7: Lemma G.3's step at "
                         "p = M_1 is not proved for g_0 >= 2"}
     if spec.name == "ldp-tb-budget":
+        # here: the kernels load (0.5 s) when a check runs, not with every command
         from dpaudit.algorithms import ldp_thresholding as tb
         name = "seed 001 Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
         val = float(tb.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
@@ -263,6 +264,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
 
     stopped = status == STOPPED
     if spec.name in ("ldp-tb-budget", "apt"):
+        # here: the kernels load (0.5 s) when a check runs, not with every command
         from dpaudit.algorithms.ldp_thresholding import budget_loss
         wrong = np.zeros(runs, bool)
         wrong[stopped] = budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
@@ -270,6 +272,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
                           "missing arm with mu > tau + zeta",
                   "threshold": p["threshold"], "tolerance": p["tolerance"]}
     elif spec.name == "ldp-tb-confidence":
+        # here: the kernels load (0.5 s) when a check runs, not with every command
         from dpaudit.algorithms.ldp_thresholding import target_mask
         tm = int(target_mask(means, p["threshold"]))
         wrong = stopped & (rec != tm)

@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+from multiprocessing import resource_tracker
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -110,7 +111,6 @@ def launching():
     """:func:`held` around the start of worker processes: a signal during their start-up (the
     imports, a second or more) waits for :func:`worker_init`. multiprocessing's resource tracker
     is started first: its start unblocks both signals in the calling thread."""
-    from multiprocessing import resource_tracker
     resource_tracker.ensure_running()
     with held():
         yield

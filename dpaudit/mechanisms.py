@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import integrate, optimize, special
+from scipy import integrate, optimize, special, stats
 
 from dpaudit.errors import InputError
 
@@ -411,7 +411,6 @@ def exact_probabilities(km: KnownMechanism) -> tuple[np.ndarray, np.ndarray]:
 
 def exact_cdf(km: KnownMechanism, x) -> tuple[np.ndarray, np.ndarray]:
     """(F_d(x), F_d′(x)) of the output for the continuous families (laplace, gaussian)."""
-    from scipy import stats
     x = np.asarray(x, dtype=float)
     if km.family == "laplace":
         dist = stats.laplace(scale=km.noise_scale)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit.tables import MODELS, NeighbourPair, base_tables
+from dpaudit.whitebox import RELEASE_ROWS
 
 MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the release log's
 
@@ -88,7 +89,6 @@ def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
     release made after s samples, the samples s − 1 and s (the last one it can read and the
     first one after it); and τ − 1, the last sample before stopping. user/full positions are
     rows (t,); stream positions are (arm, pull index) of those samples."""
-    from dpaudit.whitebox import RELEASE_ROWS
     marks = set()
     rng = np.random.default_rng(seed)
     actions = np.empty(limit, np.int16)

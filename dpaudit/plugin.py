@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import time
 
@@ -97,7 +98,6 @@ def _no_exit(what: str):
 def check_signature(fn, name: str) -> None:
     """InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
     signature Python cannot inspect is let through: its call will tell)."""
-    import inspect
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):

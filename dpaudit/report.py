@@ -21,6 +21,7 @@ import os
 import urllib.parse
 
 import jinja2
+import numpy as np
 
 from dpaudit import validate
 from dpaudit.errors import InputError
@@ -158,14 +159,14 @@ def _param(v) -> str:
 def _figure(width: float, height: float):
     """A matplotlib Figure and its axes (object API with the Agg canvas: no pyplot, no global
     backend change)."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure   # here: matplotlib costs 0.4 s, figures only need it
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots()
 
 
 def _png(fig) -> str:
     """A matplotlib figure as a ``data:image/png;base64,...`` URI."""
-    from matplotlib.text import Text
+    from matplotlib.text import Text       # (as _figure)
     for t in fig.findobj(Text):       # labels come from the JSON: "$" is not mathtext here
         t.set_parse_math(False)
     buf = io.BytesIO()
@@ -277,14 +278,13 @@ def profile_figure(doc: dict) -> str | None:
     grid = p.get("predicted_eps_lb")
     if not grid or not p.get("tables") or not p.get("positions"):
         return None
-    import numpy as np
     z = np.array([[_finite(v) if _finite(v) is not None else np.nan for v in row]
                   for row in grid], dtype=float)
     if z.ndim != 2 or z.size == 0 or np.all(np.isnan(z)):
         return None
     tried = np.flatnonzero(~np.all(np.isnan(z), axis=0))
     z = z[:, :tried[-1] + 1]                    # positions after the last one tried: dropped
-    import matplotlib
+    import matplotlib                      # (as _figure)
     from matplotlib.patches import Rectangle
     rows, cols = z.shape
     fig, ax = _figure(min(11, max(6.0, 3.5 + 0.45 * cols)), 1.2 + 0.3 * rows)

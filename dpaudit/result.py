@@ -8,8 +8,12 @@ import os
 import platform
 import tempfile
 from dataclasses import dataclass, field
+from importlib.metadata import version
 
+import numba
 import numpy as np
+import scipy
+import statsmodels
 
 from dpaudit import interrupt
 
@@ -18,12 +22,7 @@ EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
 
 
 def versions() -> dict:
-    import numba
-    import numpy
-    import scipy
-    import statsmodels
-    from importlib.metadata import version        # the installed dpaudit (pyproject.toml)
-    return {"dpaudit": version("dpaudit"), "numpy": numpy.__version__, "numba": numba.__version__,
+    return {"dpaudit": version("dpaudit"), "numpy": np.__version__, "numba": numba.__version__,
             "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
             "python": platform.python_version()}
 

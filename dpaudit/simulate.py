@@ -63,6 +63,8 @@ counts do not depend on completion order, so results are bit-identical for any `
 """
 from __future__ import annotations
 
+import importlib
+import multiprocessing as mp
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -247,7 +249,6 @@ def _chunk_job(args):
 def _resolve(kernel_ref):
     """Kernels travel to worker processes as (module, name) and are re-imported there."""
     if isinstance(kernel_ref, tuple):
-        import importlib
         return getattr(importlib.import_module(kernel_ref[0]), kernel_ref[1])
     return kernel_ref
 
@@ -261,7 +262,6 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 
 def _pool(workers: int) -> ProcessPoolExecutor:
     if workers not in _POOLS:
-        import multiprocessing as mp
         _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                                               initializer=interrupt.worker_init)
     return _POOLS[workers]

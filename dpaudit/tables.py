@@ -20,6 +20,7 @@ adversarial (knife-edge top-two tie, extreme 0/1 patterns).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -275,7 +276,6 @@ def load_pair(path: str, model: str) -> NeighbourPair:
     (tables of ``model``, README "Architecture") and optionally ``why``. InputError (one line,
     naming
     the file) when it cannot be read or is not such an object, or the tables are invalid."""
-    import json
     try:
         with open(path, encoding="utf-8") as f:
             obj = json.load(f)

@@ -38,11 +38,13 @@ def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str =
     ``eps_ub`` (confidence 1 − β) to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdict`). Bad input raises :class:`~dpaudit.errors.InputError`.
     """
     if isinstance(mechanism, str) and ":" not in mechanism:
+        # imported on the call: pytest loads this plugin in every session of a project that
+        # has dpaudit installed, and the audit takes 1.3 s to import
         from dpaudit.audit import audit_algorithm
         res = audit_algorithm(mechanism, eps, params=params, delta=delta, alpha=alpha,
                               runs=runs, seed=seed, beta=beta, margin=margin)
     else:
-        from dpaudit.plugin import audit_callable
+        from dpaudit.plugin import audit_callable   # (as above)
         res = audit_callable(mechanism, eps, model=model, delta=delta or 0.0, means=means,
                              horizon=horizon, alpha=alpha, runs=runs, seed=seed, beta=beta,
                              margin=margin)

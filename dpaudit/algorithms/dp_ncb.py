@@ -91,6 +91,7 @@ them at all, and the black-box audits found no transcript-level violation (also 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numba as nb
@@ -463,7 +464,6 @@ def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=
 def with_flags(prep: Prepared, flags) -> Prepared:
     """``prep`` with the anytime windows' Uniform/base flags scripted (aux[h] = 1: window h
     Uniform; 0: the base algorithm), for deterministic tests."""
-    import dataclasses
     return dataclasses.replace(prep, aux=np.asarray(flags, dtype=np.float64))
 
 

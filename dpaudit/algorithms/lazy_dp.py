@@ -297,7 +297,7 @@ def noisy_max_win(gap: float, K: int, scale: float) -> float:
     """P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
     action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max (digest §5.2's
     first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy)."""
-    from scipy import integrate, stats
+    from scipy import integrate, stats   # here: worker processes import the kernel only
     lap = stats.laplace(scale=scale)
     f = lambda x: lap.pdf(x) * lap.cdf(x + gap) ** (K - 1)   # noqa: E731
     lo, hi = -60.0 * scale, 60.0 * scale

@@ -571,7 +571,7 @@ def g_optimal_design(X) -> np.ndarray:
     pull: digest §2.6 note); weights below 1e-9 are dropped and the rest renormalised.
     n = k: the uniform design (exact). Raises ValueError if X has rank < k.
     """
-    from scipy.optimize import linprog, minimize
+    from scipy.optimize import linprog, minimize   # here: workers import the kernels only
 
     X = np.asarray(X, dtype=np.float64)
     n, k = X.shape
