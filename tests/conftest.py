@@ -15,25 +15,38 @@ import hashlib
 import os
 import pathlib
 import sysconfig
+import tomllib
 
 import pytest
 from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+
+def package_folders(root: pathlib.Path = ROOT) -> dict[str, pathlib.Path]:
+    """Each package that pyproject.toml installs and the checkout's folder it comes from
+    (``package-dir``: dpaudit.algorithms is the top-level algorithms/)."""
+    tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    moved = tool.get("package-dir", {})
+    return {pkg: root / moved.get(pkg, pkg.replace(".", "/")) for pkg in tool["packages"]}
+
+
+SOURCES = package_folders()
+
 settings.register_profile("seeded", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "seeded"))
 
 
-def clear_stale_numba_caches(package, cache):
-    """Delete the numba caches below ``package`` if its jitted sources changed since the digest
-    kept in ``cache`` (pytest's cache); returns the number of files deleted."""
-    sources = sorted(p for p in package.rglob("*.py") if "njit" in p.read_text())
+def clear_stale_numba_caches(packages, cache):
+    """Delete the numba caches below the folders ``packages`` if their jitted sources changed
+    since the digest kept in ``cache`` (pytest's cache); returns the number of files deleted."""
+    sources = sorted(p for d in packages for p in d.rglob("*.py") if "njit" in p.read_text())
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
     if cache.get("dpaudit/jitted-sources", None) == digest:
         return 0
-    stale = [*package.rglob("__pycache__/*.nbi"), *package.rglob("__pycache__/*.nbc")]
+    stale = [f for d in packages for pattern in ("__pycache__/*.nbi", "__pycache__/*.nbc")
+             for f in d.rglob(pattern)]
     for f in stale:
         f.unlink(missing_ok=True)
     cache.set("dpaudit/jitted-sources", digest)
@@ -61,13 +74,13 @@ def pytest_configure(config):
     if refusal:
         raise pytest.UsageError(refusal)
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
-        clear_stale_numba_caches(ROOT / "dpaudit", config.cache)
+        clear_stale_numba_caches(SOURCES.values(), config.cache)
     import dpaudit
     import dpaudit.algorithms
 
     for mod in (dpaudit, dpaudit.algorithms):
         where = pathlib.Path(mod.__file__ or next(iter(mod.__path__), "?")).resolve()
-        if not where.is_relative_to(ROOT / "dpaudit"):
+        if not where.is_relative_to(SOURCES[mod.__name__]):
             raise pytest.UsageError(
                 f"{mod.__name__} is imported from {where}, not from this checkout ({ROOT}): "
                 "the tests would not see your edits. Run `pip install -e '.[test]'` in this "

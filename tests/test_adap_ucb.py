@@ -1,4 +1,4 @@
-"""AdaP-UCB and AdaP-KLUCB (dpaudit/algorithms/adap_ucb.py; Azize & Basu 2022 as described by seed 002's
+"""AdaP-UCB and AdaP-KLUCB (algorithms/adap_ucb.py; Azize & Basu 2022 as described by seed 002's
 digest §2.4 and seed 003's §2.7 / paper lines 171–175; the source paper is not among the seeds):
 the kernel against a plain-Python reference written from the module's pseudo-code (same order of
 rng calls), the episode bookkeeping (doubling, forgetting, noise scales, truncation), the KL-UCB

@@ -1,4 +1,4 @@
-"""Tests of the seed-004 baselines ``ttucb`` and ``dp-se`` (dpaudit/algorithms/baselines.py).
+"""Tests of the seed-004 baselines ``ttucb`` and ``dp-se`` (algorithms/baselines.py).
 
 Deterministic unless stated; every statistical test is seeded and states its false-failure
 probability.

@@ -1,4 +1,4 @@
-"""Tests of seed 000 (dpaudit/algorithms/dp_bai.py, dpaudit/algorithms/linear.py): DP-BAI, DP-BAI-GAUSS,
+"""Tests of seed 000 (algorithms/dp_bai.py, algorithms/linear.py): DP-BAI, DP-BAI-GAUSS,
 BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against the digest's worked numbers
 (../shared/specs/000_dp_bai.md §3.6, §2.9) and its invariants (§5.8).
 

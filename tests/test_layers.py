@@ -1,16 +1,48 @@
 """The import layers of dpaudit (pyproject.toml [tool.importlinter], README "Architecture"):
 no import from a lower layer to a higher one, no import cycle, every module in a layer.
-Imports inside functions count like any other (grimp reads every import statement)."""
-import pathlib
+Imports inside functions count like any other (grimp reads every import statement).
+
+grimp reads the package from one folder, but dpaudit installs from two (the top-level
+algorithms/ becomes dpaudit.algorithms, pyproject's ``package-dir``): the checks run on a copy
+of the installed layout, built from pyproject.toml."""
+import shutil
+import sys
 import tomllib
 
 import grimp
 import pytest
+from conftest import ROOT, package_folders
 from importlinter.cli import lint_imports
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
 LAYERS = CONFIG["contracts"][0]["layers"]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A folder holding dpaudit as pip installs it (each package of pyproject.toml copied from
+    its checkout folder), searched first for ``dpaudit`` while a test runs."""
+    site = tmp_path_factory.mktemp("site")
+    for pkg, folder in package_folders().items():
+        shutil.copytree(folder, site / pkg.replace(".", "/"), dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    mp = pytest.MonkeyPatch()
+    mp.syspath_prepend(str(site))
+    for name in [m for m in sys.modules if m == "dpaudit" or m.startswith("dpaudit.")]:
+        mp.delitem(sys.modules, name)          # grimp finds a package through sys.modules first
+    yield site
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def graph(installed):
+    return grimp.build_graph("dpaudit", cache_dir=None)
+
+
+def test_the_installed_layout_holds_every_module_of_the_checkout(installed):
+    files = {p.relative_to(installed).as_posix() for p in installed.rglob("*.py")}
+    assert "dpaudit/algorithms/adap_tt.py" in files and "dpaudit/cli.py" in files
+    assert len(files) == sum(len(list(f.glob("*.py"))) for f in package_folders().values())
 
 
 def cycles(graph) -> list[list[str]]:
@@ -51,22 +83,22 @@ def _lint(tmp_path, monkeypatch, layers) -> int:
     return lint_imports(config_filename=str(cfg), no_cache=True, no_logo=True)
 
 
-def test_no_import_runs_from_a_lower_layer_to_a_higher_one(tmp_path, monkeypatch, capsys):
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one(installed, tmp_path, monkeypatch,
+                                                           capsys):
     assert _lint(tmp_path, monkeypatch, LAYERS) == 0, capsys.readouterr().out
     # the contract is live: with the base layer on top, the modules that import errors break it
     assert _lint(tmp_path, monkeypatch, [LAYERS[-1], *LAYERS[:-1]]) == 1
     assert "is not allowed to import dpaudit.errors" in capsys.readouterr().out
 
 
-def test_every_module_is_in_a_layer():
-    graph = grimp.build_graph("dpaudit")
+def test_every_module_is_in_a_layer(graph):
     top = {".".join(m.split(".")[:2]) for m in graph.modules if m != "dpaudit"}
     listed = {x.strip() for layer in LAYERS for x in layer.split(":")}
     assert top == listed
 
 
-def test_no_import_cycle():
-    assert cycles(grimp.build_graph("dpaudit")) == []
+def test_no_import_cycle(graph):
+    assert cycles(graph) == []
     # the check finds one: the registry's old circle (the catalogue imported the algorithms,
     # each algorithm module imported the registry to register itself)
     g = grimp.ImportGraph()
@@ -78,7 +110,6 @@ def test_no_import_cycle():
 
 @pytest.mark.parametrize("module", ["dpaudit.algorithms.adap_tt", "dpaudit.algorithms.dp_bai",
                                     "dpaudit.algorithms.ldp_thresholding"])
-def test_the_algorithms_import_the_contract_not_the_catalogue(module):
-    graph = grimp.build_graph("dpaudit")
+def test_the_algorithms_import_the_contract_not_the_catalogue(graph, module):
     assert graph.find_shortest_chain(importer=module, imported="dpaudit.registry") is None
     assert graph.find_shortest_chain(importer=module, imported="dpaudit.spec") is not None

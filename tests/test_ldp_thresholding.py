@@ -1,4 +1,4 @@
-"""Seed 001, LDP thresholding bandits (dpaudit/algorithms/ldp_thresholding.py): PrivBern, Algorithm 1
+"""Seed 001, LDP thresholding bandits (algorithms/ldp_thresholding.py): PrivBern, Algorithm 1
 (``ldp-tb-budget``), Algorithm 2 (``ldp-tb-confidence``), APT and the ``privbern-wrong-exp``
 mutant, against the digest's worked numbers (../shared/specs/001_ldp_thresholding.md §2.4,
 §3.6, §5.1), plain-Python references written from the paper's pseudo-code, and the audit

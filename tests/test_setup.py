@@ -5,6 +5,7 @@ tests must run the checkout's code: tests/conftest.py refuses a stale install by
 may hang: pytest-timeout fails it by name."""
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -101,13 +102,41 @@ def test_numba_caches_are_cleared_when_a_jitted_source_changes(tmp_path):
             f.write_bytes(b"old")
 
     fill()
-    assert clear_stale_numba_caches(pkg, cache) == 2            # first sight: no digest kept
+    assert clear_stale_numba_caches([pkg], cache) == 2            # first sight: no digest kept
     assert not any(f.exists() for f in cached)
     fill()
-    assert clear_stale_numba_caches(pkg, cache) == 0            # nothing edited: caches kept
+    assert clear_stale_numba_caches([pkg], cache) == 0            # nothing edited: caches kept
     (pkg / "plain.py").write_text("x = 2\n")
-    assert clear_stale_numba_caches(pkg, cache) == 0            # no compiled code in it
+    assert clear_stale_numba_caches([pkg], cache) == 0            # no compiled code in it
     assert all(f.exists() for f in cached)
     (pkg / "k.py").write_text("from numba import njit\n@njit(cache=True)\ndef f(): return 2\n")
-    assert clear_stale_numba_caches(pkg, cache) == 2            # a jitted source changed
+    assert clear_stale_numba_caches([pkg], cache) == 2            # a jitted source changed
     assert not any(f.exists() for f in cached)
+
+
+@pytest.mark.slow
+def test_an_editable_install_sees_edits_in_dpaudit_and_in_the_top_level_algorithms(tmp_path):
+    # pyproject.toml installs the top-level algorithms/ as dpaudit.algorithms (package-dir): an
+    # editable install into a fresh venv must run the checkout's files of both folders, edits
+    # included, from anywhere
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    for name in ("pyproject.toml", "README.md", "dpaudit", "algorithms"):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, proj / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, proj / name)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "install", "-q", "--no-deps", "-e", str(proj)],
+                   check=True, capture_output=True, timeout=300)
+    (proj / "dpaudit" / "errors.py").write_text("EDITED = 'dpaudit'\n")
+    (proj / "algorithms" / "__init__.py").write_text("EDITED = 'algorithms'\n")
+    code = ("import dpaudit.errors as e, dpaudit.algorithms as a; "
+            "print(e.EDITED, a.EDITED, e.__file__, a.__file__)")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, check=True,
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    assert out == ["dpaudit", "algorithms", str(proj / "dpaudit" / "errors.py"),
+                   str(proj / "algorithms" / "__init__.py")]
