@@ -34,7 +34,8 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit import registry
-from dpaudit.algorithms.dp_bai import dp_bai_kernel, dp_bai_recommendations, od_recommendations
+from dpaudit.algorithms.dp_bai.algorithm import (dp_bai_kernel, dp_bai_recommendations,
+                                                 od_recommendations)
 
 T_GRID = (500, 1000, 2000, 5000)
 EPS_GRID = (0.1, 1.0, 10.0)

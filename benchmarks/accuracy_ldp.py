@@ -24,7 +24,7 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit import registry
-from dpaudit.algorithms import ldp_thresholding as lt
+from dpaudit.algorithms.ldp_thresholding import algorithm as lt
 from dpaudit.simulate import CAPPED, STOPPED, run_batch
 
 EPS = (0.5, 1.0, 2.0)

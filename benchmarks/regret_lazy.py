@@ -10,7 +10,7 @@ reproduces the experiment's design, not values.
   T = 10^6, ε ∈ {0.25, 0.5, 1}, 20 runs per curve (the paper's defaults).
 * Algorithms: ``lazy-ucb`` (Alg. 1), ``lazy-dp-ts`` (Alg. 3), ``dp-se-regret`` (DP-SE with
   δ = 1/T, seed 004's constants), ``adap-klucb`` (AdaP-KLUCB as far as the sources specify
-  it, α = 3.1: algorithms/adap_ucb.py) and the non-private ``ts-beta`` (Alg. 2) as a
+  it, α = 3.1: algorithms/lazy_dp/adap_ucb.py) and the non-private ``ts-beta`` (Alg. 2) as a
   reference (ε-free: one curve per setting).
 * Pseudo-regret R(t) = Σ_{s ≤ t} Δ_{J_s} (eq. 7, expectation over the rewards taken as the
   gap of the pulled arm), at 200 log-spaced checkpoints; mean over runs with a 95 % Student-t
@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from dpaudit import registry  # noqa: E402
-from dpaudit.algorithms import lazy_dp as ld  # noqa: E402
+from dpaudit.algorithms.lazy_dp import algorithm as ld  # noqa: E402
 
 SETTINGS = {"setting 1": ld.SETTING_1, "setting 2": ld.SETTING_2}
 ALGOS = ("lazy-ucb", "lazy-dp-ts", "dp-se-regret", "adap-klucb", "ts-beta")

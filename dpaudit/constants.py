@@ -1,11 +1,11 @@
 """The papers' constants as a checked Python API (issue 7: ``dpaudit check constants``).
 
-Seeds 000 and 001 reuse the algorithm modules (:mod:`dpaudit.algorithms.linear`,
-:mod:`dpaudit.algorithms.ldp_thresholding`); the new work is seed 004 (Azize, Al Marjani,
+Seeds 000 and 001 reuse the algorithm modules (:mod:`dpaudit.algorithms.dp_bai.linear`,
+:mod:`dpaudit.algorithms.ldp_thresholding.algorithm`); the new work is seed 004 (Azize, Al Marjani,
 Jourdan, Basu, NeurIPS 2023; paper ``../shared/seeds/004_150093146fa8a920.txt``, digest
 ``../shared/specs/004_adap_tt.md`` §3): the characteristic times of Corollary 1 / Theorem 2,
 the β-optimal allocation of Theorem 5, Proposition 1 (closed form and LP), the regime
-boundary and the §3.8 threshold magnitudes (via :mod:`dpaudit.algorithms.glr`).
+boundary and the §3.8 threshold magnitudes (via :mod:`dpaudit.algorithms.adap_tt.glr`).
 
 Conventions: natural logs; arms 0-based in arrays; every characteristic time T is "samples
 per unit of ln(1/δ)" (a lower bound is T·ln(1/(3δ))); allocations ω are length-K float arrays
@@ -432,7 +432,7 @@ def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2
     (Lemma 3): c_{k·k}(Ñ, Ñ, δ/2) (eq. 14), 2·c_{ε,k,k}(Ñ, Ñ, δ) (eq. 4) for each ε, and the
     smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε)."""
     # here: the kernels load (0.5 s) when a check runs, not with every command
-    from dpaudit.algorithms import glr
+    from dpaudit.algorithms.adap_tt import glr
     if not (isinstance(k, (int, np.integer)) and k >= 2):
         raise InputError(f"k={k!r} is out of range: expected an integer phase index >= 2")
     if not (isinstance(K, (int, np.integer)) and K >= 2):
@@ -550,7 +550,7 @@ def _report_004(p: dict) -> dict:
         checks.append(_check(f"T*(nu;{e:g}) <= T_KL + T_TV/(6 eps)", T_e,
                              T_kl + T_tv / (6 * e), "<="))
     # here: the kernels load (0.5 s) when a check runs, not with every command
-    from dpaudit.algorithms import glr
+    from dpaudit.algorithms.adap_tt import glr
     for x in CG_POINTS:
         out["C_G"].append({"x": x, "C_G": glr.C_G(x), "x_plus_ln_x": x + math.log(x)})
     for k in phases:
@@ -564,7 +564,7 @@ def _report_004(p: dict) -> dict:
 
 def _report_001(p: dict) -> dict:
     # here: the kernels load (0.5 s) when a check runs, not with every command
-    from dpaudit.algorithms import ldp_thresholding as lt
+    from dpaudit.algorithms.ldp_thresholding import algorithm as lt
     inst = dict(lt.INSTANCE_A)
     inst.update({k: p[k] for k in ("means", "threshold", "tolerance") if k in p})
     means = lt._unit("means", inst["means"])
@@ -605,7 +605,7 @@ def _report_001(p: dict) -> dict:
 
 def _report_000(p: dict) -> dict:
     # here: the kernels load (0.5 s) when a check runs, not with every command
-    from dpaudit.algorithms import linear
+    from dpaudit.algorithms.dp_bai import linear
     T = p.get("T", 1000)
     reading = p.get("reading", "A")
     if reading not in ("A", "B"):

@@ -16,8 +16,8 @@ counted, never dropped, reported separately and counted as errors for the verdic
 
 Fixed-budget algorithms (:data:`FIXED_BUDGET`) run their budget; an error is a wrong best arm
 (DP-BAI family, DP-OD, OD-LinBAI) or a loss L(T) = 1 of eq. (2) of seed 001 (``ldp-tb-budget``,
-``apt``, :func:`~dpaudit.algorithms.ldp_thresholding.budget_loss`); a run without an answer is
-an error too. R is then the tolerated error rate.
+``apt``, :func:`~dpaudit.algorithms.ldp_thresholding.algorithm.budget_loss`); a run without an
+answer is an error too. R is then the tolerated error rate.
 
 Statistics: k errors in n runs; exact Clopper–Pearson **one-sided** bounds, each at level
 1 − α (together a two-sided 1 − 2α interval): verdict ``violation`` if the lower bound > R,
@@ -174,7 +174,7 @@ def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
         return [{"name": name, "applicable": True, "value": slope * math.log(1.0 / risk)}]
     if spec.name == "ldp-tb-confidence":
         # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms import ldp_thresholding as lt
+        from dpaudit.algorithms.ldp_thresholding import algorithm as lt
         m, tau = np.asarray(means, float), float(p["threshold"])
         if np.any(m == tau):
             return [{"name": "seed 001 Thm 4.1", "applicable": False,
@@ -192,7 +192,8 @@ def _budget_bound(spec, p, prep, eps) -> dict:
     """The paper's bound on the error probability of a fixed-budget algorithm, where any."""
     if spec.name == "dp-bai":
         # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms import dp_bai, linear
+        from dpaudit.algorithms.dp_bai import algorithm as dp_bai
+        from dpaudit.algorithms.dp_bai import linear
         name = "seed 000 Thm 4.2 eq. (16): exp(-T'/(65 M H))"
         st = dp_bai._bai_setup(p, True)
         d = st.features.shape[1]
@@ -210,7 +211,7 @@ def _budget_bound(spec, p, prep, eps) -> dict:
                         "p = M_1 is not proved for g_0 >= 2"}
     if spec.name == "ldp-tb-budget":
         # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms import ldp_thresholding as tb
+        from dpaudit.algorithms.ldp_thresholding import algorithm as tb
         name = "seed 001 Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
         val = float(tb.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
         if not (val <= 1.0):
@@ -265,7 +266,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     stopped = status == STOPPED
     if spec.name in ("ldp-tb-budget", "apt"):
         # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding import budget_loss
+        from dpaudit.algorithms.ldp_thresholding.algorithm import budget_loss
         wrong = np.zeros(runs, bool)
         wrong[stopped] = budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
         target = {"loss": "eq. (2) of seed 001: a returned arm with mu <= tau - zeta or a "
@@ -273,7 +274,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
                   "threshold": p["threshold"], "tolerance": p["tolerance"]}
     elif spec.name == "ldp-tb-confidence":
         # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding import target_mask
+        from dpaudit.algorithms.ldp_thresholding.algorithm import target_mask
         tm = int(target_mask(means, p["threshold"]))
         wrong = stopped & (rec != tm)
         target = {"target_set": _bitmask_to_set(tm, K), "threshold": p["threshold"]}

@@ -1,10 +1,11 @@
 """The catalogue of algorithms: what `dpaudit list` shows and what `dpaudit run --algo NAME`
 runs.
 
-:func:`modules` lists, in one place, the modules of :mod:`dpaudit.algorithms` that hold
-reference implementations; each declares its algorithms in ``SPECS``
-(:class:`dpaudit.spec.AlgorithmSpec`) and registers nothing itself. They are imported on the
-first :func:`get` or :func:`all_specs` (their compiled kernels load then), once. The contract
+:func:`modules` lists, in one place, the modules of the paper packages of
+:mod:`dpaudit.algorithms` that hold reference implementations; each declares its algorithms
+in ``SPECS`` (:class:`dpaudit.spec.AlgorithmSpec`) and registers nothing itself. They are
+imported on the first :func:`get` or :func:`all_specs` (their compiled kernels load then),
+once. The contract
 a spec follows is :mod:`dpaudit.spec`; the algorithms import it, never this module.
 """
 from __future__ import annotations
@@ -24,15 +25,13 @@ def modules() -> tuple:
     Imported here, on first use, not at the top: they load every compiled kernel (numba's
     cache), which `dpaudit --help`, `dpaudit report` and a refused input need not pay (README
     "Architecture" gives the start-up times)."""
-    from dpaudit.algorithms import (
-        adap_tt,
-        adap_ucb,
-        baselines,
-        dp_bai,
-        dp_ncb,
-        lazy_dp,
-        ldp_thresholding,
-    )
+    from dpaudit.algorithms.adap_tt import algorithm as adap_tt
+    from dpaudit.algorithms.adap_tt import baselines
+    from dpaudit.algorithms.dp_bai import algorithm as dp_bai
+    from dpaudit.algorithms.dp_ncb import algorithm as dp_ncb
+    from dpaudit.algorithms.lazy_dp import adap_ucb
+    from dpaudit.algorithms.lazy_dp import algorithm as lazy_dp
+    from dpaudit.algorithms.ldp_thresholding import algorithm as ldp_thresholding
     return adap_tt, baselines, dp_bai, ldp_thresholding, dp_ncb, lazy_dp, adap_ucb
 
 

@@ -28,7 +28,15 @@ def package_folders(root: pathlib.Path = ROOT) -> dict[str, pathlib.Path]:
     (``package-dir``: dpaudit.algorithms is the top-level algorithms/)."""
     tool = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     moved = tool.get("package-dir", {})
-    return {pkg: root / moved.get(pkg, pkg.replace(".", "/")) for pkg in tool["packages"]}
+
+    def folder(pkg: str) -> pathlib.Path:          # setuptools: the longest mapped prefix
+        head = max((m for m in moved if pkg == m or pkg.startswith(m + ".")), key=len,
+                   default=None)
+        if head is None:
+            return root / pkg.replace(".", "/")
+        return root / moved[head] / pkg[len(head) + 1:].replace(".", "/")
+
+    return {pkg: folder(pkg) for pkg in tool["packages"]}
 
 
 SOURCES = package_folders()

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpaudit import registry
-from dpaudit.algorithms import glr
+from dpaudit.algorithms.adap_tt import glr as glr
 from dpaudit.simulate import CAPPED, STOPPED, TRUNCATED
 
 

@@ -1,4 +1,4 @@
-"""AdaP-UCB and AdaP-KLUCB (algorithms/adap_ucb.py; Azize & Basu 2022 as described by seed 002's
+"""AdaP-UCB and AdaP-KLUCB (algorithms/lazy_dp/adap_ucb.py; Azize & Basu 2022 as described by seed 002's
 digest §2.4 and seed 003's §2.7 / paper lines 171–175; the source paper is not among the seeds):
 the kernel against a plain-Python reference written from the module's pseudo-code (same order of
 rng calls), the episode bookkeeping (doubling, forgetting, noise scales, truncation), the KL-UCB
@@ -16,8 +16,8 @@ from scipy.special import rel_entr
 
 from dpaudit import registry
 from dpaudit import whitebox as wb
-from dpaudit.algorithms import adap_ucb as au
-from dpaudit.algorithms import lazy_dp as ld
+from dpaudit.algorithms.lazy_dp import adap_ucb as au
+from dpaudit.algorithms.lazy_dp import algorithm as ld
 from dpaudit.errors import InputError
 from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
 from dpaudit.tables import NeighbourPair

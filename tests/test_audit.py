@@ -143,7 +143,7 @@ def test_registered_batch_loops_load_from_numba_cache():
             "ref = simulate.batch_body(spec.kernel, np.random.default_rng(1), np.ones((16, 6)),"
             " prep.means, prep.theta, prep.aux, 16, 200, simulate.as_views([7, 8, 16]), 0)\n"
             "assert all(np.array_equal(a, b) for a, b in zip(out, ref))\n"
-            "from dpaudit.algorithms.adap_tt import adap_tt_batch\n"
+            "from dpaudit.algorithms.adap_tt.algorithm import adap_tt_batch\n"
             "print(sum(adap_tt_batch.stats.cache_hits.values()))\n")
     import tempfile
     # outside the source tree: the installed package (with dpaudit.algorithms) is imported

@@ -1,4 +1,4 @@
-"""Tests of the seed-004 baselines ``ttucb`` and ``dp-se`` (algorithms/baselines.py).
+"""Tests of the seed-004 baselines ``ttucb`` and ``dp-se`` (algorithms/adap_tt/baselines.py).
 
 Deterministic unless stated; every statistical test is seeded and states its false-failure
 probability.
@@ -10,9 +10,9 @@ import pytest
 from scipy import stats
 
 from dpaudit import registry
-from dpaudit.algorithms import baselines as bl
-from dpaudit.algorithms.adap_tt import MU1
-from dpaudit.algorithms.glr import C_G
+from dpaudit.algorithms.adap_tt import baselines as bl
+from dpaudit.algorithms.adap_tt.algorithm import MU1
+from dpaudit.algorithms.adap_tt.glr import C_G
 from dpaudit.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED, run_batch
 
 

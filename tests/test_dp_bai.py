@@ -1,4 +1,4 @@
-"""Tests of seed 000 (algorithms/dp_bai.py, algorithms/linear.py): DP-BAI, DP-BAI-GAUSS,
+"""Tests of seed 000 (algorithms/dp_bai/algorithm.py, algorithms/dp_bai/linear.py): DP-BAI, DP-BAI-GAUSS,
 BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against the digest's worked numbers
 (../shared/specs/000_dp_bai.md §3.6, §2.9) and its invariants (§5.8).
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from dpaudit import registry
-from dpaudit.algorithms import dp_bai as db
-from dpaudit.algorithms import linear as lin
+from dpaudit.algorithms.dp_bai import algorithm as db
+from dpaudit.algorithms.dp_bai import linear as lin
 from dpaudit.errors import InputError
 from dpaudit.simulate import GAUSSIAN, LAPLACE, STOPPED, run_batch
 from dpaudit.tables import NeighbourPair

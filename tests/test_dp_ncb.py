@@ -1,4 +1,4 @@
-"""Seed 002, DP-NCB (algorithms/dp_ncb.py): GDP-NCB (Alg. 4), LDP-NCB (Alg. 5), the anytime
+"""Seed 002, DP-NCB (algorithms/dp_ncb/algorithm.py): GDP-NCB (Alg. 4), LDP-NCB (Alg. 5), the anytime
 wrapper (Alg. 7), the baselines NCB and LDP-UCB, the LDP randomiser and its half-scale mutant,
 against the digest's worked numbers (../shared/specs/002_dp_ncb.md §3), a plain-Python
 reference written from the digest's pseudo-code (§2.1–§2.4), and the white-box release log.
@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from dpaudit import registry
-from dpaudit.algorithms import dp_ncb as m
+from dpaudit.algorithms.dp_ncb import algorithm as m
 from dpaudit.errors import InputError
 from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED
 

@@ -41,7 +41,7 @@ def graph(installed):
 
 def test_the_installed_layout_holds_every_module_of_the_checkout(installed):
     files = {p.relative_to(installed).as_posix() for p in installed.rglob("*.py")}
-    assert "dpaudit/algorithms/adap_tt.py" in files and "dpaudit/cli.py" in files
+    assert "dpaudit/algorithms/adap_tt/algorithm.py" in files and "dpaudit/cli.py" in files
     assert len(files) == sum(len(list(f.glob("*.py"))) for f in package_folders().values())
 
 
@@ -108,8 +108,9 @@ def test_no_import_cycle(graph):
     assert cycles(g) == [["p.algorithms.x", "p.registry"]]
 
 
-@pytest.mark.parametrize("module", ["dpaudit.algorithms.adap_tt", "dpaudit.algorithms.dp_bai",
-                                    "dpaudit.algorithms.ldp_thresholding"])
+@pytest.mark.parametrize("module", ["dpaudit.algorithms.adap_tt.algorithm",
+                                    "dpaudit.algorithms.dp_bai.algorithm",
+                                    "dpaudit.algorithms.ldp_thresholding.algorithm"])
 def test_the_algorithms_import_the_contract_not_the_catalogue(graph, module):
     assert graph.find_shortest_chain(importer=module, imported="dpaudit.registry") is None
     assert graph.find_shortest_chain(importer=module, imported="dpaudit.spec") is not None

@@ -1,4 +1,4 @@
-"""Seed 003, lazy DP bandits (algorithms/lazy_dp.py): Anytime-Lazy-UCB, Lazy-DP-TS, Thompson
+"""Seed 003, lazy DP bandits (algorithms/lazy_dp/algorithm.py): Anytime-Lazy-UCB, Lazy-DP-TS, Thompson
 sampling, the lazy-ucb mutants, RNM-FTNL, naive FTNL and DP-SE for regret, against the digest's
 worked numbers (../shared/specs/003_lazy_dp.md §2.4, §3.5, §5.2–§5.5), plain-Python references
 written from the paper's pseudo-code (Algorithms 1–4) and the bookkeeping invariants (epoch
@@ -15,8 +15,8 @@ import pytest
 
 from dpaudit import registry
 from dpaudit import whitebox as wb
-from dpaudit.algorithms import baselines
-from dpaudit.algorithms import lazy_dp as ld
+from dpaudit.algorithms.adap_tt import baselines as baselines
+from dpaudit.algorithms.lazy_dp import algorithm as ld
 from dpaudit.errors import InputError
 from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
 from dpaudit.tables import NeighbourPair

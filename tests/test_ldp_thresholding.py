@@ -1,4 +1,4 @@
-"""Seed 001, LDP thresholding bandits (algorithms/ldp_thresholding.py): PrivBern, Algorithm 1
+"""Seed 001, LDP thresholding bandits (algorithms/ldp_thresholding/algorithm.py): PrivBern, Algorithm 1
 (``ldp-tb-budget``), Algorithm 2 (``ldp-tb-confidence``), APT and the ``privbern-wrong-exp``
 mutant, against the digest's worked numbers (../shared/specs/001_ldp_thresholding.md §2.4,
 §3.6, §5.1), plain-Python references written from the paper's pseudo-code, and the audit
@@ -16,7 +16,7 @@ from scipy.special import expit
 
 from dpaudit import neighbours, registry
 from dpaudit import whitebox as wb
-from dpaudit.algorithms import ldp_thresholding as lt
+from dpaudit.algorithms.ldp_thresholding import algorithm as lt
 from dpaudit.audit import audit_algorithm
 from dpaudit.errors import InputError
 from dpaudit.simulate import CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
@@ -722,7 +722,7 @@ def test_batch_loops_load_from_numba_cache_and_equal_the_generic_loop():
     import tempfile
     code = ("import numpy as np\n"
             "from dpaudit import registry, simulate\n"
-            "from dpaudit.algorithms import ldp_thresholding as lt\n"
+            "from dpaudit.algorithms.ldp_thresholding import algorithm as lt\n"
             "for name, table in (('ldp-tb-confidence', np.ones((48, 4))),"
             " ('privbern', np.array([1.0]))):\n"
             "    spec = registry.get(name)\n"

@@ -300,7 +300,7 @@ def test_raw_leader_flag_is_the_only_theta_difference():
     eps = 0.5
     theta_ok = setup("adap-tt", eps)[2].theta
     theta_mut = setup("adap-tt-raw-leader", eps)[2].theta
-    from dpaudit.algorithms.adap_tt import RAW_LEADER
+    from dpaudit.algorithms.adap_tt.algorithm import RAW_LEADER
     assert theta_ok[RAW_LEADER] == 0 and theta_mut[RAW_LEADER] == 1
     assert setup("adap-tt-no-forgetting", eps)[2].theta[RAW_LEADER] == 0
     assert np.array_equal(np.delete(theta_ok, RAW_LEADER), np.delete(theta_mut, RAW_LEADER))

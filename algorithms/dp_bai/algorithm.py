@@ -89,8 +89,8 @@ from dpaudit.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffe
                               register_batch)
 from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
+from ..kernels import release
 from . import linear as lin
-from .kernels import release
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
 # theta of dp_bai_kernel

@@ -131,8 +131,9 @@ import numpy as np
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
 from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
-from .kernels import argmax, log_release
-from .baselines import SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel, epoch_length
+from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
+                                 epoch_length)
+from ..kernels import argmax, log_release
 
 PAPER = "seed 003 (Hu, Huang, Mehta, Hegde)"
 

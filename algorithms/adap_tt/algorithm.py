@@ -47,8 +47,8 @@ from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_r
                               register_batch)
 from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
+from ..kernels import argmax, log_release, reward
 from .glr import cg_table, max_phase
-from .kernels import argmax, log_release, reward
 
 # theta layout of the AdaP-TT kernel
 EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER, LOG_TERM = range(11)

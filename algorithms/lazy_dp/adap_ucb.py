@@ -106,8 +106,8 @@ import numpy as np
 from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
 from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
-from .kernels import log_release, reward
-from .lazy_dp import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
+from ..kernels import log_release, reward
+from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
 PAPER_UCB = "seed 002 baseline (Azize & Basu 2022, not among the seeds)"
 PAPER_KL = "seed 003 baseline (Azize & Basu 2022, not among the seeds)"

@@ -102,7 +102,7 @@ from dpaudit.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
                               register_batch)
 from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
 
-from .kernels import log_release, reward, uniform_index, user_reward, user_stream_end
+from ..kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
 PAPER = "seed 002 (Sarkar, Pandey, Ray Chowdhury: DP-NCB)"
 

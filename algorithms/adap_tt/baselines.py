@@ -14,7 +14,7 @@ to the kernel contract of :mod:`dpaudit.simulate`. Digest ../shared/specs/004_ad
   c = 2·C_G(½·ln((K−1)/δ)) + 2·ln(4 + ln N_â) + 2·ln(4 + ln N_b).
   **The paper does not restate TTUCB's threshold**: this is the digest's [X] threshold
   (Lemma 5 = [KK21] Thm 9 with |S| = 2, union bound over the K − 1 pairs (a, a*)); C_G is
-  computed exactly by :func:`dpaudit.algorithms.glr.C_G` (eq. 15);
+  computed exactly by :func:`dpaudit.algorithms.adap_tt.glr.C_G` (eq. 15);
 * UCB leader B = argmax μ̂_a + sqrt(6·ln(n)/N_a), n = samples taken + 1 (Section 4, display
   after "TTUCB belongs to the family ...");
 * TC challenger C = argmin_{a≠B} (μ̂_B − μ̂_a)/sqrt(1/N_B + 1/N_a) (same display);
@@ -56,8 +56,8 @@ from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_r
                               register_batch)
 from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
-from .adap_tt import MU1, PAPER, _params, _tc_challenger
-from .kernels import argmax, log_release, reward
+from ..kernels import argmax, log_release, reward
+from .algorithm import MU1, PAPER, _params, _tc_challenger
 from .glr import C_G
 
 # theta layout of the TTUCB kernel

@@ -113,7 +113,7 @@ from dpaudit.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED, b
                               batch_record, register_batch, run_batch)
 from dpaudit.spec import AlgorithmSpec, Param, Prepared
 
-from .kernels import reward, user_reward, user_stream_end
+from ..kernels import reward, user_reward, user_stream_end
 
 PAPER = "seed 001 (Barbara, Lazzaro, Pike-Burke)"
 
