@@ -18,8 +18,7 @@ import traceback
 from dpaudit import audit, interrupt, registry, report, validate
 from dpaudit.bench import bench
 from dpaudit.constants import constants
-from dpaudit.correctness import (FIXED_BUDGET, FIXED_CONFIDENCE, check_correctness,
-                                 default_runs, runs_to_certify, summary)
+from dpaudit.correctness import check_correctness, default_runs, runs_to_certify, summary
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gate import gate
 from dpaudit.plugin import MODELS, audit_callable
@@ -184,7 +183,7 @@ def _parser() -> argparse.ArgumentParser:
                     "--param overrides) and cross-check closed forms against numerical "
                     "optimisation (e.g. T*_TV by Proposition 1 and by a linear program). "
                     "Exit 0 if every check passes, 1 otherwise.")
-    k.add_argument("--paper", required=True, choices=("000", "001", "004"),
+    k.add_argument("--paper", required=True, choices=registry.PAPERS,
                    help="000: DP-BAI schedule and hardness; 001: LDP thresholding; "
                         "004: AdaP-TT characteristic times and thresholds")
     k.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
@@ -204,14 +203,14 @@ def _correctness_parser(csub) -> None:
             "Simulate full runs of a registered algorithm on fresh rewards (every reward drawn\n"
             "afresh from Bernoulli(means): a new reward table per run; compiled kernels,\n"
             "deterministic for a seed whatever --workers) and check its error probability.\n\n"
-            "Fixed-confidence (" + ", ".join(FIXED_CONFIDENCE) + "):\n"
+            "Fixed-confidence (" + ", ".join(registry.FIXED_CONFIDENCE) + "):\n"
             "  the algorithm's own risk parameter is set to R. A run is an error if it stopped\n"
             "  with a wrong answer (not a best arm; thresholding: returned set != {i: mu_i >=\n"
             "  tau}) or if it did not stop (capped at max_steps or truncated): unstopped runs\n"
             "  are counted, never dropped, reported separately and counted as errors.\n"
             "  Stopping times (mean, 10/50/90/99 % quantiles, max) are shown next to the lower\n"
             "  bound T*(nu; eps)*ln(1/(3R)) of seed 004 Thm 2 (Bernoulli BAI).\n"
-            "Fixed-budget (" + ", ".join(FIXED_BUDGET) + "):\n"
+            "Fixed-budget (" + ", ".join(registry.FIXED_BUDGET) + "):\n"
             "  R is the tolerated error rate (wrong best arm; thresholding: loss eq. (2) of\n"
             "  seed 001); shown next to the paper's bound where it applies (seed 000 Thm 4.2,\n"
             "  seed 001 Thm 3.1), else marked not applicable.\n\n"

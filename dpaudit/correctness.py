@@ -1,4 +1,4 @@
-"""Correctness checker (issue 7): is an algorithm's error probability within the risk it claims?
+"""Correctness checker: is an algorithm's error probability within the risk it claims?
 
 ``dpaudit check correctness --algo NAME --risk R`` simulates ``runs`` full runs of a registered
 algorithm on *fresh* rewards: an empty reward table, so every reward is drawn afresh from
@@ -7,14 +7,18 @@ compiled kernel through :func:`dpaudit.simulate.run_batch`, in chunks of :data:`
 chunk i draws from the i-th child of ``numpy.random.SeedSequence(seed)``, so the result is
 identical for every ``workers``.
 
-Fixed-confidence algorithms (:data:`FIXED_CONFIDENCE`) run with their own ``risk`` parameter set
+What an error is and which bounds of the papers apply is the algorithm's theory
+(:func:`dpaudit.registry.identification`, a :class:`dpaudit.theory.Identification` declared by
+its paper's theory module); this module never asks an algorithm's name.
+
+Fixed-confidence algorithms (:data:`dpaudit.registry.FIXED_CONFIDENCE`) run with their own ``risk`` parameter set
 to R (the checked δ), each run until it stops or reaches its data-independent ``max_steps``.
 A run is an **error** if it stopped with a wrong answer (best-arm identification: an arm that is
 not a best arm, i.e. not an argmax of the means; ``ldp-tb-confidence``: a returned set ≠ the
 target set {i : μ_i ≥ τ}) **or if it did not stop** (CAPPED or TRUNCATED): unstopped runs are
 counted, never dropped, reported separately and counted as errors for the verdict.
 
-Fixed-budget algorithms (:data:`FIXED_BUDGET`) run their budget; an error is a wrong best arm
+Fixed-budget algorithms (:data:`dpaudit.registry.FIXED_BUDGET`) run their budget; an error is a wrong best arm
 (DP-BAI family, DP-OD, OD-LinBAI) or a loss L(T) = 1 of eq. (2) of seed 001 (``ldp-tb-budget``,
 ``apt``, :func:`~dpaudit.algorithms.ldp_thresholding.algorithm.budget_loss`); a run without an
 answer is an error too. R is then the tolerated error rate.
@@ -32,7 +36,6 @@ import time
 
 import numpy as np
 
-from dpaudit import constants as C
 from dpaudit import registry, validate
 from dpaudit.errors import InputError
 from dpaudit.simulate import (CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, _ref, _resolve, pool_map,
@@ -41,12 +44,6 @@ from dpaudit.stats import cp_lower, cp_upper
 
 CHUNK = 64          # runs per chunk: part of the seeding contract (never depends on workers)
 QUANTILES = (0.10, 0.50, 0.90, 0.99)
-
-FIXED_CONFIDENCE = ("adap-tt", "adap-tt-no-forgetting", "adap-tt-raw-leader", "dp-se", "ttucb",
-                    "ldp-tb-confidence")
-FIXED_BUDGET = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-bai-reuse", "dp-od",
-                "od-linbai", "ldp-tb-budget", "apt")
-THRESHOLDING = ("ldp-tb-confidence", "ldp-tb-budget", "apt")
 
 
 def runs_to_certify(risk: float, alpha: float = 0.05) -> int:
@@ -114,10 +111,6 @@ def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, worke
 
 # ------------------------------------------------------------------------------ checker
 
-def _bitmask_to_set(mask: int, K: int) -> list[int]:
-    return [i for i in range(K) if (mask >> i) & 1]
-
-
 def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
     s = tau[stopped]
     out = {"stopped": int(stopped.sum()), "unstopped": int((~stopped).sum()),
@@ -132,96 +125,6 @@ def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
     return out
 
 
-def _lower_bound_004(spec, means, eps, risk) -> dict:
-    """Seed 004 Theorem 2 for δ-correct BAI on Bernoulli instances: E[τ] ≥
-    T*(ν; ε)·ln(1/(3δ)) (ε-DP), T*_KL(ν)·ln(1/(3δ)) for a non-private algorithm."""
-    name = ("seed 004 Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
-            "(Bernoulli, delta-correct eps-DP BAI)")
-    if spec.name == "ldp-tb-confidence":
-        return {"name": name, "applicable": False,
-                "reason": "a best-arm identification bound; this algorithm does thresholding"}
-    if not (risk < 1.0 / 3.0):
-        return {"name": name, "applicable": False, "reason": "needs delta < 1/3"}
-    try:
-        if spec.private:
-            T, _ = C.t_star_eps(means, eps)
-        else:
-            name = ("seed 004 Thm 2 at eps = inf (non-private algorithm): T*_KL(nu)*ln(1/(3 "
-                    "delta)) on E[tau] (Bernoulli, delta-correct BAI)")
-            T, _ = C.t_kl(means)
-    except (InputError, ValueError, ZeroDivisionError, FloatingPointError) as e:
-        return {"name": name, "applicable": False, "reason": str(e)}
-    T = float(T)
-    if not math.isfinite(T):
-        return {"name": name, "applicable": False,
-                "reason": "T* is not finite (tie for the best arm)"}
-    return {"name": name, "applicable": True, "T_star": T,
-            "value": T * math.log(1.0 / (3.0 * risk))}
-
-
-def _upper_bounds(spec, p, means, eps, risk) -> list[dict]:
-    """The papers' upper bounds on the stopping time, where they give constants: seed 004
-    Thm 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 + sqrt(1 +
-    Δ_max²/(2ε²))), shown at δ = R) and seed 001 Thm 4.1 for LDP-TB-confidence (on an event
-    of probability ≥ 1 − δ: eq. (24) as printed and App. D's implicit bound)."""
-    if spec.name == "adap-tt":
-        name = ("seed 004 Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
-                "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")
-        try:
-            slope = C.thm5_slope(means, eps, p["beta"])
-        except (InputError, ValueError, ZeroDivisionError) as e:
-            return [{"name": name, "applicable": False, "reason": str(e)}]
-        return [{"name": name, "applicable": True, "value": slope * math.log(1.0 / risk)}]
-    if spec.name == "ldp-tb-confidence":
-        # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding import algorithm as lt
-        m, tau = np.asarray(means, float), float(p["threshold"])
-        if np.any(m == tau):
-            return [{"name": "seed 001 Thm 4.1", "applicable": False,
-                     "reason": "an arm's mean equals the threshold (H is infinite)"}]
-        return [{"name": "seed 001 Thm 4.1 eq. (24) as printed (prob. >= 1 - delta)",
-                 "applicable": True, "value": lt.thm41_eq24(m, tau, eps, risk)},
-                {"name": "seed 001 App. D implicit bound T = K + (H_eps/2) ln(4KT^3/delta)",
-                 "applicable": True, "value": lt.thm41_implicit(m, tau, eps, risk)}]
-    return [{"name": "paper upper bound", "applicable": False,
-             "reason": "the paper gives no bound with explicit constants for this algorithm"
-                       if spec.private else "non-private comparator"}]
-
-
-def _budget_bound(spec, p, prep, eps) -> dict:
-    """The paper's bound on the error probability of a fixed-budget algorithm, where any."""
-    if spec.name == "dp-bai":
-        # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.dp_bai import algorithm as dp_bai
-        from dpaudit.algorithms.dp_bai import linear
-        name = "seed 000 Thm 4.2 eq. (16): exp(-T'/(65 M H))"
-        st = dp_bai._bai_setup(p, True)
-        d = st.features.shape[1]
-        if d <= 2:
-            return {"name": name, "applicable": False,
-                    "reason": f"d = {d} <= 2: Thm 4.2 is not established (digest 000 §5.7: "
-                              "Delta_(ceil(d^2/4)) = 0)"}
-        H = linear.hardness(st.means, d, eps)["H"]
-        if not math.isfinite(H):
-            return {"name": name, "applicable": False, "reason": "tie for the best arm (H = inf)"}
-        val = linear.thm42_bound(st.sched.T_prime, st.sched.M, H)
-        return {"name": name, "applicable": True, "value": val, "T_prime": st.sched.T_prime,
-                "M": st.sched.M, "H": H,
-                "note": "for sufficiently large T; digest 000 §5.7: Lemma G.3's step at "
-                        "p = M_1 is not proved for g_0 >= 2"}
-    if spec.name == "ldp-tb-budget":
-        # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding import algorithm as tb
-        name = "seed 001 Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
-        val = float(tb.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
-        if not (val <= 1.0):
-            return {"name": name, "applicable": False, "value": val,
-                    "reason": f"vacuous: bound {val:.4g} > 1"}
-        return {"name": name, "applicable": True, "value": val}
-    return {"name": None, "applicable": False,
-            "reason": f"no error bound of the papers is implemented for {spec.name}"}
-
-
 def check_correctness(algo: str, risk: float, *, eps: float | None = None,
                       params: dict | None = None, runs: int | None = None, seed: int = 0,
                       alpha: float = 0.05, workers: int = 1) -> dict:
@@ -234,10 +137,12 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     input (before any simulation).
     """
     spec = registry.get(algo)
-    if spec.name not in FIXED_CONFIDENCE + FIXED_BUDGET:
+    theory = registry.identification(spec.name)
+    if theory is None:
+        accepted = registry.FIXED_CONFIDENCE + registry.FIXED_BUDGET
         raise InputError(f"{spec.name} is neither a fixed-confidence nor a fixed-budget "
                          f"identification algorithm; check correctness accepts: "
-                         f"{', '.join(FIXED_CONFIDENCE + FIXED_BUDGET)}")
+                         f"{', '.join(accepted)}")
     risk = validate.probability(risk, "--risk")
     alpha = validate.correctness_alpha(alpha, "--alpha")
     runs = validate.runs(default_runs(risk, alpha) if runs is None else runs, "--runs")
@@ -246,7 +151,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     if eps is not None:
         validate.eps(eps, "--eps")
     eps_run = float(eps) if eps is not None else 1.0
-    kind = "fixed-confidence" if spec.name in FIXED_CONFIDENCE else "fixed-budget"
+    kind = theory.kind
     given = dict(params or {})
     if kind == "fixed-confidence":
         if "risk" in given and spec.param("risk").parse(given["risk"]) != float(risk):
@@ -264,24 +169,7 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     seconds = time.perf_counter() - t0
 
     stopped = status == STOPPED
-    if spec.name in ("ldp-tb-budget", "apt"):
-        # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding.algorithm import budget_loss
-        wrong = np.zeros(runs, bool)
-        wrong[stopped] = budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
-        target = {"loss": "eq. (2) of seed 001: a returned arm with mu <= tau - zeta or a "
-                          "missing arm with mu > tau + zeta",
-                  "threshold": p["threshold"], "tolerance": p["tolerance"]}
-    elif spec.name == "ldp-tb-confidence":
-        # here: the kernels load (0.5 s) when a check runs, not with every command
-        from dpaudit.algorithms.ldp_thresholding.algorithm import target_mask
-        tm = int(target_mask(means, p["threshold"]))
-        wrong = stopped & (rec != tm)
-        target = {"target_set": _bitmask_to_set(tm, K), "threshold": p["threshold"]}
-    else:
-        best = np.flatnonzero(means == means.max())
-        wrong = stopped & ~np.isin(rec, best)
-        target = {"best_arms": [int(b) for b in best]}
+    wrong, target = theory.errors(rec, stopped, means, p)
     unstopped = ~stopped
     errors = int(wrong.sum() + unstopped.sum())
     v = verdict(errors, runs, risk, alpha)
@@ -303,11 +191,18 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     }
     if kind == "fixed-confidence":
         out["stopping_time"] = _tau_stats(tau, stopped)
-        out["lower_bound"] = _lower_bound_004(spec, means, eps_run, risk)
-        out["upper_bounds"] = _upper_bounds(spec, p, means, eps_run, risk)
+        out["lower_bound"] = theory.lower_bound(spec.private, means, eps_run, risk)
+        out["upper_bounds"] = (
+            theory.upper_bounds(p, means, eps_run, risk) if theory.upper_bounds else
+            [{"name": "paper upper bound", "applicable": False,
+              "reason": "the paper gives no bound with explicit constants for this algorithm"
+                        if spec.private else "non-private comparator"}])
     else:
         out["budget_pulls"] = {"mean": float(tau.mean()), "max": int(tau.max())}
-        out["paper_bound"] = _budget_bound(spec, p, prep, eps_run)
+        out["paper_bound"] = (
+            theory.error_bound(p, prep, eps_run) if theory.error_bound else
+            {"name": None, "applicable": False,
+             "reason": f"no error bound of the papers is implemented for {spec.name}"})
     return out
 
 

@@ -7,6 +7,11 @@ in ``SPECS`` (:class:`dpaudit.spec.AlgorithmSpec`) and registers nothing itself.
 imported on the first :func:`get` or :func:`all_specs` (their compiled kernels load then),
 once. The contract
 a spec follows is :mod:`dpaudit.spec`; the algorithms import it, never this module.
+
+It is also the catalogue of the papers' theory modules (:func:`theory`: constants, bounds and
+what an error is, :mod:`dpaudit.theory`), imported on first use too. The names the command
+line shows before anything is loaded (:data:`PAPERS`, :data:`FIXED_CONFIDENCE`,
+:data:`FIXED_BUDGET`) are written out here; a test checks them against the theory modules.
 """
 from __future__ import annotations
 
@@ -14,6 +19,14 @@ import difflib
 
 from dpaudit.errors import InputError
 from dpaudit.spec import AlgorithmSpec
+from dpaudit.theory import Identification
+
+PAPERS = ("000", "001", "004")     # the papers with a theory module (check constants --paper)
+# the identification algorithms (check correctness), in the order its help lists them
+FIXED_CONFIDENCE = ("adap-tt", "adap-tt-no-forgetting", "adap-tt-raw-leader", "dp-se", "ttucb",
+                    "ldp-tb-confidence")
+FIXED_BUDGET = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-bai-reuse", "dp-od",
+                "od-linbai", "ldp-tb-budget", "apt")
 
 _REGISTRY: dict[str, AlgorithmSpec] = {}
 _LOADED: list[bool] = []
@@ -60,3 +73,28 @@ def get(name: str) -> AlgorithmSpec:
     close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError(f"unknown algorithm {name!r}{hint} (see `dpaudit list`)")
+
+
+def theories() -> dict:
+    """The theory module of each paper in :data:`PAPERS`, by paper key.
+
+    Imported here, on first use: they import their algorithms' kernels (0.5 s)."""
+    from dpaudit.algorithms.adap_tt import theory as adap_tt
+    from dpaudit.algorithms.dp_bai import theory as dp_bai
+    from dpaudit.algorithms.ldp_thresholding import theory as ldp_thresholding
+    return {"000": dp_bai, "001": ldp_thresholding, "004": adap_tt}
+
+
+def theory(paper: str):
+    """The theory module of ``paper`` (a key of :data:`PAPERS`): its ``report(params)`` and
+    ``REPORT_PARAMS`` (``dpaudit check constants``), its ``IDENTIFICATION``."""
+    return theories()[paper]
+
+
+def identification(name: str) -> Identification | None:
+    """What ``dpaudit check correctness`` checks the algorithm ``name`` against, or None when
+    it is not an identification algorithm (:class:`dpaudit.theory.Identification`)."""
+    for module in theories().values():
+        if name in module.IDENTIFICATION:
+            return module.IDENTIFICATION[name]
+    return None

@@ -1,5 +1,5 @@
-"""dpaudit.constants: the worked numbers of digests 004 (§2.1, §3.1, §3.3, §3.7, §3.8), 000 (§3.6)
-and 001 (§3.6), the report's cross-checks, input errors, and closed form vs numerical
+"""dpaudit.constants and the papers' theory modules: the worked numbers of digests 004 (§2.1,
+§3.1, §3.3, §3.7, §3.8), 000 (§3.6) and 001 (§3.6), the report's cross-checks, input errors, and closed form vs numerical
 optimisation on generated instances (hypothesis, 100 examples each)."""
 import json
 import math
@@ -10,7 +10,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import constants as C
+from dpaudit import registry
+from dpaudit.algorithms.adap_tt import theory as A
 from dpaudit.errors import InputError
+from dpaudit.theory import cross_check
 
 
 def close(x, v, digits):
@@ -25,7 +28,7 @@ def sig(x, v, n):
 
 @pytest.fixture(scope="module")
 def rep004():
-    return {name: C.constants("004", {"instance": name}) for name in C.INSTANCES_004}
+    return {name: C.constants("004", {"instance": name}) for name in A.INSTANCES_004}
 
 
 # ------------------------------------------------------------------ digest 004 §3.7 table 1
@@ -140,7 +143,7 @@ def test_digest004_lower_bounds_and_thm5(rep004, key):
 def test_digest004_section31_constants():
     close(math.log(1 / (3 * 0.01)), 3.506558, 6)
     close(C.constants("004")["ln_1_over_3risk"], 3.506558, 6)
-    close(float(C.kl_bernoulli(0.99, 0.01)), 4.503217, 6)
+    close(float(A.kl_bernoulli(0.99, 0.01)), 4.503217, 6)
 
 
 def test_digest004_main_text_gk_claim_is_false_on_mu2(rep004):
@@ -206,7 +209,7 @@ def test_digest004_cg_table():
 
 # ------------------------------------------------------------------ report structure and checks
 
-@pytest.mark.parametrize("paper", C.PAPERS)
+@pytest.mark.parametrize("paper", registry.PAPERS)
 def test_default_reports_are_json_and_all_checks_pass(paper):
     r = C.constants(paper)
     assert json.loads(json.dumps(r)) == r
@@ -217,11 +220,11 @@ def test_default_reports_are_json_and_all_checks_pass(paper):
 
 
 def test_check_flags_violations():
-    assert not C._check("x", 1.0, 1.0 + 1e-5)["pass"]
-    assert C._check("x", 1.0, 1.0 + 1e-7)["pass"]
-    assert not C._check("x", 1.0, 2.0, ">=")["pass"] and C._check("x", 2.0, 1.0, ">=")["pass"]
-    assert not C._check("x", 2.0, 1.0, "<=")["pass"]
-    assert not C._check("x", 1e-3, 0.0, "<=", 1e-6, absolute=True)["pass"]
+    assert not cross_check("x", 1.0, 1.0 + 1e-5)["pass"]
+    assert cross_check("x", 1.0, 1.0 + 1e-7)["pass"]
+    assert not cross_check("x", 1.0, 2.0, ">=")["pass"] and cross_check("x", 2.0, 1.0, ">=")["pass"]
+    assert not cross_check("x", 2.0, 1.0, "<=")["pass"]
+    assert not cross_check("x", 1e-3, 0.0, "<=", 1e-6, absolute=True)["pass"]
 
 
 def test_004_checks_cover_issue_cross_checks():
@@ -333,13 +336,13 @@ def test_001_instances_b_and_c():
     (lambda: C.constants("004", {"risk": 1.5}), "risk=1.5"),
     (lambda: C.constants("000", {"reading": "C"}), "reading='C'"),
     (lambda: C.constants("000", {"T": 0}), "T=0"),
-    (lambda: C.t_tv([0.5, 0.5, 0.1]), "unique best arm"),
-    (lambda: C.t_kl([0.5, 1.2]), "means[1]=1.2"),
-    (lambda: C.t_kl([0.5]), "at least 2"),
-    (lambda: C.t_kl_beta([0.5, 0.2], beta=1.0), "beta=1.0"),
-    (lambda: C.t_star_eps([0.5, 0.2], -1), "eps=-1"),
-    (lambda: C.t_tv([0.5, 0.2], family="poisson"), "family='poisson'"),
-    (lambda: C.threshold_row(1, [1.0]), "k=1"),
+    (lambda: A.t_tv([0.5, 0.5, 0.1]), "unique best arm"),
+    (lambda: A.t_kl([0.5, 1.2]), "means[1]=1.2"),
+    (lambda: A.t_kl([0.5]), "at least 2"),
+    (lambda: A.t_kl_beta([0.5, 0.2], beta=1.0), "beta=1.0"),
+    (lambda: A.t_star_eps([0.5, 0.2], -1), "eps=-1"),
+    (lambda: A.t_tv([0.5, 0.2], family="poisson"), "family='poisson'"),
+    (lambda: A.threshold_row(1, [1.0]), "k=1"),
 ])
 def test_input_errors(call, needle):
     with pytest.raises(InputError) as e:
@@ -365,28 +368,28 @@ def _rel(a, b):
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)
-@given(instances(), st.sampled_from(C.FAMILIES), st.floats(0.05, 4.0))
+@given(instances(), st.sampled_from(A.FAMILIES), st.floats(0.05, 4.0))
 def test_tv_closed_form_equals_lp(mu, family, sigma2):
-    T, w = C.t_tv(mu, family, sigma2)
-    T_lp, w_lp = C.t_tv_lp(mu, family, sigma2)
+    T, w = A.t_tv(mu, family, sigma2)
+    T_lp, w_lp = A.t_tv_lp(mu, family, sigma2)
     assert _rel(T, T_lp) <= 1e-6
     assert np.max(np.abs(w - w_lp)) <= 1e-6
     # the value of the optimum is attained by the allocation (1/T = objective at ω)
-    assert _rel(1 / T, C.tv_objective(mu, w, family, sigma2)) <= 1e-9
+    assert _rel(1 / T, A.tv_objective(mu, w, family, sigma2)) <= 1e-9
     if family == "bernoulli":    # Proposition 1's bounds and Pinsker (Sec. 3)
         g = sorted(max(mu) - np.asarray(mu))[1]
         assert 1 / g <= T * (1 + 1e-12) and T <= len(mu) / g * (1 + 1e-12)
-        assert T >= math.sqrt(2 * C.t_kl(mu)[0]) * (1 - 1e-9)
+        assert T >= math.sqrt(2 * A.t_kl(mu)[0]) * (1 - 1e-9)
 
 
 @pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(instances())
 def test_bernoulli_tkl_root_finding_equals_direct_optimisation(mu):
-    T, w = C.t_kl(mu)
-    T_num, w_num = C.t_kl_epigraph(mu)
+    T, w = A.t_kl(mu)
+    T_num, w_num = A.t_kl_epigraph(mu)
     assert _rel(T, T_num) <= 1e-6
-    assert _rel(1 / T, C.kl_objective(mu, w)) <= 1e-9
+    assert _rel(1 / T, A.kl_objective(mu, w)) <= 1e-9
     assert abs(w.sum() - 1) <= 1e-12 and np.all(w > 0)
 
 
@@ -394,9 +397,9 @@ def test_bernoulli_tkl_root_finding_equals_direct_optimisation(mu):
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(instances(-3.0, 3.0, 1e-2), st.floats(0.1, 4.0))
 def test_gaussian_tkl_root_finding_equals_beta_minimisation(mu, sigma2):
-    T, w = C.t_kl(mu, "gaussian", sigma2)
-    T_beta, beta, w_beta = C.t_kl_gaussian_min_beta(mu, sigma2)
-    T_num, _ = C.t_kl_epigraph(mu, "gaussian", sigma2)
+    T, w = A.t_kl(mu, "gaussian", sigma2)
+    T_beta, beta, w_beta = A.t_kl_gaussian_min_beta(mu, sigma2)
+    T_num, _ = A.t_kl_epigraph(mu, "gaussian", sigma2)
     assert _rel(T, T_beta) <= 1e-6
     assert _rel(T, T_num) <= 1e-6
     assert abs(beta - w[int(np.argmax(mu))]) <= 1e-4
@@ -406,7 +409,7 @@ def test_gaussian_tkl_root_finding_equals_beta_minimisation(mu, sigma2):
 @given(instances(-3.0, 3.0, 1e-2), st.floats(0.02, 0.98))
 def test_beta_allocation_equalises_the_ratios(mu, beta):
     """Eq. (25): at ω*_{KL,β} every Δ_a²/(1/β + 1/ω_a) equals 2/T*_{KL,β}; ω_{a*} = β."""
-    T, w = C.t_kl_beta(mu, beta)
+    T, w = A.t_kl_beta(mu, beta)
     mu = np.asarray(mu)
     a = int(np.argmax(mu))
     others = [b for b in range(mu.size) if b != a]
@@ -414,7 +417,7 @@ def test_beta_allocation_equalises_the_ratios(mu, beta):
     assert w[a] == beta and abs(w.sum() - 1) <= 1e-9
     assert max(_rel(r, 2 / T) for r in ratios) <= 1e-6
     # and T_{KL,β} is never below the optimal Gaussian T*_KL
-    assert T >= C.t_kl(mu, "gaussian")[0] * (1 - 1e-9)
+    assert T >= A.t_kl(mu, "gaussian")[0] * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("gap, sigma2", [(0.1, 1.0), (1.0, 1.0), (0.5, 0.25), (3.0, 4.0)])
@@ -426,5 +429,5 @@ def test_tv_of_gap_matches_numerical_integral(gap, sigma2):
     sd = math.sqrt(sigma2)
     tv, _ = quad(lambda x: 0.5 * abs(norm.pdf(x, 0, sd) - norm.pdf(x, gap, sd)), -60 * sd,
                  60 * sd + gap, points=[gap / 2], limit=200)
-    assert float(C.tv_of_gap(gap, "gaussian", sigma2)) == pytest.approx(tv, rel=1e-8)
-    assert float(C.tv_of_gap(gap / 4, "bernoulli")) == gap / 4
+    assert float(A.tv_of_gap(gap, "gaussian", sigma2)) == pytest.approx(tv, rel=1e-8)
+    assert float(A.tv_of_gap(gap / 4, "bernoulli")) == gap / 4

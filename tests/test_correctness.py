@@ -6,13 +6,17 @@ the probability over the seed that a correct implementation fails it.
 """
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
 
 from dpaudit import correctness as C
+from dpaudit import registry
 from dpaudit.cli import main
 from dpaudit.errors import InputError
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------ verdict logic (exact)
@@ -137,7 +141,7 @@ def test_fresh_runs_order_matches_chunks():
 def test_lower_bound_and_paper_bound_labels():
     r = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": "50"}, runs=1)
     lb = r["lower_bound"]
-    from dpaudit.constants import t_star_eps
+    from dpaudit.algorithms.adap_tt.theory import t_star_eps
     T, _ = t_star_eps(r["means"], 1.0)
     assert lb["applicable"] and lb["value"] == pytest.approx(T * math.log(1 / 0.15))
     assert "Thm 2" in lb["name"]
@@ -221,3 +225,48 @@ def test_papers_upper_bounds_next_to_the_stopping_times():
     assert ub["applicable"] and ub["value"] > a["lower_bound"]["value"]
     t = C.check_correctness("ttucb", 0.05, runs=2, seed=3, params={"max_steps": 1000})
     assert not t["upper_bounds"][0]["applicable"]
+
+
+def test_the_catalogues_names_are_the_theories_names():
+    # the command line lists these before any kernel loads; the theory modules are the source
+    theories = registry.theories()
+    assert set(theories) == set(registry.PAPERS)
+    kinds = {}
+    for module in theories.values():
+        for name, theory in module.IDENTIFICATION.items():
+            assert name not in kinds, f"{name} declared by two theories"
+            kinds[name] = theory.kind
+    assert sorted(registry.FIXED_CONFIDENCE) == sorted(
+        n for n, k in kinds.items() if k == "fixed-confidence")
+    assert sorted(registry.FIXED_BUDGET) == sorted(n for n, k in kinds.items()
+                                                   if k == "fixed-budget")
+    names = {s.name for s in registry.all_specs()}
+    assert set(kinds) <= names
+
+
+def test_the_checks_never_ask_an_algorithms_name():
+    # paper-agnostic: what an error is and which bound applies come from the theory
+    names = {s.name for s in registry.all_specs()}
+    for module in ("correctness.py", "constants.py"):
+        source = (ROOT / "dpaudit" / module).read_text()
+        assert not [n for n in names if f'"{n}"' in source], module
+
+
+def test_an_identification_without_a_lower_bound_or_with_an_unknown_kind_is_refused():
+    from dpaudit.theory import Identification, best_arm_errors
+    with pytest.raises(ValueError, match="lower_bound"):
+        Identification("fixed-confidence", best_arm_errors)
+    with pytest.raises(ValueError, match="kind='regret'"):
+        Identification("regret", best_arm_errors)
+
+
+def test_dp_bai_is_checked_against_theorem_4_2_when_d_exceeds_2():
+    # identity features, d = K = 4: eq. (16)'s bound exp(-T'/(65 M H)) with the paper's H
+    from dpaudit.algorithms.dp_bai import linear
+    r = C.check_correctness("dp-bai", 0.5, eps=1.0, runs=1, params={
+        "features": "identity", "means": "0.5,0.45,0.4,0.3", "horizon": "4000"})
+    b = r["paper_bound"]
+    assert b["applicable"] and "Thm 4.2" in b["name"]
+    assert b["H"] == pytest.approx(linear.hardness(np.array([0.5, 0.45, 0.4, 0.3]), 4, 1.0)["H"])
+    assert b["value"] == pytest.approx(math.exp(-b["T_prime"] / (65 * b["M"] * b["H"])))
+    assert b["T_prime"] < 4000 and b["M"] >= 1
