@@ -15,6 +15,8 @@ import sys
 import sysconfig
 import traceback
 
+import dpaudit
+import dpaudit.algorithms
 from dpaudit import audit, interrupt, registry, report, validate
 from dpaudit.bench import bench
 from dpaudit.constants import constants
@@ -443,7 +445,8 @@ def _error_line(e: Exception, debug: bool) -> str:
     """One line for an unexpected exception: the user's frame (the last traceback frame outside
     dpaudit, the standard library and installed packages) when there is one, else an internal
     error; control characters escaped so the line cannot forge another."""
-    ours = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (dpaudit, dpaudit.algorithms))    # two folders (pyproject package-dir)
     theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                     for k in ("stdlib", "platstdlib", "purelib", "platlib")})
     user = None

@@ -475,3 +475,15 @@ def test_strict_refuses_an_unreproducible_callable_before_the_audit():
     with pytest.raises(UserCodeError, match="draws randomness other than rng"):
         audit_callable(f, 1.0, runs=2000, seed=1, strict=True)
     assert len(calls) == 2 * REPRO_RUNS         # the two draws of the check, and no audit
+
+
+def test_an_exception_inside_a_reference_implementation_is_an_internal_error(monkeypatch,
+                                                                              capsys):
+    # the algorithms install from the top-level algorithms/, not from dpaudit/: a frame there
+    # is dpaudit's own code, never "your code"
+    from dpaudit.algorithms.adap_tt import glr
+    from dpaudit.cli import main
+    monkeypatch.setattr(glr, "C_G", None)           # theory.report calls it: TypeError there
+    assert main(["check", "constants", "--paper", "004"]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith("dpaudit: internal error: TypeError: "), err
