@@ -13,6 +13,7 @@ One subpackage per paper, each holding its kernels, its pseudo-code's functions 
   ``dp_ncb``).
 
 ``kernels`` holds the njit helpers the kernels share. Each module of an algorithm lists its
-algorithms in ``SPECS`` (:mod:`dpaudit.spec`); the catalogue :mod:`dpaudit.registry` imports
+algorithms in ``SPECS`` (:mod:`dpaudit.algorithms.spec`); the catalogue
+:mod:`dpaudit.algorithms.registry` imports
 them. Importing this package or a paper's subpackage imports none of its modules.
 """

@@ -2,7 +2,8 @@
 logging, argmax with lowest-index ties, a uniform arm (and the length of a run on a stream of
 users).
 
-Kernel contract: :mod:`dpaudit.simulate`. Every helper is ``@njit(cache=True)``; the kernels of
+Kernel contract: :mod:`dpaudit.simulation.simulate`. Every helper is ``@njit(cache=True)``; the
+kernels of
 :mod:`adap_tt`, :mod:`baselines`, :mod:`dp_ncb`, :mod:`lazy_dp` and :mod:`ldp_thresholding`
 import them from here.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED
 
 
 @nb.njit(cache=True)
 def reward(rng, table, means, t, a):
     """Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
-    beyond the table (kernel contract, dpaudit.simulate). Kernels record the action inline
+    beyond the table (kernel contract, dpaudit.simulation.simulate). Kernels record the action
+    inline
     after this call: a shared "pull and record" helper measured 1.4–4x slower."""
     if t < table.shape[0]:
         return table[t, a]
@@ -47,7 +49,8 @@ def user_stream_end(n_users, limit):
 @nb.njit(cache=True)
 def release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist):
     """Release i (0-based) of a statistic with additive noise of family ``dist``
-    (:data:`dpaudit.simulate.LAPLACE` or ``GAUSSIAN``): returns the released value and logs it.
+    (:data:`dpaudit.simulation.simulate.LAPLACE` or ``GAUSSIAN``): returns the released value and
+    logs it.
 
     ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
     not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and

@@ -33,7 +33,7 @@ import time
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_bai.algorithm import (dp_bai_kernel, dp_bai_recommendations,
                                                  od_recommendations)
 

@@ -14,7 +14,7 @@ reference values (../shared/specs/001_ldp_thresholding.md §3.6; the paper has n
   interval, over M runs (default 1000, as the digest).
 
 Rewards are Bernoulli(μ) drawn afresh in the compiled kernels (an empty reward table, kernel
-contract of dpaudit.simulate) and privatised by PrivBern(ε): one compiled batch call per
+contract of dpaudit.simulation.simulate) and privatised by PrivBern(ε): one compiled batch call per
 setting, no Python object per step. Seeded: the same seed prints the same numbers.
 """
 import argparse
@@ -23,9 +23,9 @@ import time
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.ldp_thresholding import algorithm as lt
-from dpaudit.simulate import CAPPED, STOPPED, run_batch
+from dpaudit.simulation.simulate import CAPPED, STOPPED, run_batch
 
 EPS = (0.5, 1.0, 2.0)
 BUDGETS = (200, 500, 1000, 2000)

@@ -39,8 +39,9 @@ import time
 
 import numpy as np
 
-from dpaudit.calibration import Task, power, rate, run_task, run_tasks, soundness, tightness
-from dpaudit.result import write_json_atomic
+from dpaudit.calibrate.calibration import (Task, power, rate, run_task, run_tasks, soundness,
+                                           tightness)
+from dpaudit.verdicts.result import write_json_atomic
 
 
 def _ci(r):

@@ -10,7 +10,8 @@ k_den/n:
 
 1. **real size**: ``--draws`` pairs of independent measurements of an unchanged algorithm
    (four binomials of n runs: old and new, numerator and denominator) through
-   :func:`dpaudit.stats.rise_z`; the share that rejects at the baseline's α_i, with its 95 %
+   :func:`dpaudit.statistics.stats.rise_z`; the share that rejects at the baseline's α_i, with its
+   95 %
    Clopper–Pearson interval, against α_i. (An asymptotic test: this is its size measured,
    the gate's union bound uses it.)
 2. **detectable rise**: the rise r of the log ratio (the numerator's probability times e^r)
@@ -29,8 +30,8 @@ import numpy as np
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom, norm
 
-from dpaudit.result import write_json_atomic
-from dpaudit.stats import rise_z
+from dpaudit.statistics.stats import rise_z
+from dpaudit.verdicts.result import write_json_atomic
 
 CHUNK = 1_000_000
 POWER, POWER_DRAWS = 0.95, 20_000

@@ -1,17 +1,18 @@
 """What weighting α toward the last look buys: the detectable loss at power 0.95 of one
 measured event, with a finalist's α split evenly over the 4 looks or by
-:data:`dpaudit.measure.LOOK_WEIGHTS` (the measurement's split).
+:data:`dpaudit.statistics.measure.LOOK_WEIGHTS` (the measurement's split).
 
     python benchmarks/look_weights.py
 
 Both designs spend the same α in all (the levels sum to it), so the false-violation bound is
 α either way (weighted Bonferroni over the looks); what changes is the power. Each row: the
 claim ε, the event's probability p on the denominator side, the budget n (runs per side), the
-detectable loss under each split (:class:`dpaudit.stats.PowerCurve`, exact binomial laws) and
+detectable loss under each split (:class:`dpaudit.statistics.stats.PowerCurve`, exact binomial
+laws) and
 its excess over ε. Seconds on one core; no randomness.
 """
-from dpaudit.measure import design
-from dpaudit.stats import PowerCurve
+from dpaudit.statistics.measure import design
+from dpaudit.statistics.stats import PowerCurve
 
 ALPHA, BETA = 0.05, 0.05
 CONFIGS = ((0.5, 0.1, 100_000), (1.0, 0.02, 200_000), (0.25, 0.3, 1_000_000),

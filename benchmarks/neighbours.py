@@ -2,7 +2,8 @@
 
     python benchmarks/neighbours.py [--planted 20] [--blackbox] [--adap-tt 8] [--runs N]
 
-1. **Planted worst position** (:mod:`dpaudit.planted`): 256 rows, one (drawn per seed) leaks
+1. **Planted worst position** (:mod:`dpaudit.calibrate.planted`): 256 rows, one (drawn per seed)
+leaks
    ε = 1 and every other ε/4, claim ε/2. Prints how often the default search (default budget
    unless ``--runs``) returns the planted row, with a Clopper–Pearson interval, and the time
    per audit; ``--blackbox``: also for ``--neighbours blackbox`` (no white-box screen).
@@ -19,9 +20,9 @@ import numpy as np
 
 
 def planted(n_seeds: int, runs: int | None, strategy: str) -> None:
-    from dpaudit.audit import audit_algorithm
-    from dpaudit.planted import planted_spec
-    from dpaudit.stats import cp_lower, cp_upper
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.calibrate.planted import planted_spec
+    from dpaudit.statistics.stats import cp_lower, cp_upper
     found, times = 0, []
     for seed in range(n_seeds):
         row = int(np.random.default_rng(seed).integers(256))
@@ -37,7 +38,7 @@ def planted(n_seeds: int, runs: int | None, strategy: str) -> None:
 
 
 def adap_tt(n_seeds: int, runs: int | None) -> None:
-    from dpaudit.audit import audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     out = {}
     for seed in range(1, n_seeds + 1):
         for strategy in ("structure", "search"):

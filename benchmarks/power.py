@@ -14,7 +14,7 @@ measurement samples per side):
    Clopper–Pearson interval, should be ≥ 1 − β up to sampling error: L* is a lower bound on
    the power of a design, so the rate may exceed it.
 
-Also printed: the power that :class:`dpaudit.stats.PowerCurve` gives at the *true* p (the
+Also printed: the power that :class:`dpaudit.statistics.stats.PowerCurve` gives at the *true* p (the
 reference's L* was computed at p estimated from its counts).
 
 Checkpointed: each finished configuration is written to ``--json`` at once; a rerun skips the
@@ -30,11 +30,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from dpaudit.calibration import rate
-from dpaudit.measure import design
-from dpaudit.mechanism import audit_mechanism
-from dpaudit.result import write_json_atomic
-from dpaudit.stats import PowerCurve
+from dpaudit.auditing.mechanism import audit_mechanism
+from dpaudit.calibrate.calibration import rate
+from dpaudit.statistics.measure import design
+from dpaudit.statistics.stats import PowerCurve
+from dpaudit.verdicts.result import write_json_atomic
 
 # (claim ε, claim δ, p = P(event | d′), n samples per side)
 CONFIGS = ((0.5, 0.0, 0.1, 100_000), (1.0, 0.0, 0.02, 200_000), (0.25, 0.0, 0.3, 1_000_000),

@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dpaudit import registry  # noqa: E402
+from dpaudit.algorithms import registry   # noqa: E402
 from dpaudit.algorithms.lazy_dp import algorithm as ld  # noqa: E402
 
 SETTINGS = {"setting 1": ld.SETTING_1, "setting 2": ld.SETTING_2}

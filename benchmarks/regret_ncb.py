@@ -79,7 +79,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 from scipy.special import logsumexp  # noqa: E402
 
-from dpaudit import registry  # noqa: E402
+from dpaudit.algorithms import registry   # noqa: E402
 
 # (key, registered algorithm, parameters, legend label); the position is part of the seed.
 CONFIGS = (("ncb", "ncb", {"phase1_constant": 1.0}, "NCB (non-private, C_I=1)"),

@@ -56,7 +56,7 @@ def masked_text(text: str, tmp: str | None = None) -> str:
 
 def call(argv: list[str]) -> tuple[int, str, str]:
     """``dpaudit argv`` in this process: (exit code, stdout, stderr)."""
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -93,7 +93,7 @@ def helps(out: pathlib.Path) -> None:
 
 
 def runs(out: pathlib.Path, n: int, quick: bool, tmp: str) -> None:
-    from dpaudit import registry
+    from dpaudit.algorithms import registry
     d = out / "run"
     d.mkdir()
     names = [s.name for s in registry.all_specs()]

@@ -15,7 +15,8 @@ Printed per configuration: runs, unstopped share at 2²⁶ with its 95 % Clopper
 the median, 90 % and 99 % quantiles of τ over *all* runs (an unstopped run counts as τ > 2²⁶,
 so a quantile in that region prints as "> 2^26" and is null in the JSON), the mean τ of stopped runs and their wrong
 recommendations. Deterministic for a seed whatever ``--workers``
-(:func:`dpaudit.correctness.fresh_runs`). Checkpointed: each finished configuration is written
+(:func:`dpaudit.checks.correctness.fresh_runs`). Checkpointed: each finished configuration is
+written
 to ``--json`` at once; a rerun skips configurations already there (same runs and seed).
 """
 import argparse
@@ -26,10 +27,10 @@ import time
 
 import numpy as np
 
-from dpaudit import registry
-from dpaudit.correctness import cp_bounds, fresh_runs
-from dpaudit.result import write_json_atomic
-from dpaudit.simulate import STOPPED
+from dpaudit.algorithms import registry
+from dpaudit.checks.correctness import cp_bounds, fresh_runs
+from dpaudit.simulation.simulate import STOPPED
+from dpaudit.verdicts.result import write_json_atomic
 
 CAP = 1 << 26
 EPS = 0.5

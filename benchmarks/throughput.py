@@ -8,8 +8,8 @@ Every other algorithm: >= 1e7 steps/s per core (issues 5, 6).
 """
 import argparse
 
-from dpaudit import registry
-from dpaudit.bench import bench
+from dpaudit.algorithms import registry
+from dpaudit.simulation.bench import bench
 
 TARGETS = {"adap-tt": 2e7}
 DEFAULT_TARGET = 1e7

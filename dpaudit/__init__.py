@@ -3,14 +3,16 @@
 Public API: :func:`audit_algorithm` (registered bandit algorithms on neighbouring reward
 tables), :func:`audit_mechanism` (any ``mechanism(rng, data, n)`` on a fixed pair of inputs)
 and :func:`audit_callable` (a plain Python bandit ``function(rng, data, eps)``). Each returns an
-:class:`~dpaudit.result.AuditResult`.
+:class:`~dpaudit.verdicts.result.AuditResult`.
 """
 from importlib.metadata import version as _version
 
 __version__ = _version("dpaudit")     # one source: pyproject.toml
 
-_API = {"audit_algorithm": "dpaudit.audit", "audit_mechanism": "dpaudit.mechanism",
-        "audit_callable": "dpaudit.plugin", "AuditResult": "dpaudit.result"}
+_API = {"audit_algorithm": "dpaudit.auditing.audit",
+        "audit_mechanism": "dpaudit.auditing.mechanism",
+        "audit_callable": "dpaudit.auditing.plugin",
+        "AuditResult": "dpaudit.verdicts.result"}
 __all__ = list(_API)
 
 

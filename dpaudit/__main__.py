@@ -1,14 +1,14 @@
 """The ``dpaudit`` command and ``python -m dpaudit``: Ctrl-C and SIGTERM handled first
-(:mod:`dpaudit.interrupt`), then the command line's imports (a second or two) and
-:func:`dpaudit.cli.main`."""
+(:mod:`dpaudit.core.interrupt`), then the command line's imports (a second or two) and
+:func:`dpaudit.commands.cli.main`."""
 import sys
 
-from dpaudit import interrupt
+from dpaudit.core import interrupt
 
 
 def main() -> int:
     interrupt.install()
-    from dpaudit.cli import main as command_line   # after the handler: imports take ~1.3 s
+    from dpaudit.commands.cli import main as command_line   # after the handler: imports take ~1.3 s
     return command_line()
 
 

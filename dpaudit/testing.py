@@ -13,7 +13,7 @@ With dpaudit installed, pytest also offers it as a fixture (entry point ``pytest
 
 ``mechanism`` is a registered algorithm name (``dpaudit list``) or a callable
 ``fn(rng, data, eps) -> output`` as for ``dpaudit run --algo FILE.py:FUNCTION``
-(:mod:`dpaudit.plugin`: ``data`` is a (T, K) table for ``user``/``full``, (K, T) for
+(:mod:`dpaudit.auditing.plugin`: ``data`` is a (T, K) table for ``user``/``full``, (K, T) for
 ``stream``, one reward for ``local``). The audit is the one of ``dpaudit run`` with a fixed
 ``seed`` (deterministic: a test that passes keeps passing) and ``alpha`` = 1e-6 by default: a
 correct mechanism fails the assertion with probability at most ``alpha`` over seeds.
@@ -30,21 +30,22 @@ def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str =
     """Audit ``mechanism`` against (``eps``, ``delta``)-DP and raise ``AssertionError`` (with
     the audit's summary: verdict, ε_lb, neighbouring pair, event, counts) when the verdict is
     a violation, or inconclusive unless ``allow_inconclusive``. Returns the
-    :class:`~dpaudit.result.AuditResult` otherwise.
+    :class:`~dpaudit.verdicts.result.AuditResult` otherwise.
 
     Registered algorithms take ``params`` (``--param`` values); callables take ``model``,
     ``means`` (K arms) and ``horizon`` (T rows). ``runs``: measurement runs per side (defaults
     of ``dpaudit run``); ``beta``, ``margin``: a pass needs every measured event's upper bound
-    ``eps_ub`` (confidence 1 − β) to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdict`). Bad input raises :class:`~dpaudit.errors.InputError`.
+    ``eps_ub`` (confidence 1 − β) to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdicts.verdict`). Bad
+    input raises :class:`~dpaudit.errors.InputError`.
     """
     if isinstance(mechanism, str) and ":" not in mechanism:
         # imported on the call: pytest loads this plugin in every session of a project that
         # has dpaudit installed, and the audit takes 1.3 s to import
-        from dpaudit.audit import audit_algorithm
+        from dpaudit.auditing.audit import audit_algorithm
         res = audit_algorithm(mechanism, eps, params=params, delta=delta, alpha=alpha,
                               runs=runs, seed=seed, beta=beta, margin=margin)
     else:
-        from dpaudit.plugin import audit_callable   # (as above)
+        from dpaudit.auditing.plugin import audit_callable   # (as above)
         res = audit_callable(mechanism, eps, model=model, delta=delta or 0.0, means=means,
                              horizon=horizon, alpha=alpha, runs=runs, seed=seed, beta=beta,
                              margin=margin)

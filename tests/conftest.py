@@ -82,7 +82,9 @@ def pytest_configure(config):
     if refusal:
         raise pytest.UsageError(refusal)
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
-        clear_stale_numba_caches(SOURCES.values(), config.cache)
+        roots = [f for f in SOURCES.values()
+                 if not any(f != g and f.is_relative_to(g) for g in SOURCES.values())]
+        clear_stale_numba_caches(roots, config.cache)
     import dpaudit
     import dpaudit.algorithms
 

@@ -3,13 +3,13 @@
 Run 0 of seed 7 of AdaP-TT on its default instance (ε = 0.5) never stops: its best arm's
 phase-1 release is about −8 and the arm is never pulled again (README "AdaP-TT: runs that never
 stop"); with ``max_steps`` = 2⁶² the batch loop goes on for years. ``python tests/hang.py``
-installs the command line's signal handling first (:func:`dpaudit.interrupt.install`), as the
+installs the command line's signal handling first (:func:`dpaudit.core.interrupt.install`), as the
 ``dpaudit`` command does, then makes the call.
 """
 import numpy as np
 
-from dpaudit import registry
-from dpaudit.simulate import run_batch
+from dpaudit.algorithms import registry
+from dpaudit.simulation.simulate import run_batch
 
 
 def hang():
@@ -22,6 +22,6 @@ def hang():
 
 
 if __name__ == "__main__":
-    from dpaudit import interrupt
+    from dpaudit.core import interrupt
     interrupt.install()
     hang()

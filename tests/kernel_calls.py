@@ -1,11 +1,12 @@
 """Helpers shared by the tests of the regret algorithms (tests/test_lazy_dp.py,
 tests/test_adap_ucb.py): one call of a registered kernel, random reward tables, and the
-exact comparison of a release log with a reference's. Kernel contract: dpaudit.simulate."""
+exact comparison of a release log with a reference's. Kernel contract:
+dpaudit.simulation.simulate."""
 import numpy as np
 import pytest
 
-from dpaudit import registry
-from dpaudit.simulate import LAPLACE
+from dpaudit.algorithms import registry
+from dpaudit.simulation.simulate import LAPLACE
 
 
 def prepared(name, eps=1.0, **params):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import glr as glr
-from dpaudit.simulate import CAPPED, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED
 
 
 def run(name, eps, params, table, seed, limit=None, n_rec=1 << 16):

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from scipy.special import rel_entr
 
-from dpaudit import registry
-from dpaudit import whitebox as wb
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.lazy_dp import adap_ucb as au
 from dpaudit.algorithms.lazy_dp import algorithm as ld
+from dpaudit.auditing import whitebox as wb
+from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
-from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
-from dpaudit.tables import NeighbourPair
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED, run_batch
 from kernel_calls import assert_releases, call, prepared, random_table
 
 NAMES = ("adap-ucb", "adap-klucb", "adap-ucb-raw-init")
@@ -327,7 +327,7 @@ def test_whitebox_release_loss_and_replay():
 @pytest.mark.statistical
 @pytest.mark.slow
 def test_audit_pipeline_on_explicit_pairs():
-    """End to end (dpaudit.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side, ε = 1.
+    """End to end (dpaudit.auditing.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side, ε = 1.
     adap-ucb-raw-init, K = 2, row 0 = (0, 0) vs (1, 1) on a ½ table: round 3 is arm 1 on d and
     arm 0 on d' with probability 1 (a violation with ε_lb > 5); adap-ucb on the same pair
     passes. adap-klucb on the all-zero table, row 15 = 0s vs 1s (arm 0's episode of rows
@@ -337,7 +337,7 @@ def test_audit_pipeline_on_explicit_pairs():
     A wrong "violation" for the honest algorithms has probability ≤ α = 1e-6 (the audit's
     own guarantee); a missed violation or ε_lb ≤ 0.7 needs p̂ off by more than 0.02 on one
     side (Hoeffding: 2·exp(−2·2e5·0.02²) = 2.5e-70)."""
-    from dpaudit.audit import audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     kw = dict(runs=200_000, seed=1, workers=1, whitebox_runs=0, alpha=1e-6)
     pair = NeighbourPair.change_row(np.full((8, 2), 0.5), 0, np.zeros(2), np.ones(2),
                                     {"name": "tied-mid"}, "round 1")

@@ -12,11 +12,11 @@ import numba as nb
 import numpy as np
 import pytest
 
-from dpaudit import audit
-from dpaudit.audit import audit_algorithm, view_lengths
-from dpaudit.simulate import STOPPED
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
-from dpaudit.tables import NeighbourPair
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.auditing import audit
+from dpaudit.auditing.audit import audit_algorithm, view_lengths
+from dpaudit.data.tables import NeighbourPair
+from dpaudit.simulation.simulate import STOPPED
 
 EDGES = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])
 
@@ -135,7 +135,8 @@ def test_registered_batch_loops_load_from_numba_cache():
     import subprocess
     import sys
     code = ("import numpy as np\n"
-            "from dpaudit import registry, simulate\n"
+            "from dpaudit.algorithms import registry\n"
+            "from dpaudit.simulation import simulate\n"
             "spec = registry.get('adap-tt')\n"
             "prep = spec.prepare(0.5, spec.resolve_params({}))\n"
             "out = simulate.run_batch(spec.kernel, np.random.default_rng(1), np.ones((16, 6)),"

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import baselines as bl
 from dpaudit.algorithms.adap_tt.algorithm import MU1
 from dpaudit.algorithms.adap_tt.glr import C_G
-from dpaudit.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED, run_batch
+from dpaudit.simulation.simulate import CAPPED, LAPLACE, STOPPED, TRUNCATED, run_batch
 
 
 def run(name, eps, table, limit=None, seed=0, n_rel=256, **params):

@@ -2,7 +2,7 @@
 counted, never waited for."""
 import time
 
-from dpaudit.bench import GRACE, bench
+from dpaudit.simulation.bench import GRACE, bench
 
 
 def test_runs_that_never_stop_are_cut_at_the_time_budget_and_counted():

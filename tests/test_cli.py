@@ -108,7 +108,7 @@ def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path, monkeypatch, 
     # in-process (cli.main, as `python -m dpaudit` calls it), run from an empty folder: a
     # subprocess per case would spend its time importing numba; the process-level wiring is
     # the next test's
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     monkeypatch.chdir(tmp_path)
     argv = [*args, "--json", str(tmp_path / "out.json")] if args[0] != "frobnicate" else args
     try:
@@ -120,7 +120,7 @@ def test_bad_input_one_line_exit_2_no_file(args, needle, tmp_path, monkeypatch, 
 
 
 def test_an_exception_in_the_users_callable_is_one_line_exit_4(tmp_path, capsys):
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     f = tmp_path / "boom.py"
     f.write_text("def f(rng, data, eps):\n    return [1 / 0]\n")
     out = tmp_path / "out.json"
@@ -136,7 +136,7 @@ def test_an_internal_error_is_one_line_exit_4_and_debug_shows_the_traceback(monk
                                                                              capsys):
     import functools
 
-    from dpaudit import cli
+    from dpaudit.commands import cli
     # raised from no user file (exec'd text, called straight from cli.main); its newline
     # cannot forge a second line
     monkeypatch.setattr(cli, "_list", functools.partial(
@@ -315,7 +315,8 @@ SUITE = '[suite]\nalpha = 1e-3\nruns = 1000\n[[audit]]\nalgo = "privbern"\neps =
 
 def _no_audit(monkeypatch):
     """Any audit started fails the test: outputs are checked before any computation."""
-    from dpaudit import audit, gate
+    from dpaudit.auditing import audit
+    from dpaudit.gating import gate
 
     def started(*a, **k):
         raise AssertionError("an audit started before the output path was checked")
@@ -324,7 +325,7 @@ def _no_audit(monkeypatch):
 
 
 def _refused_unchanged(argv, needle, files, capsys):
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     before = {f: f.read_bytes() for f in files}
     code = main([str(x) for x in argv])
     err = capsys.readouterr().err
@@ -389,7 +390,7 @@ def test_a_closed_stdout_pipe_is_no_traceback_and_keeps_the_exit_code(tmp_path):
 def test_a_callable_that_writes_to_its_table_is_an_error_in_its_code(tmp_path, capsys):
     # it would otherwise be audited on the tables it rewrote (the JSON naming the original
     # pair): a non-private function that zeroes its input passed
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     f = tmp_path / "mutates.py"
     f.write_text("def leak(rng, data, eps):\n    out = int(data[0, 0] > 0.5)\n"
                  "    data *= 0.0\n    return out\n")
@@ -407,7 +408,7 @@ def test_a_callable_that_writes_to_its_table_is_an_error_in_its_code(tmp_path, c
 def test_an_output_an_audit_cannot_use_is_an_error_in_your_code(tmp_path, capsys, body, shown):
     # None (a forgotten return) was read as NaN and passed; a complex output lost its
     # imaginary part (a leak there passed)
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     f = tmp_path / "bad_output.py"
     f.write_text(f"def f(rng, data, eps):\n    {body}\n")
     code = main(["run", "--algo", f"{f}:f", "--eps", "1", "--runs", "2000", "--seed", "1",
@@ -427,7 +428,7 @@ def test_an_output_an_audit_cannot_use_is_an_error_in_your_code(tmp_path, capsys
 def test_an_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source, shown):
     # sys.exit made dpaudit exit 0, the code of a pass, with no verdict and no message;
     # os._exit ended the process at once (here it would end the test run)
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     real = os._exit
     f = tmp_path / "exits.py"
     f.write_text(source)
@@ -439,7 +440,7 @@ def test_an_exit_in_your_code_is_no_verdict_and_exit_4(tmp_path, capsys, source,
 
 
 def test_a_callable_drawing_other_randomness_is_flagged_and_strict_fails(tmp_path, capsys):
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     f = tmp_path / "globalrng.py"
     f.write_text("import numpy as np\n\ndef f(rng, data, eps):\n"
                  "    return int(data[0, 0] + np.random.laplace(0, 1 / eps) > 0.5)\n\n"
@@ -465,7 +466,7 @@ def test_strict_refuses_an_unreproducible_callable_before_the_audit():
 
     from dpaudit import audit_callable
     from dpaudit.errors import UserCodeError
-    from dpaudit.plugin import REPRO_RUNS
+    from dpaudit.auditing.plugin import REPRO_RUNS
     calls = []
 
     def f(rng, data, eps):
@@ -482,7 +483,7 @@ def test_an_exception_inside_a_reference_implementation_is_an_internal_error(mon
     # the algorithms install from the top-level algorithms/, not from dpaudit/: a frame there
     # is dpaudit's own code, never "your code"
     from dpaudit.algorithms.adap_tt import glr
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     monkeypatch.setattr(glr, "C_G", None)           # theory.report calls it: TypeError there
     assert main(["check", "constants", "--paper", "004"]) == 4
     err = capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""dpaudit.constants and the papers' theory modules: the worked numbers of digests 004 (§2.1,
+"""dpaudit.checks.constants and the papers' theory modules: the worked numbers of digests 004 (§2.1,
 §3.1, §3.3, §3.7, §3.8), 000 (§3.6) and 001 (§3.6), the report's cross-checks, input errors, and closed form vs numerical
 optimisation on generated instances (hypothesis, 100 examples each)."""
 import json
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dpaudit import constants as C
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import theory as A
+from dpaudit.algorithms.theory import cross_check
+from dpaudit.checks import constants as C
 from dpaudit.errors import InputError
-from dpaudit.theory import cross_check
 
 
 def close(x, v, digits):

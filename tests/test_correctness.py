@@ -1,4 +1,4 @@
-"""dpaudit.correctness (`dpaudit check correctness`, issue 7): Clopper–Pearson verdicts,
+"""dpaudit.checks.correctness (`dpaudit check correctness`, issue 7): Clopper–Pearson verdicts,
 unstopped runs counted as errors, determinism, wrong-by-construction algorithms, CLI.
 
 Statistical tests are seeded (deterministic); each states its false-failure probability, i.e.
@@ -11,9 +11,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from dpaudit import correctness as C
-from dpaudit import registry
-from dpaudit.cli import main
+from dpaudit.algorithms import registry
+from dpaudit.checks import correctness as C
+from dpaudit.commands.cli import main
 from dpaudit.errors import InputError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def test_deterministic_for_a_seed_and_independent_of_workers():
 
 def test_fresh_runs_order_matches_chunks():
     # the first chunk's runs are the same whether 1 or 3 chunks are simulated
-    from dpaudit import registry
+    from dpaudit.algorithms import registry
     spec = registry.get("ttucb")
     p = spec.resolve_params({"means": "0.6,0.4", "risk": 0.1})
     prep = spec.prepare(1.0, p)
@@ -248,12 +248,12 @@ def test_the_checks_never_ask_an_algorithms_name():
     # paper-agnostic: what an error is and which bound applies come from the theory
     names = {s.name for s in registry.all_specs()}
     for module in ("correctness.py", "constants.py"):
-        source = (ROOT / "dpaudit" / module).read_text()
+        source = (ROOT / "dpaudit" / "checks" / module).read_text()
         assert not [n for n in names if f'"{n}"' in source], module
 
 
 def test_an_identification_without_a_lower_bound_or_with_an_unknown_kind_is_refused():
-    from dpaudit.theory import Identification, best_arm_errors
+    from dpaudit.algorithms.theory import Identification, best_arm_errors
     with pytest.raises(ValueError, match="lower_bound"):
         Identification("fixed-confidence", best_arm_errors)
     with pytest.raises(ValueError, match="kind='regret'"):

@@ -13,13 +13,13 @@ import pathlib
 import numpy as np
 import pytest
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_bai import algorithm as db
 from dpaudit.algorithms.dp_bai import linear as lin
+from dpaudit.auditing.whitebox import RELEASE_ROWS
+from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
-from dpaudit.simulate import GAUSSIAN, LAPLACE, STOPPED, run_batch
-from dpaudit.tables import NeighbourPair
-from dpaudit.whitebox import RELEASE_ROWS
+from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, STOPPED, run_batch
 
 NAMES = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-od", "od-linbai", "dp-bai-reuse")
 K5_MEANS = (0.5, 0.45, 0.4, 0.35, 0.3)
@@ -500,7 +500,7 @@ def test_dp_od_l2_calibration_leaks_on_diagonal_features(tmp_path):
     # The white-box loss of each run is exact; the maximum is attained in a run whose two
     # released coordinates both fall beyond both exact values (probability 1/4 per run: none
     # of the 400 runs attaining it has probability 0.75^400 < 1e-49).
-    from dpaudit.whitebox import whitebox
+    from dpaudit.auditing.whitebox import whitebox
     f = save_features(tmp_path, [[1.0, 1.0], [1.0, -1.0], [0.1, 0.1]])
     for norm, expect in (("l2", math.sqrt(2)), ("l1", 1.0)):
         spec, p, prep = prepared("dp-od", features=f, means=(0.6, 0.4, 0.06), norm=norm)
@@ -608,7 +608,7 @@ def test_feature_files(tmp_path):
 
 @pytest.mark.cli
 def test_cli_errors_are_one_line(capsys):
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     for argv in (["run", "--algo", "dp-bai", "--eps", "1", "--param", "features=nope"],
                  ["run", "--algo", "dp-bai-gauss", "--eps", "1", "--delta", "0"],
                  ["run", "--algo", "dp-bai-gauss", "--eps", "1", "--delta", "0.001",
@@ -624,7 +624,8 @@ def test_stream_search_positions_come_from_the_release_log():
     # 30 × 30 = 900 positions > 256: the search takes the release log's marks. At T = 32
     # DP-BAI releases arm 0 after 15 samples and arm 2 after 30: marks (0, 14), (2, 0) and
     # (2, 14) (last sample before each release, first one after, last before stopping)
-    from dpaudit import neighbours as nbrs, search
+    from dpaudit.auditing import search
+    from dpaudit.data import neighbours as nbrs
     spec, p, prep = prepared("dp-bai")
     H = spec.audit_horizon(p)
     base = np.zeros((30, H))
@@ -637,7 +638,7 @@ def test_stream_search_positions_come_from_the_release_log():
 
 
 def test_structure_candidates_for_stream_tables():
-    from dpaudit import neighbours as nbrs
+    from dpaudit.data import neighbours as nbrs
     spec, p, prep = prepared("dp-bai")
     pairs = nbrs.candidates(spec, {**p, "means": tuple(prep.means)}, 1)
     assert {pr.position for pr in pairs} == {(0, 0), (2, 0)} and len(pairs) == 6
@@ -648,7 +649,7 @@ def test_structure_candidates_for_stream_tables():
 @pytest.mark.statistical
 @pytest.mark.slow
 def test_audit_positive_control_and_gauss_delta():
-    from dpaudit.audit import audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     # OD-LinBAI is a deterministic function of the table: the pair found separates the
     # outputs completely (0 hits against n), so the verdict cannot depend on chance
     r = audit_algorithm("od-linbai", 1.0, runs=20_000, seed=1, workers=1, whitebox_runs=50)
@@ -682,7 +683,7 @@ def test_reuse_mutant_release_loss_exceeds_eps():
     # it when arm 0 survives both eliminations and its three released values fall beyond
     # both exact values: 259 of these 4000 runs (6.5 %); with any probability ≥ 2 % per run,
     # none of 4000 attaining it has probability ≤ 0.98^4000 < 1e-35
-    from dpaudit.whitebox import whitebox
+    from dpaudit.auditing.whitebox import whitebox
     spec, p, prep = prepared("dp-bai-reuse")
     H = spec.audit_horizon(p)
     pair = NeighbourPair.change("stream", np.zeros((5, H)), (0, 0), 0.0, 1.0,
@@ -695,7 +696,7 @@ def test_reuse_mutant_release_loss_exceeds_eps():
 
 
 def test_bench_reports_precomputation():
-    from dpaudit.bench import bench
+    from dpaudit.simulation.bench import bench
     r = bench("dp-bai", 1.0, seconds=0.3)
     assert r["steps"] > 0 and r["status"]["stopped"] == r["runs"]
     assert r["precompute"]["B_1"] == [0, 2] and r["precompute"]["maxdet_subsets"] == 435

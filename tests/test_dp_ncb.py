@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit import registry
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_ncb import algorithm as m
 from dpaudit.errors import InputError
-from dpaudit.simulate import LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED
 
 NAMES = ("gdp-ncb", "ldp-ncb", "ncb", "ldp-ucb", "gdp-ncb-anytime", "ldp-ncb-anytime",
          "ldp-ncb-randomiser", "ldp-ncb-randomiser-half-scale")

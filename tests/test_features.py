@@ -1,9 +1,9 @@
-"""Output features of generic mechanisms (dpaudit.features): deterministic unit tests."""
+"""Output features of generic mechanisms (dpaudit.statistics.features): deterministic unit tests."""
 import numpy as np
 import pytest
 
-from dpaudit import features
 from dpaudit.errors import InputError
+from dpaudit.statistics import features
 
 
 def test_discrete_integer_outputs_keep_their_order():

@@ -1,4 +1,4 @@
-"""The CI gate (dpaudit.gate), the audit suite in audits/, and assert_dp (dpaudit.testing).
+"""The CI gate (dpaudit.gating.gate), the audit suite in audits/, and assert_dp (dpaudit.testing).
 
 Gate runs here use a two-entry suite on PrivBern (fast local-model audits). Their verdicts
 are deterministic for the fixed seeds; the statistical statements behind them (a correct
@@ -16,8 +16,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dpaudit import gate, registry
+from dpaudit.algorithms import registry
 from dpaudit.errors import InputError
+from dpaudit.gating import gate
 from dpaudit.testing import assert_dp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -322,7 +323,7 @@ def test_gate_without_its_baseline_exits_2_with_the_command(tmp_path):
 def test_a_version_change_is_printed_and_in_the_junit(tmp_path, monkeypatch):
     d = suite_dir(tmp_path)
     doc = _fake_baseline(d)
-    from dpaudit.result import versions
+    from dpaudit.verdicts.result import versions
     doc["versions"] = {**versions(), "numba": "0.1.0"}
     (tmp_path / "baseline.json").write_text(json.dumps(doc))
     fake = {"verdict": "pass", "eps_lb": 0.1, "detectable_loss": 1.1, "runtime_s": 0.0,
@@ -339,7 +340,7 @@ def test_a_version_change_is_printed_and_in_the_junit(tmp_path, monkeypatch):
 
 
 def test_version_changes_are_named():
-    from dpaudit.result import versions
+    from dpaudit.verdicts.result import versions
     now = versions()
     assert gate.version_changes(now) == []
     older = {**now, "numpy": "1.0.0"}

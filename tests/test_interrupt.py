@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM (dpaudit.interrupt, README "Exit codes"): the command stops within 2 s
+"""Ctrl-C and SIGTERM (dpaudit.core.interrupt, README "Exit codes"): the command stops within 2 s
 of the signal with exit 130 / 143 and one line on stderr, its worker processes killed and
 reaped, no semaphore leaked (the resource tracker would warn on stderr), no output file and
 no temporary file."""
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from dpaudit import interrupt
-from dpaudit.result import write_text_atomic
+from dpaudit.core import interrupt
+from dpaudit.verdicts.result import write_text_atomic
 
 DPAUDIT = os.path.join(sysconfig.get_path("scripts"), "dpaudit")
 RUN = ["run", "--algo", "adap-tt", "--eps", "0.5", "--json", "o.json"]

@@ -13,13 +13,13 @@ import numba as nb
 import numpy as np
 import pytest
 
-from dpaudit import registry
-from dpaudit import whitebox as wb
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import baselines as baselines
 from dpaudit.algorithms.lazy_dp import algorithm as ld
+from dpaudit.auditing import whitebox as wb
+from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
-from dpaudit.simulate import STOPPED, TRUNCATED, run_batch
-from dpaudit.tables import NeighbourPair
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED, run_batch
 from kernel_calls import assert_releases, call, prepared, random_table
 
 S1, S2 = ld.SETTING_1, ld.SETTING_2
@@ -590,7 +590,7 @@ def test_bad_input_is_one_line(name, eps, params, match):
 
 @pytest.mark.statistical
 def test_audit_pipeline_on_explicit_pairs():
-    """End to end (dpaudit.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side:
+    """End to end (dpaudit.auditing.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side:
     rnm-ftnl's epoch-0 pair (true loss 1.76 at ε = 1) is a violation, the same pair with
     ``rnm_scale=corrected`` (loss ≤ ε, shown exactly above) passes; ts-beta on the digest §5.4
     pair at K = 5 (P(J_2 = J_1) = 1/3 vs 1/15: loss ln 5 ≈ 1.61 from one decision; ln 2 at
@@ -598,7 +598,7 @@ def test_audit_pipeline_on_explicit_pairs():
     A wrong "violation" for the corrected RNM has probability ≤ α = 1e-6 (the audit's own
     guarantee); a missed violation needs p̂ off by more than 0.1 somewhere (Hoeffding:
     2·exp(−2·2e5·0.01) < 1e-800)."""
-    from dpaudit.audit import audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     full = NeighbourPair.change("full", np.zeros((4, 5)), (0,), np.array([0, 1, 1, 1, 1.]),
                                 np.array([1, 0, 0, 0, 0.]), {"name": "tied-low"}, "epoch 0",
                                 "arm 0 up")

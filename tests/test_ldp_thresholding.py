@@ -14,13 +14,14 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from dpaudit import neighbours, registry
-from dpaudit import whitebox as wb
+from dpaudit.algorithms import registry
 from dpaudit.algorithms.ldp_thresholding import algorithm as lt
-from dpaudit.audit import audit_algorithm
+from dpaudit.auditing import whitebox as wb
+from dpaudit.auditing.audit import audit_algorithm
+from dpaudit.data import neighbours
+from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.errors import InputError
-from dpaudit.simulate import CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
-from dpaudit.tables import NeighbourPair, constant_table
+from dpaudit.simulation.simulate import CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
 
 A, B, C = lt.INSTANCE_A, lt.INSTANCE_B, lt.INSTANCE_C
 EPS = (0.5, 1.0, 2.0)
@@ -721,7 +722,8 @@ def test_batch_loops_load_from_numba_cache_and_equal_the_generic_loop():
     import sys
     import tempfile
     code = ("import numpy as np\n"
-            "from dpaudit import registry, simulate\n"
+            "from dpaudit.algorithms import registry\n"
+            "from dpaudit.simulation import simulate\n"
             "from dpaudit.algorithms.ldp_thresholding import algorithm as lt\n"
             "for name, table in (('ldp-tb-confidence', np.ones((48, 4))),"
             " ('privbern', np.array([1.0]))):\n"

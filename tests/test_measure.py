@@ -1,4 +1,4 @@
-"""Measurement with early stopping (dpaudit.measure) and the event search's symmetry.
+"""Measurement with early stopping (dpaudit.statistics.measure) and the event search's symmetry.
 
 False-failure rates: the validity test counts false violations among 1000 replications whose
 true loss is exactly ε; under a valid procedure they are ≤ Binomial(1000, α) and the threshold
@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 from two_cells import EVENT, two_cell_counts
 
-from dpaudit.events import best_event
-from dpaudit.measure import LOOK_WEIGHTS, LOOKS, Finalist, design, look_sizes, measure
-from dpaudit.simulate import Counts
+from dpaudit.simulation.simulate import Counts
+from dpaudit.statistics.events import best_event
+from dpaudit.statistics.measure import Finalist, LOOKS, LOOK_WEIGHTS, design, look_sizes, measure
 
 
 def binomial_source(p_d, p_dp):

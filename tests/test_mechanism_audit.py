@@ -1,4 +1,4 @@
-"""The generic mechanism auditor on mechanisms of known privacy loss (dpaudit.mechanisms).
+"""The generic mechanism auditor on mechanisms of known privacy loss (dpaudit.calibrate.mechanisms).
 
 False-failure rates (each ≤ 1e-6):
 * "ε_lb ≤ ε" on correct mechanisms runs at α = 1e-6 (Clopper–Pearson validity).
@@ -17,11 +17,11 @@ import pytest
 from scipy.stats import binom
 
 import dpaudit
-from dpaudit.calibration import soundness
+from dpaudit.calibrate.calibration import soundness
+from dpaudit.calibrate.mechanisms import FAMILIES, known_mechanism
 from dpaudit.errors import InputError
-from dpaudit.measure import look_sizes
-from dpaudit.mechanisms import FAMILIES, known_mechanism
-from dpaudit.stats import detectable_loss
+from dpaudit.statistics.measure import look_sizes
+from dpaudit.statistics.stats import detectable_loss
 
 
 def laplace(rng, data, n):

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
+from dpaudit.calibrate.mechanisms import (FAMILIES, KnownMechanism, RNM_PAIRS,
+                                          analytic_gaussian_sigma, exact_cdf, exact_probabilities,
+                                          gaussian_delta, gaussian_eps, known_mechanism,
+                                          output_support, rnm_candidate_losses, rnm_probabilities)
 from dpaudit.errors import InputError
-from dpaudit.mechanisms import (FAMILIES, RNM_PAIRS, KnownMechanism, analytic_gaussian_sigma,
-                                exact_cdf, exact_probabilities, gaussian_delta, gaussian_eps,
-                                known_mechanism, output_support, rnm_candidate_losses,
-                                rnm_probabilities)
 
 N = 1_000_000
 DISCRETE = ("randomised-response", "geometric", "rnm-laplace", "rnm-exponential")

@@ -15,12 +15,12 @@ import json
 import numpy as np
 import pytest
 
-from dpaudit import neighbours as nbrs
-from dpaudit import search
-from dpaudit.audit import audit_algorithm, source_views
+from dpaudit.auditing import search
+from dpaudit.auditing.audit import audit_algorithm, source_views
+from dpaudit.calibrate.planted import planted_spec
+from dpaudit.data import neighbours as nbrs
+from dpaudit.data.tables import MODELS, NeighbourPair, base_tables, model
 from dpaudit.errors import InputError
-from dpaudit.planted import planted_spec
-from dpaudit.tables import MODELS, NeighbourPair, base_tables, model
 
 
 # ------------------------------------------------------------------------- table models
@@ -110,7 +110,7 @@ def test_generic_candidates_contain_every_hand_written_pair():
     """The default search's pool (no per-algorithm code) holds each pair of the v1
     hand-written candidates (AdaP-TT's ``structure`` rows on three bases), up to the mirror:
     the search can only lose to them by pilot noise, never by not trying them."""
-    from dpaudit import registry
+    from dpaudit.algorithms import registry
     spec = registry.get("adap-tt")
     p = spec.resolve_params({})
     K, H = len(p["means"]), spec.audit_horizon(p)
@@ -207,7 +207,7 @@ def test_search_json_budget_candidates_finalists_profile_and_determinism():
 def test_release_log_marks_initial_pulls_and_phase_boundaries():
     # AdaP-TT releases the K initial pulls after sample K (rows K-1 and K are marked) and a
     # phase mean whenever an arm's count doubles; stopping at the limit marks the last row
-    from dpaudit import registry
+    from dpaudit.algorithms import registry
     spec = registry.get("adap-tt")
     p = spec.resolve_params({})
     prep = spec.prepare(0.5, p)
@@ -222,7 +222,7 @@ def test_release_log_marks_initial_pulls_and_phase_boundaries():
 def test_large_tables_try_the_release_log_positions():
     # 400 rows > MAX_POSITIONS: the candidates use the first 2K rows, the rows the release
     # log marks and a geometric grid, at most MAX_POSITIONS of them
-    from dpaudit import registry
+    from dpaudit.algorithms import registry
     spec = registry.get("adap-tt")
     p = spec.resolve_params({"horizon": "400"})
     prep = spec.prepare(0.5, p)

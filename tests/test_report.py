@@ -1,4 +1,5 @@
-"""Reviewer reports (dpaudit.report, issue 8): content, escaping, Markdown, atomic writes, the
+"""Reviewer reports (dpaudit.reporting.report, issue 8): content, escaping, Markdown, atomic
+writes, the
 gate's index, the CLI entry point, and a headless-Chromium rendering check.
 
 Fixtures in tests/data were written by the real tool (commands in tests/data/README.md); one
@@ -13,8 +14,8 @@ import shutil
 
 import pytest
 
-from dpaudit import report
 from dpaudit.errors import InputError
+from dpaudit.reporting import report
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 TT = os.path.join(DATA, "report_adap_tt.json")
@@ -387,7 +388,7 @@ def _edited(path, tmp_path, name, edit):
 ])
 def test_a_malformed_result_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, edit,
                                                                    needle):
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     bad = _edited(TT, tmp_path, "bad.json", edit)
     good = tmp_path / "good.json"
     good.write_text(json.dumps(_json(TT)))

@@ -1,14 +1,15 @@
-"""The verdict's numbers in words (dpaudit.result.bound_text, the reports): saturated bounds,
+"""The verdict's numbers in words (dpaudit.verdicts.result.bound_text, the reports): saturated
+bounds,
 the δ-loss estimate, no estimate when nothing was measured, the early-stop bias."""
 import math
 
 import numpy as np
 import pytest
 
-from dpaudit import report
-from dpaudit.mechanism import audit_mechanism
-from dpaudit.result import bound_text
-from dpaudit.stats import log_ratio
+from dpaudit.auditing.mechanism import audit_mechanism
+from dpaudit.reporting import report
+from dpaudit.statistics.stats import log_ratio
+from dpaudit.verdicts.result import bound_text
 
 
 def test_the_estimate_is_the_delta_loss():

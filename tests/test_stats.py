@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 
 from scipy.stats import binom, norm
 
-from dpaudit import stats
-from dpaudit.measure import design
-from dpaudit.stats import (PowerCurve, cp_lower, cp_upper, detectable_eps, detectable_loss,
-                           eps_lower_bound, eps_upper_bound, log_ratio_interval, p_value)
-from dpaudit.stats import P_FLOOR_LOG10
+from dpaudit.statistics import stats
+from dpaudit.statistics.measure import design
+from dpaudit.statistics.stats import (P_FLOOR_LOG10, PowerCurve, cp_lower, cp_upper, detectable_eps,
+                                      detectable_loss, eps_lower_bound, eps_upper_bound,
+                                      log_ratio_interval, p_value)
 
 
 @pytest.mark.parametrize("k,n,want", [   # one-sided 95 % upper bounds, digest 004 §6.5

@@ -1,11 +1,11 @@
-"""The validation layer (dpaudit.validate): one line naming the value and the accepted range,
+"""The validation layer (dpaudit.core.validate): one line naming the value and the accepted range,
 an InputError that is a ValueError, the same checks for the API, the CLI and suite files."""
 import math
 import os
 
 import pytest
 
-from dpaudit import validate
+from dpaudit.core import validate
 from dpaudit.errors import InputError
 
 
@@ -87,7 +87,7 @@ def _etc(rng, data, eps):
 def test_the_python_api_raises_input_error_before_any_work(call, needle, monkeypatch):
     import dpaudit
     import dpaudit.testing  # noqa: F401  (assert_dp)
-    from dpaudit import audit, mechanism, plugin
+    from dpaudit.auditing import audit, mechanism, plugin
 
     def started(*a, **k):
         raise AssertionError("the audit started")
@@ -101,7 +101,7 @@ def test_the_python_api_raises_input_error_before_any_work(call, needle, monkeyp
 def test_a_horizon_whose_candidate_tables_exceed_memory_is_refused_first(monkeypatch):
     # R02 of the robustness review: horizon 10^6 once took more than 8 GB before failing
     import dpaudit
-    from dpaudit import audit
+    from dpaudit.auditing import audit
     pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 4 * 2 ** 20}         # a 16 GiB machine
     monkeypatch.setattr(validate.os, "sysconf", lambda k: pages[k])
     monkeypatch.setattr(audit, "KernelSource", lambda *a, **k: pytest.fail("simulated"))

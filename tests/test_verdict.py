@@ -1,4 +1,5 @@
-"""The verdict rule (dpaudit.verdict): violation, pass only when the audit could have failed,
+"""The verdict rule (dpaudit.verdicts.verdict): violation, pass only when the audit could have
+failed,
 inconclusive with its reason and fix otherwise."""
 import math
 
@@ -9,12 +10,12 @@ from scipy.stats import binom
 from two_cells import EVENT, two_cell_counts
 
 import dpaudit
-from dpaudit.audit import _can_carry, audit_algorithm
-from dpaudit.measure import Finalist, design, measure
-from dpaudit.plugin import audit_callable
-from dpaudit.stats import detectable_loss, eps_lower_bound, eps_upper_bound
-from dpaudit.tables import NeighbourPair, constant_table
-from dpaudit.verdict import decide, runs_needed
+from dpaudit.auditing.audit import _can_carry, audit_algorithm
+from dpaudit.auditing.plugin import audit_callable
+from dpaudit.data.tables import NeighbourPair, constant_table
+from dpaudit.statistics.measure import Finalist, design, measure
+from dpaudit.statistics.stats import detectable_loss, eps_lower_bound, eps_upper_bound
+from dpaudit.verdicts.verdict import decide, runs_needed
 
 READ = {"measured": True, "runs": 200, "runs_read": 200, "runs_read_any_time": 200,
         "horizon": 32}
@@ -130,7 +131,7 @@ def test_a_tiny_budget_is_inconclusive():
 
 
 def _look(k_num, k_den, size, level, beta_level, eps, target):
-    """What one look of the measurement (dpaudit.measure, one finalist, δ = 0) makes of
+    """What one look of the measurement (dpaudit.statistics.measure, one finalist, δ = 0) makes of
     ``k_num``/``k_den`` hits in ``size`` runs per side (arrays or scalars): (violation, the
     measurement stops, the pass bound is ≤ target, the event can carry the target at all)."""
     viol = eps_lower_bound(k_num, size, k_den, size, level) > eps
@@ -194,7 +195,8 @@ def test_a_planted_loss_of_1_25_eps_passes_at_most_beta_exactly_and_did_not_befo
 @pytest.mark.parametrize("loss", [0.6, 1.0, 1.25, 1.6])
 def test_the_exact_pass_rule_is_the_one_measure_and_decide_apply(loss):
     """The enumeration above models the code: on 60 seeded paths of counts per setting,
-    dpaudit.measure.measure (fed the path's counts) and dpaudit.verdict.decide pass exactly
+    dpaudit.statistics.measure.measure (fed the path's counts) and dpaudit.verdicts.verdict.decide
+    pass exactly
     when the enumeration's look rule says pass."""
     eps, n, p_den, target = 1.0, 1100, 0.2, 1.25
     sizes, levels = design(n, 0.05)

@@ -1,4 +1,4 @@
-"""White-box privacy loss and gray-box replay (dpaudit.whitebox; issue 3 items 5, 6).
+"""White-box privacy loss and gray-box replay (dpaudit.auditing.whitebox; issue 3 items 5, 6).
 
 Every test is deterministic given its seeds (the white-box loss needs no statistics: a run's
 loss is an exact function of its release log). The one statistical assertion (the Gaussian
@@ -15,10 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpaudit import neighbours, registry, whitebox as wb
-from dpaudit.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
-from dpaudit.tables import NeighbourPair, constant_table
+from dpaudit.algorithms import registry
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.auditing import whitebox as wb
+from dpaudit.data import neighbours
+from dpaudit.data.tables import NeighbourPair, constant_table
+from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None)
 # moderate ranges: scipy's logpdf loses accuracy (and returns -inf) once the density
@@ -455,7 +457,7 @@ def test_report_noisy_max_releases_above_eps_are_not_called_a_violation():
     """rnm-ftnl at its corrected scale is ε-DP as released (report-noisy-max), while its
     internal noisy scores exceed ε: the white-box line states the fact without the word
     violation, and the verdict is decided black-box."""
-    from dpaudit.audit import audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     r = audit_algorithm("rnm-ftnl", 1.0, params={"rnm_scale": "corrected"}, runs=20000,
                         seed=1, workers=1)
     assert r.whitebox["releases_exceed_eps"] is True and r.whitebox["max_loss"] > 1.0

@@ -1,10 +1,10 @@
 """A measured event on a two-cell output (cell IN or OUT), for tests of the measurement and
 the verdict: :data:`EVENT` is {IN} with d′ on the numerator side; :func:`two_cell_counts`
-is the :class:`dpaudit.simulate.Counts` of n runs, k of them in IN."""
+is the :class:`dpaudit.simulation.simulate.Counts` of n runs, k of them in IN."""
 import numpy as np
 
-from dpaudit.events import Event
-from dpaudit.simulate import Counts
+from dpaudit.simulation.simulate import Counts
+from dpaudit.statistics.events import Event
 
 IN, OUT = np.uint64(1), np.uint64(2)
 EVENT = Event(view=1, view_index=0, cells=np.array([IN], np.uint64), numerator="d_prime",

@@ -43,9 +43,9 @@ import numba as nb
 import numpy as np
 from scipy.special import zeta
 
-from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
-                              register_batch)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.simulation.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
+                                         register_batch)
 
 from ..kernels import argmax, log_release, reward
 from .glr import cg_table, max_phase
@@ -135,7 +135,7 @@ def _leader(mu, ntil, kph, eps, log_bonus, n):
 
 @nb.njit(cache=True)
 def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of AdaP-TT (seed 004 Algorithm 2). Kernel contract: dpaudit.simulate.
+    """One run of AdaP-TT (seed 004 Algorithm 2). Kernel contract: dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s),
     raw_leader 0/1); ``aux`` = C_G table indexed by k1·k2 (eq. 14 at δ/2). Returns
@@ -236,7 +236,8 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
 
 @nb.njit(cache=True, nogil=True)
 def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`adap_tt_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`adap_tt_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = adap_tt_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -297,7 +298,7 @@ def _structure(p: dict) -> list[tuple[int, str]]:
 PAPER = "seed 004 (Azize et al., NeurIPS 2023)"
 HORIZON = 32
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model="user",

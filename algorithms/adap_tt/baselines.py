@@ -2,7 +2,7 @@
 
 Both are fixed-confidence best-arm identification algorithms in the ``user`` table model (row t
 of the table is user t's potential rewards, read at round t for the pulled arm only), compiled
-to the kernel contract of :mod:`dpaudit.simulate`. Digest ../shared/specs/004_adap_tt.md.
+to the kernel contract of :mod:`dpaudit.simulation.simulate`. Digest ../shared/specs/004_adap_tt.md.
 
 ``ttucb`` — non-private TTUCB of [JD22] as described in the paper's Section 4 (digest §2.6):
 
@@ -52,9 +52,9 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
-                              register_batch)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.simulation.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
+                                         register_batch)
 
 from ..kernels import argmax, log_release, reward
 from .algorithm import MU1, PAPER, _params, _tc_challenger
@@ -109,7 +109,7 @@ def _ttucb_next(mu, N, L, M, beta, n):
 
 @nb.njit(cache=True)
 def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of TTUCB (digest §2.6). Kernel contract: dpaudit.simulate.
+    """One run of TTUCB (digest §2.6). Kernel contract: dpaudit.simulation.simulate.
 
     ``theta`` = (δ, β, max_steps, C_G(½·ln((K−1)/δ))), shape (4,) (indices TT_*); ``aux``,
     ``releases`` and ``frozen`` unused. Other shapes as in the contract (``table`` (T, K),
@@ -159,7 +159,8 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
 
 @nb.njit(cache=True, nogil=True)
 def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ttucb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ttucb_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ttucb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -212,7 +213,8 @@ def epoch_length(n_active, e, eps, risk):
 
 @nb.njit(cache=True)
 def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of DP-SE converted to FC-BAI (digest §2.7). Kernel contract: dpaudit.simulate.
+    """One run of DP-SE converted to FC-BAI (digest §2.7). Kernel contract:
+    dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, max_steps, epoch_mean 0 = epoch / 1 = cumulative-count) (indices SE_*);
     shape (4,); ``aux`` unused; other shapes as in the contract. Every epoch mean is logged to
@@ -274,7 +276,8 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`dpse_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`dpse_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dpse_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -318,7 +321,7 @@ TTUCB_HORIZON = 32
 # elimination); ε-free: valid for every ε ≥ 0.115, where R_1 does not depend on ε.
 DPSE_HORIZON = int(len(MU1) * epoch_length(len(MU1), 1, math.inf, 0.01) + 1)
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="ttucb", title="TTUCB (non-private Top Two, [JD22])", paper=PAPER, model="user",

@@ -18,9 +18,10 @@ import numpy as np
 from scipy.optimize import brentq, linprog, minimize, minimize_scalar
 from scipy.special import ndtr
 
-from dpaudit import validate
+from dpaudit.algorithms.theory import (Identification, best_arm_errors, cross_check, eps_values,
+                                       positive)
+from dpaudit.core import validate
 from dpaudit.errors import InputError
-from dpaudit.theory import Identification, best_arm_errors, cross_check, eps_values, positive
 
 from . import glr
 

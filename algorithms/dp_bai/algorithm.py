@@ -67,7 +67,7 @@ the kernel contract (which passes only float arrays) and could hold up to C(K, s
 on the registered instances later phases never take the MAX-DET branch (Sec. 5: one phase;
 identity: d_p = s_p), so the compiled search costs nothing there and stays correct elsewhere.
 
-White-box releases (kernel contract, :mod:`dpaudit.simulate`): DP-BAI logs one row per
+White-box releases (kernel contract, :mod:`dpaudit.simulation.simulate`): DP-BAI logs one row per
 directly noised arm and phase, right after that arm's block of pulls (t = samples taken,
 arm, phase p, count = samples in the statistic, the exact phase mean, the released value,
 scale b = 1/(ε·n) or σ, family Laplace/Gaussian). Derived means (12) and eliminations are
@@ -84,10 +84,10 @@ import time
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.errors import InputError
-from dpaudit.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record,
-                              register_batch)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
+                                         batch_record, register_batch)
 
 from ..kernels import release
 from . import linear as lin
@@ -150,7 +150,7 @@ def _keep_top(act, n_act, mu, keep):
 @nb.njit(cache=True)
 def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of DP-BAI (Algorithm 1), DP-BAI-GAUSS (Algorithm 2), BASELINE (Sec. 5) or the
-    reuse mutant. Kernel contract: :mod:`dpaudit.simulate` (stream table (K, T)).
+    reuse mutant. Kernel contract: :mod:`dpaudit.simulation.simulate` (stream table (K, T)).
 
     ``theta`` (indices ``B_*``): ε, noise family (0 Laplace, 1 Gaussian, 2 none), σ factor
     sqrt(2 ln(1.25/δ)), MAX-DET allowed (0: BASELINE), reuse (mutant F2), overrun policy
@@ -271,7 +271,8 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
 
 @nb.njit(cache=True, nogil=True)
 def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`dp_bai_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`dp_bai_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dp_bai_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -285,7 +286,7 @@ register_batch(dp_bai_kernel, dp_bai_batch)
 @nb.njit(cache=True)
 def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of OD-LinBAI (digest §2.6) or DP-OD (App. E.1). Kernel contract:
-    :mod:`dpaudit.simulate` (stream table (K, T)).
+    :mod:`dpaudit.simulation.simulate` (stream table (K, T)).
 
     Phases r = 1..R: reduce the active vectors to their span (orthonormal coordinates when the
     rank drops), G-optimal design π_r (phase 1 precomputed with SciPy; later phases: uniform
@@ -375,7 +376,8 @@ def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def od_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`od_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`od_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = od_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -600,7 +602,7 @@ def _bai_horizon(maxdet_on: bool):
     return lambda p: _bai_setup(p, maxdet_on).max_pulls
 
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="dp-bai", title="DP-BAI (Algorithm 1)", paper=PAPER, model="stream", private=True,

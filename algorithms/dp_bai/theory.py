@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
-from dpaudit import validate
+from dpaudit.algorithms.theory import Identification, best_arm_errors, cross_check, eps_values
+from dpaudit.core import validate
 from dpaudit.errors import InputError
-from dpaudit.theory import Identification, best_arm_errors, cross_check, eps_values
 
 from . import algorithm as dp_bai
 from . import linear

@@ -97,10 +97,10 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
 from dpaudit.errors import InputError
-from dpaudit.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
-                              register_batch)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
+                                         register_batch)
 
 from ..kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
@@ -310,7 +310,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
 @nb.njit(cache=True)
 def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of GDP-NCB / LDP-NCB / NCB / LDP-UCB (theta[MODE]), optionally inside the
-    anytime wrapper (theta[ANYTIME] = 1, Algorithm 7). Kernel contract: dpaudit.simulate;
+    anytime wrapper (theta[ANYTIME] = 1, Algorithm 7). Kernel contract: dpaudit.simulation.simulate;
     ``table`` (T, K) user table. ``aux``: empty, or the anytime flags script (aux[h] = 1
     forces window h (W = 2^h) Uniform, 0 forces the base algorithm; windows beyond it draw
     the coin; W <= 2 is always Uniform). The coin is drawn in every window, scripted or not.
@@ -359,7 +359,8 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def ncb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ncb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ncb_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ncb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -502,7 +503,7 @@ def _structure(p: dict):
             (p["horizon"] // 2, "mid-horizon sample (Phase II when it is reached)")]
 
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 def _reg(name, title, mode, private=True, anytime=False, params=None, mutant_of=None,
          description="", **kw):

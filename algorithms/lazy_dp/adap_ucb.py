@@ -103,8 +103,9 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
-from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
+                                         register_batch)
 
 from ..kernels import log_release, reward
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
@@ -177,7 +178,7 @@ def adap_index(kl, code, mt, N, n, eps, alpha):
 @nb.njit(cache=True)
 def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of AdaP-UCB (theta[A_KL] = 0) or AdaP-KLUCB (1). Kernel contract:
-    dpaudit.simulate; ``table`` (T, K) user table.
+    dpaudit.simulation.simulate; ``table`` (T, K) user table.
 
     theta (A_* layout): kl flag, ε, horizon T (STOPPED after T samples), α, index=code flag,
     init=raw flag. ``aux`` unused. Returns (τ, -1, status, releases made). Module doc: the
@@ -244,7 +245,8 @@ def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def adap_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`adap_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`adap_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = adap_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -303,7 +305,7 @@ def _structure(p: dict) -> list[tuple[int, str]]:
             (K, "first episode (length 1: its release decides the next episode)")]
 
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by seeds 002/003",

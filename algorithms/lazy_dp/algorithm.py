@@ -79,7 +79,8 @@ P(J^{(0)} = a) is 0.436 on d' and 0.075 on d (ln ratio 1.76 = 1.76ε). ``rnm-ftn
 registered with the paper's claim and audits as a violation; ``rnm_scale=corrected`` doubles
 the noise. ``ftnl`` (Lap(K/ε)) is ε-DP even for the whole noisy vector.
 
-White-box log (kernel contract of :mod:`dpaudit.simulate`). Every Laplace draw that reaches a
+White-box log (kernel contract of :mod:`dpaudit.simulation.simulate`). Every Laplace draw that
+reaches a
 decision is logged: lazy kernels one row per processed epoch (t = samples taken, arm, phase =
 epoch index r, count = O, value = the exact epoch mean Φ/O, noisy = μ̃, scale = 1/(ε·O));
 ``ftnl_kernel`` K rows per noisy max (t, arm j, phase s, count = rows of the epoch, value =
@@ -128,8 +129,9 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record, register_batch
-from dpaudit.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
+                                         register_batch)
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
                                  epoch_length)
@@ -312,7 +314,7 @@ def noisy_max_win(gap: float, K: int, scale: float) -> float:
 def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of Algorithm 1 (theta[L_MODE] = 0), Algorithm 3 (1) or Algorithm 2 (2), and the
     lazy-ucb mutants (L_FORGET = 0: releases over all rewards so far; L_EAGER = 1: a release
-    after every pull). Kernel contract: dpaudit.simulate; ``table`` (T, K) user table.
+    after every pull). Kernel contract: dpaudit.simulation.simulate; ``table`` (T, K) user table.
 
     theta (L_* layout): mode, ε, horizon T (STOPPED after T samples), forget, eager,
     log_scale (the bonus's log t = ln t × log_scale; Alg. 3's ``bonus_log``). ``aux`` unused.
@@ -436,7 +438,8 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`lazy_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`lazy_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = lazy_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -452,7 +455,8 @@ register_batch(lazy_kernel, lazy_batch)
 @nb.njit(cache=True)
 def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of RNM-FTNL (Algorithm 4; theta[F_SCALE] = 1/ε) or naive FTNL (K/ε). Kernel
-    contract: dpaudit.simulate; ``table`` (T, K) ``full`` table (round t reads the whole row).
+    contract: dpaudit.simulation.simulate; ``table`` (T, K) ``full`` table (round t reads the whole
+    row).
 
     theta (F_* layout): Laplace scale of each action's noise, horizon T, the action played in
     round 1. ``aux`` unused. Epoch s ≥ 0 ends after 2^{s+1} − 1 rounds; a complete epoch
@@ -496,7 +500,8 @@ def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ftnl_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ftnl_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ftnl_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -513,7 +518,8 @@ register_batch(ftnl_kernel, ftnl_batch)
 def dpse_regret_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """DP-SE for regret: :func:`baselines.dpse_kernel` (theta[:4], its layout; its cap
     max_steps = T) until one arm survives, then that arm until T = theta[R_HORIZON]. Kernel
-    contract: dpaudit.simulate. Returns (τ, the committed arm or -1, status, releases)."""
+    contract: dpaudit.simulation.simulate. Returns (τ, the committed arm or -1, status,
+    releases)."""
     T = np.int64(theta[R_HORIZON])
     tau, rec, status, nr = dpse_kernel(rng, table, means, theta, aux, min(limit, T), actions,
                                        releases, frozen)
@@ -639,7 +645,7 @@ def _full_structure(p: dict) -> list[tuple[int, str]]:
             (1, "epoch 1 (rounds 2-3): the noisy max played from round 4")]
 
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model="user",

@@ -39,7 +39,8 @@ runs streams of ``max_steps`` users. The bandit algorithms use ``user`` tables (
 round t the algorithm reads d[t, a_t] *only through* PrivBern(ε) of it (Definition 2.2, "local
 randomiser + user transcripts"); neighbours differ in one row.
 
-Transcript (kernel contract of :mod:`dpaudit.simulate`). ``actions``: the pulled arms (for
+Transcript (kernel contract of :mod:`dpaudit.simulation.simulate`). ``actions``: the pulled arms
+(for
 ``privbern``: the output bits Y_u); τ = samples taken (Algorithm 1: T; Algorithm 2: the
 stopping time t; ``privbern``: users privatised); ``rec``: the returned set Ŝ as a bitmask,
 bit i set iff arm i (0-based) ∈ Ŝ (so K ≤ 62), -1 without a decision (``privbern``: the bit of
@@ -49,7 +50,8 @@ algorithm has no cap; digest §2.3 requires one and a "not stopped" report), TRU
 table horizon (``limit``); ``privbern`` STOPPED after ``max_steps`` users.
 
 White-box log: every privatisation is one release of the family
-:data:`~dpaudit.simulate.RANDOMISED_RESPONSE` (value = the reward r, noisy = the bit, scale =
+:data:`~dpaudit.simulation.simulate.RANDOMISED_RESPONSE` (value = the reward r, noisy = the bit,
+scale =
 the ε of the randomiser actually used: 2ε for the mutant; t = samples taken after the pull,
 arm, phase = the arm's pull count, count = 1). ``apt`` makes no release.
 
@@ -93,7 +95,7 @@ rows 36..47; ``max_steps`` = 2^24. ``privbern``: one user in the audit, 2^16 per
 run.
 
 Scripted responses (deterministic traces, digest §2.4): :func:`scripted` returns a
-:class:`~dpaudit.spec.Prepared` whose ``aux`` holds a script; the kernel then takes the
+:class:`~dpaudit.algorithms.spec.Prepared` whose ``aux`` holds a script; the kernel then takes the
 n-th response of arm i from it instead of privatising a reward (no rng draw, no release).
 ``aux`` layout: empty = no script (the registered ``prepare`` functions); otherwise K·M values,
 arm i's n-th response (0-based n) is ``aux[i·M + n mod M]``.
@@ -108,10 +110,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.errors import InputError
-from dpaudit.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
-                              batch_record, register_batch, run_batch)
-from dpaudit.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.simulation.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED,
+                                         batch_buffers, batch_record, register_batch, run_batch)
 
 from ..kernels import reward, user_reward, user_stream_end
 
@@ -369,7 +371,8 @@ def _release(releases, frozen, nr, y, t, arm, phase, x, scale):
 
 @nb.njit(cache=True)
 def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """PrivBern(ε) (Definition 2.1) on a stream of users. Kernel contract: dpaudit.simulate.
+    """PrivBern(ε) (Definition 2.1) on a stream of users. Kernel contract:
+    dpaudit.simulation.simulate.
 
     User u's reward (:func:`user_reward`) is ``table.flat[u]`` for u < ``table.size`` (the
     audit: one local reward, a 0-d or (1,) array) and Bernoulli(``means[0]``) beyond
@@ -437,7 +440,7 @@ def _clucb_arm(mu, N, t, tau_e, risk, log_scale):
 @nb.njit(cache=True)
 def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """One run of Algorithm 1 (theta[MODE] = 0), Algorithm 2 (1) or APT (0, theta[PRIVATE] =
-    0). Kernel contract: dpaudit.simulate; ``table`` (T, K) user table, ``means`` (K,).
+    0). Kernel contract: dpaudit.simulation.simulate; ``table`` (T, K) user table, ``means`` (K,).
 
     theta (module layout): MODE, PRIVATE, P_ONE/P_ZERO/RR_SCALE (the randomiser), TAU_E,
     ZETA_E (the thresholds the algorithm compares with: τ_ε, ζ_ε, or τ, ζ for APT), RISK (δ of
@@ -499,7 +502,8 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`tb_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`tb_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = tb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -509,7 +513,8 @@ def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 @nb.njit(cache=True, nogil=True)
 def privbern_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`privbern_kernel` (:func:`dpaudit.simulate.register_batch`)."""
+    """Cached batch loop of :func:`privbern_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = privbern_kernel(rng, table, means, theta, aux, limit, b[0], b[1],
@@ -658,7 +663,7 @@ def _privbern_params():
                   "audit reads user 0, the local reward", low=1, high=2.0 ** 62))
 
 
-SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.registry)
+SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
     name="privbern", title="PrivBern(ε) local randomiser (Definition 2.1)", paper=PAPER,
@@ -712,7 +717,7 @@ SPECS.append(AlgorithmSpec(
 def fresh_runs(spec, eps: float, params: dict | None = None, runs: int = 1000,
                seed: int = 0):
     """``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from
-    ``dpaudit.registry.get("ldp-tb-budget")``) on fresh rewards: an empty table, so
+    ``dpaudit.algorithms.registry.get("ldp-tb-budget")``) on fresh rewards: an empty table, so
     every reward is Bernoulli(``means``) (kernel contract), each run until it stops or reaches
     ``max_steps``. Compiled (one batch call; nothing stored per step). Returns int64 arrays
     (τ, rec, status) of shape (runs,); ``rec`` is the returned set's bitmask."""

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
+from dpaudit.algorithms.theory import Identification, cross_check, eps_values
 from dpaudit.errors import InputError
-from dpaudit.theory import Identification, cross_check, eps_values
 
 from ..adap_tt.theory import thm2_lower_bound
 from . import algorithm as lt

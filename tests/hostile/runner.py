@@ -69,7 +69,7 @@ def snapshot(folder: pathlib.Path) -> dict:
 
 def call(argv: list[str]) -> tuple[int, str, str]:
     """``dpaudit argv`` in this process: (exit code, stdout, stderr)."""
-    from dpaudit.cli import main
+    from dpaudit.commands.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

@@ -1,0 +1,101 @@
+"""The catalogue of algorithms: what `dpaudit list` shows and what `dpaudit run --algo NAME`
+runs.
+
+:func:`modules` lists, in one place, the modules of the paper packages of
+:mod:`dpaudit.algorithms` that hold reference implementations; each declares its algorithms
+in ``SPECS`` (:class:`dpaudit.algorithms.spec.AlgorithmSpec`) and registers nothing itself. They are
+imported on the first :func:`get` or :func:`all_specs` (their compiled kernels load then),
+once. The contract
+a spec follows is :mod:`dpaudit.algorithms.spec`; the algorithms import it, never this module.
+
+It is also the catalogue of the papers' theory modules (:func:`theory`: constants, bounds and
+what an error is, :mod:`dpaudit.algorithms.theory`), imported on first use too. The names the
+command
+line shows before anything is loaded (:data:`PAPERS`, :data:`FIXED_CONFIDENCE`,
+:data:`FIXED_BUDGET`) are written out here; a test checks them against the theory modules.
+"""
+from __future__ import annotations
+
+import difflib
+
+from dpaudit.algorithms.spec import AlgorithmSpec
+from dpaudit.algorithms.theory import Identification
+from dpaudit.errors import InputError
+
+PAPERS = ("000", "001", "004")     # the papers with a theory module (check constants --paper)
+# the identification algorithms (check correctness), in the order its help lists them
+FIXED_CONFIDENCE = ("adap-tt", "adap-tt-no-forgetting", "adap-tt-raw-leader", "dp-se", "ttucb",
+                    "ldp-tb-confidence")
+FIXED_BUDGET = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-bai-reuse", "dp-od",
+                "od-linbai", "ldp-tb-budget", "apt")
+
+_REGISTRY: dict[str, AlgorithmSpec] = {}
+_LOADED: list[bool] = []
+
+
+def modules() -> tuple:
+    """The modules of reference implementations, in the order their ``SPECS`` are read.
+
+    Imported here, on first use, not at the top: they load every compiled kernel (numba's
+    cache), which `dpaudit --help`, `dpaudit report` and a refused input need not pay (README
+    "Architecture" gives the start-up times)."""
+    from dpaudit.algorithms.adap_tt import algorithm as adap_tt
+    from dpaudit.algorithms.adap_tt import baselines
+    from dpaudit.algorithms.dp_bai import algorithm as dp_bai
+    from dpaudit.algorithms.dp_ncb import algorithm as dp_ncb
+    from dpaudit.algorithms.lazy_dp import adap_ucb
+    from dpaudit.algorithms.lazy_dp import algorithm as lazy_dp
+    from dpaudit.algorithms.ldp_thresholding import algorithm as ldp_thresholding
+    return adap_tt, baselines, dp_bai, ldp_thresholding, dp_ncb, lazy_dp, adap_ucb
+
+
+def _load() -> None:
+    """Collect the ``SPECS`` of :func:`modules` (once; a name declared twice is a bug)."""
+    if _LOADED:
+        return
+    for module in modules():
+        for spec in module.SPECS:
+            if spec.name in _REGISTRY:
+                raise ValueError(f"algorithm {spec.name!r} declared twice")
+            _REGISTRY[spec.name] = spec
+    _LOADED.append(True)
+
+
+def all_specs() -> list[AlgorithmSpec]:
+    _load()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.mutant_of is not None, s.name))
+
+
+def get(name: str) -> AlgorithmSpec:
+    """The spec registered as ``name``; :class:`InputError` with close names otherwise."""
+    _load()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"unknown algorithm {name!r}{hint} (see `dpaudit list`)")
+
+
+def theories() -> dict:
+    """The theory module of each paper in :data:`PAPERS`, by paper key.
+
+    Imported here, on first use: they import their algorithms' kernels (0.5 s)."""
+    from dpaudit.algorithms.adap_tt import theory as adap_tt
+    from dpaudit.algorithms.dp_bai import theory as dp_bai
+    from dpaudit.algorithms.ldp_thresholding import theory as ldp_thresholding
+    return {"000": dp_bai, "001": ldp_thresholding, "004": adap_tt}
+
+
+def theory(paper: str):
+    """The theory module of ``paper`` (a key of :data:`PAPERS`): its ``report(params)`` and
+    ``REPORT_PARAMS`` (``dpaudit check constants``), its ``IDENTIFICATION``."""
+    return theories()[paper]
+
+
+def identification(name: str) -> Identification | None:
+    """What ``dpaudit check correctness`` checks the algorithm ``name`` against, or None when
+    it is not an identification algorithm (:class:`dpaudit.algorithms.theory.Identification`)."""
+    for module in theories().values():
+        if name in module.IDENTIFICATION:
+            return module.IDENTIFICATION[name]
+    return None

@@ -1,0 +1,225 @@
+"""The algorithm contract: what a reference implementation declares to be audited.
+
+Every module of :mod:`dpaudit.algorithms` lists its algorithms in ``SPECS``, one
+:class:`AlgorithmSpec` each (the catalogue, :mod:`dpaudit.algorithms.registry`, collects them). A
+spec
+ties together
+
+* the compiled kernel (the kernel contract is documented in :mod:`dpaudit.simulation.simulate`),
+* the algorithm's parameters (:class:`Param`, shared names of README "Commands": ``means``,
+  ``risk``,
+  ``beta``, ``horizon``, ``max_steps``, ...), validated before any work starts,
+* ``prepare``: validated parameters -> :class:`Prepared` (the numeric ``theta``/``aux`` arrays
+  the kernel reads),
+* ``structure``: table positions whose change is most revealing for this algorithm (rows t,
+  or (arm, pull) tuples for ``stream`` tables; used by the ``structure`` strategy,
+  :func:`dpaudit.data.neighbours.candidates`),
+* ``default_delta``: for (ε, δ)-DP algorithms calibrated by δ, the δ audited when none is
+  given; the audit runs the algorithm with the δ it audits (:meth:`AlgorithmSpec.resolve_claim`).
+
+This module imports nothing of dpaudit above :mod:`dpaudit.errors`.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from dpaudit.errors import InputError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter.
+
+    ``kind`` is ``"float"``, ``"int"``, ``"choice"``, ``"floats"`` (a comma-separated list of
+    floats, e.g. ``means``) or ``"text"`` (a string checked by the algorithm's ``prepare``, e.g.
+    ``features``: a preset name or a file path). ``low``/``high`` bound numeric values (and every element of
+    ``floats``); ``open_low``/``open_high`` make the bound strict. ``default=None`` means
+    "derived by the algorithm" (e.g. ``means`` computed from the features): the parsed value
+    stays None unless one is given.
+    """
+
+    name: str
+    default: Any
+    kind: str
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple[str, ...] = ()
+    min_len: int = 1
+
+    def range_text(self) -> str:
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "text":
+            return self.doc
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "(" if (self.open_low or self.low is None) else "["
+        right = ")" if (self.open_high or self.high is None) else "]"
+        what = "integer" if self.kind == "int" else "number"
+        if self.kind == "floats":
+            what = f"comma-separated list of at least {self.min_len} numbers, each"
+        return f"{what} in {left}{lo}, {hi}{right}"
+
+    def _check_number(self, x: float, shown: str) -> None:
+        ok = math.isfinite(x)
+        if ok and self.low is not None:
+            ok = x > self.low if self.open_low else x >= self.low
+        if ok and self.high is not None:
+            ok = x < self.high if self.open_high else x <= self.high
+        if not ok:
+            raise InputError(f"{self.name}={shown} is out of range: expected {self.range_text()}")
+
+    def parse(self, value: Any) -> Any:
+        """Convert ``value`` (a string from the CLI or a Python value) and check its range.
+
+        Raises :class:`InputError` naming the bad value and the accepted range.
+        """
+        if value is None and self.default is None:
+            return None
+        shown = value if isinstance(value, str) else repr(value)
+        try:
+            if self.kind == "choice":
+                v = str(value)
+                if v not in self.choices:
+                    raise ValueError
+                return v
+            if self.kind == "text":
+                return str(value)
+            if self.kind == "int":
+                f = float(value)
+                if not math.isfinite(f) or f != int(f):
+                    raise ValueError
+                v = int(f)
+                self._check_number(v, shown)
+                return v
+            if self.kind == "float":
+                v = float(value)
+                self._check_number(v, shown)
+                return v
+            if self.kind == "floats":
+                items = value.split(",") if isinstance(value, str) else list(value)
+                v = tuple(float(x) for x in items)
+                if len(v) < self.min_len:
+                    raise InputError(
+                        f"{self.name}={shown} is out of range: expected {self.range_text()}")
+                for x in v:
+                    self._check_number(x, shown)
+                return v
+        except InputError:
+            raise
+        except (TypeError, ValueError):
+            raise InputError(f"{self.name}={shown} is not valid: expected {self.range_text()}")
+        raise AssertionError(self.kind)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Numeric inputs of a kernel call, built by ``AlgorithmSpec.prepare``.
+
+    ``theta``: float64 vector of scalar parameters in the kernel's documented layout;
+    ``aux``: float64 vector of precomputed tables (e.g. C_G values); ``means``: shape (K,)
+    Bernoulli means used for rows beyond a fixed table.
+    """
+
+    theta: np.ndarray
+    aux: np.ndarray
+    means: np.ndarray
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """A registered algorithm (reference implementation, baseline or mutant)."""
+
+    name: str
+    title: str
+    paper: str
+    model: str  # "user" | "stream" | "full" | "local" (README "Architecture")
+    private: bool  # claims eps-DP; False for non-private comparators (positive controls)
+    kernel: Any  # numba dispatcher following the kernel contract of dpaudit.simulation.simulate
+    params: tuple[Param, ...]
+    prepare: Callable[[float, dict], Prepared]
+    structure: Callable[[dict], list[tuple[int, str]]]
+    audit_horizon: Callable[[dict], int]
+    mutant_of: str | None = None
+    description: str = ""
+    extra: dict = field(default_factory=dict)
+    # (eps, delta)-DP algorithms calibrated by delta (e.g. the Gaussian mechanism): the delta of
+    # the claim when an audit is given none. Such a spec has a parameter "delta" that its
+    # ``prepare`` reads; :meth:`resolve_claim` sets it to the audited delta. 0: pure eps-DP.
+    default_delta: float = 0.0
+
+    def __post_init__(self):
+        if self.default_delta and "delta" not in [p.name for p in self.params]:
+            raise ValueError(f"{self.name}: default_delta needs a parameter 'delta'")
+
+    @property
+    def claim(self) -> str:
+        if not self.private:
+            return "not private (positive control)"
+        if self.default_delta:
+            return f"(eps, delta)-DP, default delta {self.default_delta:g}"
+        return "eps-DP (pure)"
+
+    def resolve_claim(self, given: dict[str, Any], delta: float | None
+                      ) -> tuple[dict[str, Any], float]:
+        """(parameters, δ of the audited claim) for an audit given ``given`` parameters and
+        ``delta`` (None: not given).
+
+        Pure ε-DP specs: the parameters resolved as usual, δ = ``delta`` or 0. Specs calibrated
+        by δ (``default_delta`` > 0): the algorithm runs with the δ it is audited at. δ is
+        ``delta`` if given, else the ``delta`` parameter if given, else ``default_delta``; the
+        parameter is set to it. InputError if ``delta`` is 0 (such an algorithm claims no
+        pure DP) or if ``delta`` and the ``delta`` parameter are both given and differ.
+        """
+        if not self.default_delta:
+            return self.resolve_params(given), float(delta or 0.0)
+        if delta is not None and delta == 0:
+            raise InputError(f"delta=0 is not valid for {self.name}: it claims (eps, delta)-DP "
+                             f"with delta > 0 (audited at delta={self.default_delta:g} unless "
+                             "--delta is given)")
+        if delta is not None and "delta" in given and \
+                self.param("delta").parse(given["delta"]) != float(delta):
+            raise InputError(f"--delta {delta:g} and --param delta={given['delta']} differ: "
+                             f"{self.name} is calibrated with the delta it is audited at")
+        if delta is None:
+            delta = given.get("delta", self.default_delta)
+        p = self.resolve_params({**given, "delta": delta})
+        return p, float(p["delta"])
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Defaults overridden by ``given``; every value parsed and range-checked.
+
+        Raises :class:`InputError` for unknown names (with close matches) or bad values.
+        """
+        names = [p.name for p in self.params]
+        out = {}
+        for key in given:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise InputError(f"unknown parameter {key!r} for {self.name}{hint}; "
+                                 f"accepted: {', '.join(names)}")
+        for p in self.params:
+            out[p.name] = p.parse(given[p.name]) if p.name in given else p.parse(p.default)
+        return out
+
+def check_eps(eps) -> float:
+    """ε as a float; InputError (one line) unless it is a finite number > 0."""
+    e = float(eps)
+    if not (math.isfinite(e) and e > 0):
+        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
+    return e

@@ -1,0 +1,517 @@
+"""Privacy audits: the shared pipeline, and its use on registered bandit algorithms.
+
+Data flow: *sources* (one per candidate neighbouring pair; a source draws runs on d or d' and
+turns them into feature cells) → pilot on each source, split in a ranking and a scoring half
+→ one event per source (:mod:`dpaudit.statistics.events`) → the best ``finalists`` sources measured
+on
+fresh samples with valid early stopping (:mod:`dpaudit.statistics.measure`: Clopper–Pearson bounds,
+Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verdict (README "Verdict
+JSON"):
+``violation`` if ε_lb > ε (with confidence 1 − α the privacy loss exceeds the claim), else
+``pass``.
+
+Registered algorithms (:func:`audit_algorithm`) use :class:`KernelSource`: compiled runs whose
+cells are *views*, prefixes of the transcript and windows right after the changed row
+(:mod:`dpaudit.simulation.simulate`). Every event is a set of
+cells of a function of the released output (actions, τ, â), so its probability ratio
+lower-bounds the privacy loss of the full transcript. Generic mechanisms and plain Python
+callables use :mod:`dpaudit.auditing.mechanism`.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from dpaudit.algorithms import registry
+from dpaudit.algorithms.spec import AlgorithmSpec
+from dpaudit.auditing import search
+from dpaudit.auditing.whitebox import whitebox
+from dpaudit.core import validate
+from dpaudit.data import tables
+from dpaudit.errors import InputError
+from dpaudit.simulation.simulate import (Request, STATUS_NAMES, TRUNCATED, as_views,
+                                         default_workers, run_batch, simulate_many)
+from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
+from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
+from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
+from dpaudit.verdicts.result import AuditResult
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN, decide, runs_needed
+
+DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
+PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
+FINALISTS = 2
+LOSS_TABLE_ROWS = 20
+WHITEBOX_RUNS = 10_000     # runs per direction of the white-box loss and replay
+WINDOW_FROM = 16           # changed rows from here on also get windows after them as views
+
+
+def view_lengths(K: int, horizon: int) -> list[int]:
+    """Prefix lengths audited: K+1, K+2, K+4, ... (the first decision after initialisation and
+    geometrically longer prefixes), and the whole audit horizon."""
+    out, step = [], 1
+    while K + step < horizon:
+        out.append(K + step)
+        step *= 2
+    return sorted(set(out + [horizon]))
+
+
+def source_views(pair, K: int, horizon: int) -> np.ndarray:
+    """Views of a candidate pair's runs (:func:`dpaudit.simulation.simulate.as_views`): the
+    prefixes of
+    :func:`view_lengths`, and for user/full tables with a changed row t ≥
+    :data:`WINDOW_FROM` the windows [t + 1, t + 1 + w), w = 1, 2, 4, ... up to the horizon:
+    the actions right after the changed row, where a leak of that row shows first (a prefix
+    that long is unique to almost every run; earlier rows are covered by the prefixes)."""
+    views = [(0, L) for L in view_lengths(K, horizon)]
+    if pair.model in ("user", "full") and pair.row >= WINDOW_FROM:
+        start, w = pair.row + 1, 1
+        while start < horizon:
+            views.append((start, min(start + w, horizon)))
+            if start + w >= horizon:
+                break
+            w *= 2
+    return as_views(views)
+
+
+class Source:
+    """Runs of one mechanism on one neighbouring pair, as feature cells.
+
+    Subclasses implement ``draw(side, n, seed) -> Counts`` (side 0 = d, 1 = d'),
+    ``neighbours()`` (the pair's JSON) and may override :meth:`pilot` (e.g. to fit the cell map
+    on the ranking half), ``orderings`` (extra event orderings, :func:`best_event`),
+    :meth:`describe` and :meth:`cell_text`.
+    """
+
+    orderings = None
+    stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
+
+    def pilot(self, half: int, seed: np.random.SeedSequence):
+        """(rank, score): each (Counts on d, Counts on d') of ``half`` runs per side."""
+        s = seed.spawn(4)
+        rank = (self.draw(0, half, s[0]), self.draw(1, half, s[1]))
+        score = (self.draw(0, half, s[2]), self.draw(1, half, s[3]))
+        return rank, score
+
+    def describe(self, ev: Event) -> dict:
+        return {"text": f"one of {ev.cells.size} output cells", "view": ev.view}
+
+    def cell_text(self, v: int, key: int) -> str:
+        return f"{int(key):016x}"
+
+
+def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05,
+                 margin=DEFAULT_MARGIN, seed=None, runs_name: str = "runs"):
+    """InputError (one line: the bad value and the accepted range) for bad audit arguments
+    (:mod:`dpaudit.core.validate`); ``runs``, ``workers`` and ``seed`` may be None (defaults)."""
+    validate.eps(eps, "eps")
+    validate.delta(delta, "delta")
+    validate.probability(alpha, "alpha")
+    validate.probability(beta, "beta")
+    validate.margin(margin, "margin")
+    for name, v, check in ((runs_name, runs, validate.runs), ("workers", workers,
+                           validate.positive), ("whitebox_runs", whitebox_runs,
+                                                validate.integer(0)), ("seed", seed, validate.seed)):
+        if v is not None:
+            check(v, name)
+
+
+def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: float,
+              alpha: float, runs: int, pilot_budget: int, seed: int, seeds: tuple,
+              finalists: int, t0: float, bar=None, order: list | None = None,
+              screen: list | None = None, strategy: str | None = None,
+              beta: float = 0.05, margin: float = DEFAULT_MARGIN, after=None) -> AuditResult:
+    """The shared pipeline (module doc) over ``sources``; ``seeds`` = (pilot, measurement)
+    SeedSequences. ``runs``: measurement runs per side per finalist at the last look;
+    ``pilot_budget``: pilot runs per side over all sources and search rounds
+    (:func:`dpaudit.auditing.search.schedule`). ``order``: the sources entering the search, best
+    first (default all); ``screen``: their white-box screen scores (JSON, per source) or
+    None; ``strategy``: the neighbour strategy's name, reported; ``beta``: the level of the
+    upper bounds ``eps_ub`` (:func:`dpaudit.statistics.measure.measure`), also the power at which
+    the
+    detectable loss, a planning figure, is stated; ``margin``: of
+    the verdict rule (:mod:`dpaudit.verdicts.verdict`); ``after(result)``: called before the verdict
+    is decided, e.g. to run the white-box checks on the chosen pair and set ``coverage``."""
+    s_pilot, s_meas = seeds
+    order = list(range(len(sources))) if order is None else list(order)
+    F = min(finalists, len(order))
+    a_plan = design(runs, alpha / F)[1][-1]     # the level of the last look's tests
+    rounds = search.schedule(len(order), F, pilot_budget,
+                             eta=None if strategy == "structure" else search.ETA)
+    if bar is not None:
+        bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
+    validate = strategy not in (None, "structure") and rounds[-1][0] > F
+    alive, history, pilots, events, valid = order, {i: [] for i in order}, {}, {}, {}
+    for r, (k, n) in enumerate(rounds):
+        alive = alive[:k]
+        last = r == len(rounds) - 1
+        half = max(n // 3 if last and validate else n // 2, 1)
+        got = _pilots([sources[i] for i in alive], half,
+                      [_child(s_pilot, r * len(sources) + i) for i in alive])
+        for i, pilot in zip(alive, got):
+            if i in pilots and sources[i].stable_cells:    # survivors keep earlier rounds' runs
+                pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
+                              for old, new in zip(pilots[i], pilot))
+            pilots[i] = pilot
+            events[i] = best_event(*pilot, runs, a_plan, delta, sources[i].orderings,
+                                   fallback=True)
+            history[i].append(events[i].predicted_lb if events[i] else 0.0)
+        if last and validate:    # rank the last round's events on fresh runs (validated_bound)
+            fresh = _draws([sources[i] for i in alive], half,
+                           [_child(s_pilot, len(rounds) * len(sources) + i) for i in alive])
+            valid = {i: validated_bound(events[i], c, runs, a_plan, delta)
+                     for i, c in zip(alive, fresh) if events[i] is not None}
+        score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
+        alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
+    chosen = [i for i in alive[:F] if events[i] is not None]
+    if bar is not None:
+        bar.total = bar.n + 2 * runs * len(chosen)
+    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], runs, eps, delta,
+                alpha, s_meas, beta)
+    if bar is not None:
+        bar.close()
+
+    if m.best is not None:
+        b = m.best
+        i = b.finalist.label
+        src, ev = sources[i], b.finalist.event
+        k_num, k_den = b.num_den()
+        lb = b.eps_lb
+        eps_hat = log_ratio(k_num, b.n, k_den, b.n, delta)
+        detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_look[-1], delta)
+        sizes, levels = design(runs, alpha / len(m.measured))
+        detect_power = detectable_loss(k_den, b.n, sizes, eps, levels, delta, beta)
+        event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
+                 "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
+                 "scoring_hits": list(ev.scoring_hits)}
+        loss_table = _loss_table(src, pilots[i], b.counts, ev.view_index, alpha, eps)
+        nb_json = src.neighbours()
+        worst = max(m.measured, key=lambda ms: ms.loss_ub)   # the pass needs every bound
+        eps_ub = worst.loss_ub
+        informative = any(_can_carry(ms, delta, (1 + margin) * eps) for ms in m.measured)
+    else:   # no event separates d from d' on any pilot
+        lb, eps_hat, detect, detect_power, b = 0.0, None, float("inf"), float("inf"), None
+        eps_ub, informative = float("inf"), False
+        event = {"text": "no event separates d from d' on the pilot sample", "view": None}
+        loss_table, nb_json = [], sources[order[0]].neighbours()
+    res = AuditResult(
+        algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict="",
+        eps_lb=lb, eps_hat=eps_hat, saturated=b is not None and k_den == 0, alpha=alpha,
+        neighbours=nb_json, event=event,
+        counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
+        runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
+        detectable_loss=detect_power, eps_ub=eps_ub, coverage=dict(BLACK_BOX_COVERAGE),
+        search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
+                       pilot_budget, runs))
+    if b is not None:
+        res.evidence = (src, ev)
+    if after is not None:
+        after(res)
+    needed = None if b is None else (lambda: runs_needed(
+        *(h / worst.n for h in worst.num_den()), delta, beta, (1 + margin) * eps, runs))
+    v = decide(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub, informative=informative,
+               measured=b is not None, separated=b is not None and ev.predicted_lb > 0,
+               coverage=res.coverage, needed=needed)
+    res.verdict, res.reason, res.runs_needed, res.margin = (v.verdict, v.reason, v.runs_needed,
+                                                            margin)
+    return res
+
+
+def _can_carry(ms, delta: float, target: float) -> bool:
+    """Whether a measured event can carry a δ-loss of ``target`` at all: ln((1 − δ)/p̂_den) >
+    target, p̂_den its frequency on the denominator side (1/n when never seen there)."""
+    p_den = max(ms.num_den()[1], 1) / max(ms.n, 1)
+    return delta < 1 and math.log((1 - delta) / p_den) > target
+
+
+def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """The i-th child ``ss.spawn`` would give, without mutating ``ss``."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,),
+                                  pool_size=ss.pool_size)
+
+
+def _draws(srcs: list, n: int, seeds: list) -> list:
+    """(counts on d, counts on d') of ``n`` fresh runs per side for every source (compiled
+    sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``."""
+    if srcs and all(hasattr(s, "request") for s in srcs):
+        reqs = [s.request(side, n, sd) for s, seed in zip(srcs, seeds)
+                for side, sd in enumerate(seed.spawn(2))]
+        bar = srcs[0].bar
+        c = simulate_many(reqs, workers=srcs[0].workers, progress=bar.update if bar else None)
+        return [(c[2 * j], c[2 * j + 1]) for j in range(len(srcs))]
+    return [tuple(s.draw(side, n, sd) for side, sd in enumerate(seed.spawn(2)))
+            for s, seed in zip(srcs, seeds)]
+
+
+def _pilots(srcs: list, half: int, seeds: list) -> list:
+    """(rank, score) pilots of ``half`` runs per side and half for every source; compiled
+    sources are simulated together (:func:`dpaudit.simulation.simulate.simulate_many`), so that a
+    search round over many small pilots keeps every core busy."""
+    reqs = [getattr(s, "pilot_requests", lambda *a: None)(half, sd) for s, sd in
+            zip(srcs, seeds)]
+    if not srcs or any(r is None for r in reqs):
+        return [s.pilot(half, sd) for s, sd in zip(srcs, seeds)]
+    bar = srcs[0].bar
+    c = simulate_many([q for r in reqs for q in r], workers=srcs[0].workers,
+                      progress=bar.update if bar else None)
+    return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
+
+
+class KernelSource(Source):
+    """Compiled runs of a registered algorithm's kernel on one :class:`NeighbourPair`, at
+    most ``limit`` samples per run."""
+
+    stable_cells = True   # transcript hashes
+
+    def __init__(self, spec, prep, pair, views, limit, workers, bar=None):
+        self.spec, self.prep, self.pair, self.views = spec, prep, pair, views
+        self.limit, self.workers, self.bar = limit, workers, bar
+
+    def request(self, side, n, seed):
+        table = self.pair.d if side == 0 else self.pair.d_prime
+        return Request(self.spec.kernel, table, self.prep.means, self.prep.theta,
+                       self.prep.aux, n, seed, self.views, self.limit)
+
+    def pilot_requests(self, half, seed):
+        """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
+        s = seed.spawn(4)
+        return [self.request(side, half, s[j]) for j, side in enumerate((0, 1, 0, 1))]
+
+    def draw(self, side, n, seed):
+        return simulate_many([self.request(side, n, seed)], workers=self.workers,
+                             progress=self.bar.update if self.bar else None)[0]
+
+    def neighbours(self):
+        return self.pair.describe()
+
+    def describe(self, ev):
+        return _describe(self.spec, self.prep, self.pair, ev, self.limit)
+
+
+def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
+                    alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
+                    workers: int | None = None, pair=None, neighbours: str = "search",
+                    finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
+                    progress: bool = False, beta: float = 0.05,
+                    margin: float = DEFAULT_MARGIN) -> AuditResult:
+    """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP.
+
+    ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
+    measurement runs per side per finalist at the last look (default 2·10^6; the audit stops
+    earlier when the verdict is settled, :mod:`dpaudit.statistics.measure`); the neighbour search's
+    pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``delta``: the DP δ of the claim
+    (None: 0, or the spec's ``default_delta`` for algorithms calibrated by δ, which always run
+    with the δ they are audited at: :meth:`~dpaudit.algorithms.spec.AlgorithmSpec.resolve_claim`).
+    ``neighbours``: the search
+    strategy (:data:`dpaudit.auditing.search.STRATEGIES`: ``search``, ``blackbox``, ``structure``);
+    ``pair``: an explicit :class:`~dpaudit.data.tables.NeighbourPair` instead. ``seed``: root
+    seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
+    white-box loss and gray-box replay on the pair used (:mod:`dpaudit.auditing.whitebox`; 0 skips
+    them), reported under ``whitebox``. ``beta``: ``eps_ub`` holds with confidence 1 − β;
+    ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
+    verdict is inconclusive (:mod:`dpaudit.verdicts.verdict`). Raises :class:`InputError` on bad
+    input. Result as in
+    README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy profile)
+    under ``search``.
+    """
+    t0 = time.perf_counter()
+    check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs,
+                 beta, margin, seed)
+    if pair is not None and not isinstance(pair, tables.NeighbourPair):
+        raise InputError(f"pair={pair!r} is not valid: expected a "
+                         "dpaudit.data.tables.NeighbourPair "
+                         "(dpaudit.data.tables.load_pair reads one from a file)")
+    if neighbours not in search.STRATEGIES:
+        raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
+                         f"{', '.join(search.STRATEGIES)}")
+    spec = algo if isinstance(algo, AlgorithmSpec) else registry.get(algo)
+    p, delta = spec.resolve_claim(params or {}, delta)
+    prep = spec.prepare(float(eps), p)
+    runs = int(runs or DEFAULT_RUNS)
+    workers = int(workers or default_workers())
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    s_table, s_pilot, s_meas, s_white, s_screen = np.random.SeedSequence(seed).spawn(5)
+
+    K = prep.means.shape[0]
+    horizon = spec.audit_horizon(p)
+    if pair is not None:
+        if pair.model != spec.model:
+            raise InputError(f"the pair is a {pair.model} pair but {spec.name} uses "
+                             f"{spec.model} tables")
+        m = tables.MODELS[spec.model]
+        if spec.model != "local":                   # (a local pair is two rewards)
+            if pair.d.shape[m.arm_axis] != K:
+                raise InputError(f"the pair's tables have {pair.d.shape[m.arm_axis]} arms but "
+                                 f"means has {K}")
+            horizon = pair.d.shape[1 - m.arm_axis]  # the pair's tables set the horizon
+        pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
+    else:
+        strategy = neighbours
+        pairs, order, info = search.candidates(
+            neighbours, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
+            screen_seed=s_screen, limit=horizon)
+        if not pairs:
+            raise InputError(f"--neighbours {neighbours}: {spec.name} names no position within "
+                             f"its audit horizon ({horizon}); use --neighbours search")
+    bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if progress else True,
+               leave=False, desc=f"audit {spec.name}")
+    sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
+               for pr in pairs]
+
+    def after(res):
+        res.search["views"] = {"prefixes": view_lengths(K, horizon),
+                               "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed "
+                                          f"row t >= {WINDOW_FROM}"}
+        res.search["screen"] = info["screen"]
+        if whitebox_runs:
+            used = next((pairs[f["index"]] for f in res.search["finalists"]
+                         if f["pair"] == res.neighbours), pairs[order[0]])
+            res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
+                                    seed=s_white, delta=delta, horizon=horizon)
+            res.coverage = res.whitebox["coverage"]
+        else:
+            res.coverage = {"measured": False, "reason": "whitebox_runs = 0: no run was "
+                            "replayed, so which runs read the changed position is unknown"}
+
+    res = run_audit(sources, name=spec.name, params=_jsonable_params(p), eps=eps, delta=delta,
+                    alpha=alpha, runs=runs, pilot_budget=int(PILOT_BUDGET * runs), seed=seed,
+                    seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar,
+                    order=order, screen=info["scores"], strategy=strategy, beta=beta,
+                    margin=margin, after=after)
+    res.runtime_s = round(time.perf_counter() - t0, 3)
+    return res
+
+
+def side_name(numerator: str) -> str:
+    return "d'" if numerator == "d_prime" else "d"
+
+
+def _jsonable_params(p: dict) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in p.items()}
+
+
+def _counts(rounds, n_sources, b, m: Measurement) -> dict:
+    def status(c):
+        return {STATUS_NAMES[j]: int(c.status[j]) for j in range(3)} if c else {}
+    n = b.n if b else 0
+    hd, hdp = b.hits if b else (0, 0)
+    c_d, c_dp = b.counts if b else (None, None)
+    return {"selection": {"runs_per_side": sum(k * n for k, n in rounds), "pairs": n_sources,
+                          "rounds": len(rounds)},
+            "measurement": {"runs_d": n, "runs_d_prime": n, "hits_d": int(hd),
+                            "hits_d_prime": int(hdp), "status_d": status(c_d),
+                            "status_d_prime": status(c_dp), "finalists": len(m.measured),
+                            "tests": m.tests, "alpha_per_look": m.alpha_per_look,
+                            "beta_per_look": m.beta_per_look,
+                            "eps_ub_per_finalist": [ms.loss_ub for ms in m.measured],
+                            "p_value_adjusted": m.p_adjusted, "stopped": m.stopped,
+                            "looks": m.looks}}
+
+
+BLACK_BOX_COVERAGE = {
+    "measured": False, "kind": "black-box",
+    "reason": "black-box: the outputs on d and d' are independent draws, so which runs read "
+              "the differing entry, which releases did and the stopping times cannot be "
+              "observed; what is measured is the event's frequency on d and on d'"}
+
+MULTIPLICITY = ("every candidate, round and event was tried on pilot samples only, which the "
+                "measurement never reuses: the error budget alpha is spent on the measured "
+                "finalists alone (Bonferroni over looks x finalists)")
+
+
+def _search(sources, order, rounds, history, valid, screen, chosen, m: Measurement, strategy,
+            budget, runs) -> dict:
+    """The ``search`` JSON: strategy, budget, every candidate tried (pair, white-box screen,
+    predicted ε_lb per round, validated ε_lb in the last round, measured ε_lb), the finalists
+    and the privacy profile."""
+    lbs = {ms.finalist.label: ms.eps_lb for ms in m.measured}
+    pairs = [src.neighbours() for src in sources]
+    tried = []
+    for i, nb_json in enumerate(pairs):
+        row = {"index": i, "position": nb_json.get("position"), "base": nb_json["base"]["name"]
+               if isinstance(nb_json.get("base"), dict) else None,
+               "pattern": nb_json.get("pattern"), "predicted_eps_lb": history.get(i, []),
+               "validated_eps_lb": valid.get(i), "finalist": i in chosen, "eps_lb": lbs.get(i)}
+        if screen is not None:
+            row["whitebox"] = screen[i]
+        tried.append(row)
+    finals = [{"index": i, "pair": pairs[i], "predicted_eps_lb": history[i][-1],
+               "validated_eps_lb": valid.get(i), "eps_lb": lbs.get(i)} for i in chosen]
+    out = {"strategy": strategy, "candidates": len(sources), "entered_rounds": len(order),
+           "budget": {"pilot_runs_per_side": int(budget),
+                      "pilot_runs_per_side_used": int(sum(k * n for k, n in rounds)),
+                      "rounds": [{"candidates": k, "runs_per_side": n} for k, n in rounds],
+                      "measurement_runs_per_side_per_finalist": int(runs),
+                      "finalists": len(chosen)},
+           "multiplicity": MULTIPLICITY, "tried": tried, "finalists": finals}
+    if all("position" in p for p in pairs):
+        out["profile"] = search.profile(
+            pairs, screen, {i: h[-1] for i, h in history.items() if h}, lbs)
+    return out
+
+
+def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
+    """Readable event: decode a few of its cells into actions by sampling transcripts."""
+    table = pair.d_prime if ev.numerator == "d_prime" else pair.d
+    start, end = ev.view
+    cells, taus, recs, stats, kept = run_batch(
+        spec.kernel, np.random.default_rng(0), table, prep.means, prep.theta, prep.aux,
+        limit, 20_000, np.array([ev.view], np.int64), 20_000)
+    inside = np.isin(cells[:, 0], ev.cells)
+    examples, seen = [], set()
+    for j in np.flatnonzero(inside):
+        key = int(cells[j, 0])
+        if key in seen:
+            continue
+        seen.add(key)
+        item = {"actions": [int(a) for a in kept[j, start:end] if a >= 0]}
+        if stats[j] != TRUNCATED and taus[j] <= end:
+            item.update(stopping_time=int(taus[j]), recommendation=int(recs[j]),
+                        status=STATUS_NAMES[stats[j]])
+        examples.append(item)
+        if len(examples) == n_examples:
+            break
+    shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
+    what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
+    unit = "0-based arms"
+    if spec.model == "local":      # a local randomiser's "actions" are its outputs
+        what, unit = what.replace("actions", "outputs"), "the randomiser's output values"
+    text = (f"{what} ({unit}) are one of {ev.cells.size} sequences chosen on the pilot "
+            f"sample as more likely under {side_name(ev.numerator)}; e.g. {shown}")
+    return {"text": text, "view": list(ev.view), "examples": examples}
+
+
+def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
+    """Per-output-cell privacy loss ln(p_d/p_d') on the measurement sample.
+
+    The rows are the (at most :data:`LOSS_TABLE_ROWS`) cells of view ``v`` with the most mass
+    on the *pilot* sample (at least 10 pilot hits), so that choosing them does not look at the
+    measurement sample. The intervals are simultaneous over the rows *and* the looks: each is
+    two-sided at level 1 − α/(rows · :data:`~dpaudit.statistics.measure.LOOKS`) (Bonferroni), since
+    the
+    counts are those of the look where the sequential measurement stopped, which the data
+    chose; so ``ci_level_simultaneous`` = 1 − α holds whatever the stop. ``flag_above_eps``:
+    the interval lies entirely above ε or below −ε. The table is descriptive: its α is its
+    own, the verdict rests on ε_lb alone.
+    """
+    (r_d, r_dp), (s_d, s_dp) = pilot
+    keys = np.unique(np.concatenate([c.cells[v] for c in (r_d, r_dp, s_d, s_dp)]))
+    mass = sum(np.asarray(lookup(keys, c, v)) for c in (r_d, r_dp, s_d, s_dp))
+    top = [j for j in np.argsort(-mass, kind="stable")[:LOSS_TABLE_ROWS] if mass[j] >= 10]
+    c_d, c_dp = counts
+    a = lookup(keys, c_d, v)
+    b = lookup(keys, c_dp, v)
+    level = alpha / (max(len(top), 1) * LOOKS)
+    rows = []
+    for j in top:
+        lo, hi = log_ratio_interval(a[j], c_d.n_runs, b[j], c_dp.n_runs, level)
+        rows.append({"cell": src.cell_text(v, int(keys[j])),
+                     "view": [int(x) for x in np.ravel(c_d.views[v])],
+                     "p_d": a[j] / c_d.n_runs, "p_d_prime": b[j] / c_dp.n_runs,
+                     "ln_ratio": log_ratio(a[j], c_d.n_runs, b[j], c_dp.n_runs),
+                     "ci": [lo, hi], "ci_level_simultaneous": 1 - alpha,
+                     "flag_above_eps": bool(lo > eps or hi < -eps)})
+    return rows

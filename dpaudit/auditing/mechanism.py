@@ -1,0 +1,136 @@
+"""Audits of generic mechanisms: ``mechanism(rng, data, n) -> n outputs`` on a fixed pair.
+
+Any randomised algorithm fits, not only bandits: a Laplace or Gaussian mechanism, randomised
+response, report-noisy-max, a plain-Python bandit run (:mod:`dpaudit.auditing.plugin` wraps one).
+Outputs are drawn in chunks of :data:`CHUNK`, chunk i seeded by the i-th child of the sample's
+SeedSequence (README "Randomness"), turned into cells by a
+:class:`~dpaudit.statistics.features.Features` map
+fitted on the pilot's ranking half, and audited by the shared pipeline of
+:mod:`dpaudit.auditing.audit` (threshold and likelihood-ratio events, selection and measurement on
+disjoint samples, early stopping, Bonferroni over everything measured).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from dpaudit.auditing.audit import Source, check_common, run_audit, side_name
+from dpaudit.errors import InputError
+from dpaudit.simulation.simulate import Counts
+from dpaudit.statistics import features
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN
+
+DEFAULT_N = 10_000_000   # measurement samples per side at the last look
+PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
+CHUNK = 1 << 20
+
+
+def _counts(cells: np.ndarray, n: int) -> Counts:
+    u, c = np.unique(cells, return_counts=True)
+    return Counts(n_runs=n, views=np.array([1], np.int64), cells=[u], counts=[c.astype(np.int64)],
+                  status=np.array([n, 0, 0], np.int64), tau_sum=0, rec=np.zeros(0, np.int64))
+
+
+class MechanismSource(Source):
+    """Samples of ``mechanism`` on the pair (d, d_prime), as cells of a fitted feature map."""
+
+    def __init__(self, mechanism, d, d_prime, neighbours: dict, bar=None):
+        self.mechanism, self.data = mechanism, (_read_only(d), _read_only(d_prime))
+        self.nb, self.bar, self.feat = neighbours, bar, None
+
+    def _outputs(self, side: int, n: int, seed: np.random.SeedSequence):
+        sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
+        for size, child in zip(sizes, seed.spawn(len(sizes))):
+            y = features.as_outputs(
+                self.mechanism(np.random.default_rng(child), self.data[side], size), size)
+            if self.bar is not None:
+                self.bar.update(size)
+            yield y
+
+    def draw(self, side, n, seed):
+        cells = [self.feat.cells(y) for y in self._outputs(side, n, seed)]
+        return _counts(np.concatenate(cells), n)
+
+    def pilot(self, half, seed):
+        s = seed.spawn(4)
+        y_d, y_dp = (np.concatenate(list(self._outputs(i, half, s[i]))) for i in (0, 1))
+        self.feat = features.fit(y_d, y_dp)
+        rank = (_counts(self.feat.cells(y_d), half), _counts(self.feat.cells(y_dp), half))
+        score = (self.draw(0, half, s[2]), self.draw(1, half, s[3]))
+        return rank, score
+
+    def orderings(self, v, keys):
+        if getattr(self.mechanism, "hashed", False):   # hashed transcripts have no order
+            return []
+        return self.feat.orderings(v, keys)
+
+    def neighbours(self):
+        return self.nb
+
+    def describe(self, ev):
+        return {"text": f"{self.feat.describe(ev.cells)} (more likely under "
+                        f"{side_name(ev.numerator)}; {self.feat.kind} output)", "view": None}
+
+    def cell_text(self, v, key):
+        return self.feat.cell_text(key)
+
+
+def _read_only(x):
+    """An array input as a read-only copy (a mechanism that writes to its input raises
+    ValueError in its own code instead of changing the pair it is audited on); numbers and
+    other values as they are."""
+    if not isinstance(x, np.ndarray):
+        return x
+    a = np.array(x, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+def _data(x, name: str) -> np.ndarray:
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} is not array-like")
+
+
+def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
+                    alpha: float = 0.05, n: int | None = None, seed: int | None = None,
+                    name: str | None = None, progress: bool = False, beta: float = 0.05,
+                    margin: float = DEFAULT_MARGIN):
+    """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d'.
+
+    ``mechanism(rng, data, n)`` must return ``n`` independent outputs for ``data`` (``d`` or
+    ``d_prime``, passed unchanged) using only the ``numpy.random.Generator`` ``rng``: an array
+    of shape (n,) or (n, m), integer/boolean (discrete) or float (continuous; floats with at
+    most 1024 distinct values are treated as discrete). ``n``: measurement samples per side at
+    the last look (default 10^7; the audit stops earlier once the verdict is settled); the
+    pilot draws ``n // 4`` more per side. Returns an
+    :class:`~dpaudit.verdicts.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
+    ``.alpha``, ``.to_dict()``: the JSON of README "Verdict JSON"; ``eps_ub`` at confidence
+    1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdicts.verdict`). Raises
+    InputError on bad input.
+    """
+    t0 = time.perf_counter()
+    check_common(eps, alpha, n, None, delta, beta=beta, margin=margin, seed=seed,
+                 runs_name="n")
+    if not callable(mechanism):
+        raise InputError(f"mechanism={mechanism!r} is not callable")
+    n = int(n or DEFAULT_N)
+    pilot = max(n // PILOT_FRACTION, 2000)
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    s_pilot, s_meas = np.random.SeedSequence(seed).spawn(2)
+    d, d_prime = _data(d, "d"), _data(d_prime, "d_prime")
+    if d.shape == d_prime.shape and np.array_equal(d, d_prime):
+        raise InputError("d and d_prime are identical: neighbouring inputs must differ (an "
+                         "audit of identical inputs could never fail)")
+    label = name or getattr(mechanism, "__name__", type(mechanism).__name__)
+    nb = {"model": "mechanism", "d": d.tolist(), "d_prime": d_prime.tolist()}
+    bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
+               disable=None if progress else True, desc=f"audit {label}")
+    src = MechanismSource(mechanism, d, d_prime, nb, bar)
+    return run_audit([src], name=label, params={}, eps=eps, delta=delta, alpha=alpha, runs=n,
+                     pilot_budget=pilot, seed=seed, seeds=(s_pilot, s_meas), finalists=1, t0=t0,
+                     bar=bar, strategy="pair", beta=beta, margin=margin)

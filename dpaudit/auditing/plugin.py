@@ -1,0 +1,220 @@
+"""Bring your own algorithm: audit a plain Python callable from the command line.
+
+``dpaudit run --algo path/to/file.py:function --model user --eps 0.5`` (or
+``--algo package.module:function``) audits ``function(rng, data, eps) -> output`` of ONE run:
+
+* ``rng``: a ``numpy.random.Generator`` (the only randomness allowed);
+* ``data``: the input, by privacy model (README "Architecture"): ``user`` and ``full``: a (T, K)
+  reward table (row t = round t's rewards); ``stream``: a (K, T) table (entry (a, n) = the
+  n-th pull of arm a); ``local``: one reward r ∈ [0, 1] (a float);
+* ``eps``: the claimed ε;
+* ``output``: the released transcript: a number, or any sequence of numbers (e.g. the actions
+  followed by τ and â). Scalar outputs are audited as numbers (threshold events apply);
+  sequences are hashed into one cell per distinct transcript.
+
+The callable runs once per sample in this process (slower than the compiled reference
+kernels: the default budget is :data:`DEFAULT_RUNS` per side). The neighbouring pair is found
+by the black-box search of :mod:`dpaudit.auditing.search` over every position × value pattern × base
+table of the model (:func:`dpaudit.data.neighbours.structured`; ``local``: r, r' in {0, ½, 1}).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from dpaudit.auditing.audit import check_common, run_audit
+from dpaudit.auditing.mechanism import MechanismSource
+from dpaudit.core import validate
+from dpaudit.data.neighbours import structured
+from dpaudit.errors import InputError, UserCodeError
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN
+
+MODELS = ("user", "stream", "full", "local")
+DEFAULT_RUNS = 200_000
+PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
+_MASK = (1 << 63) - 1
+
+
+def load(ref: str):
+    """The callable named by ``path/to/file.py:function`` or ``package.module:function``."""
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not target or not attr:
+        raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
+                         "MODULE:FUNCTION")
+    try:
+        with _no_exit(f"importing {target} (--algo {ref})"):
+            if target.endswith(".py"):
+                if not os.path.isfile(target):
+                    raise InputError(f"--algo {ref}: file {target} does not exist")
+                spec = importlib.util.spec_from_file_location(
+                    "dpaudit_plugin_" + os.path.splitext(os.path.basename(target))[0], target)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+            else:
+                module = importlib.import_module(target)
+    except (InputError, UserCodeError):
+        raise
+    except Exception as e:   # the user's module failed to import: one line, their message
+        raise InputError(f"--algo {ref}: importing {target} failed: {type(e).__name__}: {e}")
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
+    check_signature(fn, f"--algo {ref}")
+    return fn
+
+
+class _Exit(BaseException):
+    """``os._exit`` called by the user's code while :func:`_no_exit` runs."""
+
+
+def _exit(code):
+    raise _Exit(code)
+
+
+@contextlib.contextmanager
+def _no_exit(what: str):
+    """The user's code runs in dpaudit's process: ``sys.exit`` and ``os._exit`` in it would end
+    dpaudit with no verdict and, for code 0, the exit code of a pass. Both become a
+    :class:`UserCodeError` naming ``what`` (``os._exit`` is replaced while the block runs)."""
+    real, os._exit = os._exit, _exit
+    try:
+        yield
+    except SystemExit as e:
+        raise UserCodeError(f"{what} called sys.exit({e.code!r})") from None
+    except _Exit as e:
+        raise UserCodeError(f"{what} called os._exit({e.args[0]!r})") from None
+    finally:
+        os._exit = real
+
+
+def check_signature(fn, name: str) -> None:
+    """InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
+    signature Python cannot inspect is let through: its call will tell)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise InputError(f"{name}: takes {sig}: expected a function (rng, data, eps)") from None
+
+
+class CallableMechanism:
+    """``mechanism(rng, data, n)`` running ``fn(rng, data, eps)`` n times, one output each.
+
+    The first output fixes the mode: a number keeps outputs as numbers (threshold events
+    apply); a sequence makes every output a 63-bit blake2b hash of its float64 values
+    (``hashed``: hashes have no order, so no threshold events are tried on them)."""
+
+    def __init__(self, fn, eps: float):
+        self.fn, self.eps, self.hashed = fn, eps, None
+        self.__name__ = getattr(fn, "__name__", "callable")
+
+    def _code(self, out):
+        try:
+            a = np.asarray(out)
+        except (TypeError, ValueError):            # e.g. ragged sequences
+            a = np.asarray(None)
+        if a.dtype.kind not in "iufb" or not np.all(np.isfinite(a)):
+            raise UserCodeError(f"{self.__name__} returned {out!r:.80}: expected a real number "
+                                "or a sequence of real numbers (not None, complex, text, NaN "
+                                "or inf)")
+        scalar = a.ndim == 0
+        if self.hashed is None:
+            self.hashed = not scalar
+        if scalar and not self.hashed:
+            return a.item()
+        if not self.hashed:
+            raise UserCodeError(f"{self.__name__} returned {out!r:.80} after returning "
+                                "numbers: expected every run to return a number, or every run "
+                                "a sequence")
+        b = np.ascontiguousarray(a, dtype=np.float64).ravel()
+        return int.from_bytes(hashlib.blake2b(b.tobytes(), digest_size=8).digest(),
+                              "little") & _MASK
+
+    def __call__(self, rng, data, n):
+        with _no_exit(self.__name__):
+            return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
+
+
+def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
+                   means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
+                   runs: int | None = None, seed: int | None = None,
+                   progress: bool = False, beta: float = 0.05,
+                   margin: float = DEFAULT_MARGIN, strict: bool = False):
+    """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
+    MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
+
+    ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
+    measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
+    ``blackbox`` of :mod:`dpaudit.auditing.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot
+    runs per
+    side over all its rounds; ``beta``: ``eps_ub`` holds with confidence 1 − β;
+    ``margin``: of the verdict rule (:mod:`dpaudit.verdicts.verdict`); ``strict``: a callable that
+    fails :func:`reproducible` raises instead of being audited.
+    Returns an :class:`~dpaudit.verdicts.result.AuditResult` (``reproducible`` says whether the
+    check
+    passed). Raises InputError on bad input, UserCodeError when the callable fails (an
+    exception, an unusable output, an exit) or, under ``strict``, is not reproducible.
+    """
+    t0 = time.perf_counter()
+    check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin, seed=seed)
+    if model not in MODELS:
+        raise InputError(f"--model {model!r} is not valid: expected one of {', '.join(MODELS)}")
+    horizon = validate.positive(horizon, "horizon")
+    means = validate.unit_list(means, "means")
+    fn = ref if callable(ref) else load(ref)
+    if callable(ref):
+        check_signature(fn, f"{getattr(fn, '__name__', 'the callable')}")
+        ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+    runs = int(runs or DEFAULT_RUNS)
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    s_table, s_pilot, s_meas = np.random.SeedSequence(seed).spawn(3)
+    pairs = structured(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
+    bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
+               disable=None if progress else True, desc=f"audit {ref}")
+    mech = CallableMechanism(fn, float(eps))
+    sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
+    params = {"model": model, "means": list(means), "horizon": horizon}
+    same = reproducible(mech, sources[0].data[0], seed)
+    if strict and not same:
+        raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "
+                            "other than rng (strict)")
+    res = run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
+                    runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
+                    seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox",
+                    beta=beta, margin=margin)
+    res.reproducible = same
+    return res
+
+
+REPRO_RUNS = 256       # runs drawn twice with one seed by :func:`reproducible`
+REPRO_KEY = 0x5EED     # spawn key of that seed: a stream no audit draws
+
+
+def reproducible(mech: CallableMechanism, data, seed: int) -> bool:
+    """Whether :data:`REPRO_RUNS` runs of ``mech`` on ``data`` come out the same twice from
+    generators with one seed, as they do when the callable draws its randomness from ``rng``
+    alone. Global ``np.random`` or ``random`` make them differ, unless every run agrees by
+    chance: with probability (1 − q)^256 when two draws of a run differ with probability q
+    (a fair coin: q = 1/2; an output that is 1 with probability 0.07: q ≈ 0.13, 8e-16)."""
+    ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
+    return bool(np.array_equal(mech(np.random.default_rng(ss), data, REPRO_RUNS),
+                               mech(np.random.default_rng(ss), data, REPRO_RUNS)))
+
+
+def _inputs(pair):
+    """(d, d') as the callable receives them: tables, or floats for ``local``."""
+    if pair.model == "local":
+        return float(pair.d), float(pair.d_prime)
+    return pair.d, pair.d_prime

@@ -1,0 +1,171 @@
+"""Adversarial neighbours: the search for the neighbouring pair that leaks the most.
+
+DP quantifies over every neighbouring pair; an audit is only as strong as the pair it tries.
+Strategies (``dpaudit run --neighbours STRATEGY``):
+
+``search`` (default)
+    1. *Candidates*: every position × value pattern × base table of the algorithm's privacy
+       model (:func:`dpaudit.data.neighbours.structured`; large tables: the positions the release
+       log marks).
+    2. *White-box screen*: :data:`SCREEN_RUNS` run/replay pairs per direction and candidate
+       (:func:`dpaudit.auditing.whitebox.screen`): the largest privacy loss of the releases, its
+       mean,
+       and whether the replay diverged. Candidates whose releases can lose at most
+       :data:`SCREEN_KEEP` of the best candidate's loss are dropped (if decisions read data
+       only through releases, the transcript cannot leak more than its releases); divergent
+       candidates (raw data reached a decision) come first. At most :data:`MAX_BLACKBOX` go
+       on, ranked by that loss, then by how early the first release they feed is made (a
+       release shows only in the actions after it: the earlier, the more the transcript can
+       reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples).
+    3. *Black-box successive halving* (:func:`schedule`): each round draws a fresh pilot for
+       every surviving candidate (compiled candidates keep their earlier rounds' runs too),
+       scores it by the ε lower bound its best event is predicted to give on the measurement
+       sample (:func:`dpaudit.statistics.events.best_event`), and keeps the best 1/:data:`ETA`,
+       until
+       twice the number of finalists remain. Half the pilot budget goes to that last round,
+       the other half is shared equally by the earlier rounds. In the last round a third of
+       the runs is held out: the candidates' events are compared on it
+       (:func:`dpaudit.statistics.events.validated_bound`), because the best of many unions scored
+       on
+       one sample overrates itself.
+    4. The best finalists are measured on fresh samples (:mod:`dpaudit.statistics.measure`).
+``blackbox``
+    The same without the white-box screen (for algorithms without a release log): every
+    candidate enters the rounds (at least :data:`MIN_ROUND_RUNS` runs each, so the budget
+    may be exceeded; the JSON reports the runs used).
+``structure``
+    The v1 candidates (the algorithm's ``structure`` rows on three bases,
+    :func:`dpaudit.data.neighbours.candidates`), one pilot round sharing the budget: the audit of
+    the previous version, kept for comparison.
+
+**Multiplicity.** Everything tried before the measurement (every candidate, every round,
+every event) looks only at pilot samples, which the measurement never reuses; the verdict's
+error budget α is spent on the measured finalists alone (Bonferroni over looks × finalists,
+:mod:`dpaudit.statistics.measure`), so trying more candidates costs no confidence, only pilot runs.
+
+**Privacy profile** (:func:`profile`): the white-box loss and the predicted ε_lb of every
+candidate, as (table × position) matrices ready to draw as a heatmap.
+"""
+from __future__ import annotations
+
+import math
+
+from dpaudit.auditing.whitebox import screen as wb_screen
+from dpaudit.core import validate
+from dpaudit.data import neighbours as nbrs
+from dpaudit.data.tables import MODELS, base_tables
+
+STRATEGIES = ("search", "blackbox", "structure")
+ETA = 2                 # successive halving keeps the best 1/ETA of each round
+SCREEN_RUNS = 8         # white-box run/replay pairs per direction and candidate
+SCREEN_KEEP = 0.5       # keep candidates whose release loss reaches this share of the best
+MAX_BLACKBOX = 64       # candidates entering the black-box rounds, at most
+MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
+
+
+def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
+             min_runs: int = MIN_ROUND_RUNS) -> list[tuple[int, int]]:
+    """Successive-halving rounds for ``n`` candidates: (candidates, pilot runs per side per
+    candidate) per round, until 2 × ``finalists`` remain (the last round's pilot picks the
+    finalists among them and their events). ``budget``: pilot runs per side over
+    all rounds; half of it goes to the last round, half is shared by the others (each round
+    at least ``min_runs`` per candidate, so a tiny budget may be exceeded). ``eta=None``: one
+    round, the budget shared equally (the best ``finalists`` are measured)."""
+    if eta is None:
+        return [(n, max(budget // max(n, 1), min_runs))]
+    last = min(n, 2 * finalists)     # the finalists are chosen among these, on the last pilot
+    counts = [n]
+    while counts[-1] > last:
+        counts.append(max(last, math.ceil(counts[-1] / eta)))
+    if len(counts) == 1:
+        return [(n, max(budget // max(n, 1), min_runs))]
+    early = budget / 2 / (len(counts) - 1)
+    out = [(c, max(int(early // c), min_runs)) for c in counts[:-1]]
+    return out + [(counts[-1], max(int(budget / 2 // counts[-1]), min_runs))]
+
+
+PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
+
+
+def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, screen_seed,
+               limit: int) -> tuple[list, list, dict]:
+    """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
+    entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
+    or None, "scores": per-pair :func:`dpaudit.auditing.whitebox.screen` results or None}.
+    ``limit``:
+    samples per run (the audit horizon); ``screen_seed``: a SeedSequence."""
+    # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
+    params = {**params, "means": tuple(float(x) for x in prep.means)}
+    shape = MODELS[spec.model].shape(len(params["means"]), spec.audit_horizon(params))
+    entries = math.prod(shape)
+    validate.memory(f"horizon={spec.audit_horizon(params)}: the candidate pairs of "
+                    f"{'x'.join(map(str, shape))} tables",
+                    2 * PAIRS_PER_POSITION * min(entries, nbrs.MAX_POSITIONS) * entries * 8,
+                    "use a smaller --param horizon, or one explicit --pair")
+    if strategy == "structure":
+        pairs = nbrs.candidates(spec, params, table_seed)
+        return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
+    means, horizon = params["means"], spec.audit_horizon(params)
+    m = MODELS[spec.model]
+    marks = set()
+    if len(m.positions(shape)) > nbrs.MAX_POSITIONS:
+        base = base_tables(spec.model, means, horizon, table_seed)[0][0]
+        marks = nbrs.release_positions(spec, prep, base, limit)
+    positions = nbrs.select_positions(spec.model, shape, marks)
+    pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions)
+    if strategy == "blackbox":
+        return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
+    scores = [wb_screen(spec, prep, pr, runs=SCREEN_RUNS, seed=s, limit=limit)
+              for pr, s in zip(pairs, screen_seed.spawn(len(pairs)))]
+    order = screened(scores)
+    return pairs, order, {"screen": {
+        "runs_per_direction": SCREEN_RUNS, "keep_share": SCREEN_KEEP,
+        "max_loss": max(s["max_loss"] for s in scores), "kept": len(order)},
+        "scores": scores}
+
+
+def screened(scores: list[dict]) -> list[int]:
+    """Indices that pass the white-box screen (module doc), best first: divergent replays,
+    then by largest loss (to 9 decimals: float rounding must not decide), earliest release
+    fed (:func:`_first_release`), mean loss and index."""
+    best = max(s["max_loss"] for s in scores)
+    keep = [i for i, s in enumerate(scores)
+            if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
+    keep.sort(key=lambda i: (-(scores[i]["diverged_runs"] > 0),
+                             -round(scores[i]["max_loss"], 9), _first_release(scores[i]),
+                             -scores[i]["mean_loss"], i))
+    return keep[:MAX_BLACKBOX]
+
+
+def _first_release(score: dict) -> float:
+    """Samples taken when the first release the candidate feeds was made (inf if none): a
+    release can only show in the actions after it, so the earlier, the more the transcript
+    can reveal of it before the horizon."""
+    return min((f["t"] for f in score.get("feeds", [])), default=math.inf)
+
+
+def profile(pairs_json: list[dict], screen: list[dict] | None, predicted: dict,
+            measured: dict) -> dict:
+    """Privacy profile by changed position: matrices indexed [table][position] (rows: base
+    table and pattern; columns: positions in table order), ``null`` where not computed.
+    ``whitebox_max_loss``: the screen's largest release loss; ``predicted_eps_lb``: the
+    black-box pilot's predicted ε_lb in the last round the candidate reached;
+    ``eps_lb``: measured (finalists)."""
+    positions = sorted({tuple(p["position"]) for p in pairs_json})
+    tables = sorted({(p["base"]["name"], p.get("pattern", "")) for p in pairs_json})
+    col = {pos: j for j, pos in enumerate(positions)}
+    row = {t: i for i, t in enumerate(tables)}
+
+    def matrix(values: dict):
+        out = [[None] * len(positions) for _ in tables]
+        for i, v in values.items():
+            p = pairs_json[i]
+            out[row[(p["base"]["name"], p.get("pattern", ""))]][col[tuple(p["position"])]] = v
+        return out
+
+    prof = {"axes": ["table", "position"], "positions": [list(p) for p in positions],
+            "tables": [f"{b} {pat}".strip() for b, pat in tables],
+            "predicted_eps_lb": matrix(predicted), "eps_lb": matrix(measured)}
+    if screen is not None:
+        prof["whitebox_max_loss"] = matrix({i: s["max_loss"] for i, s in enumerate(screen)})
+    return prof

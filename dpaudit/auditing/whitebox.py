@@ -1,0 +1,547 @@
+"""White-box privacy loss and gray-box replay of a kernel's noisy releases (README "White-box
+privacy loss and gray-box replay").
+
+Every reference kernel logs its internal noisy releases (``releases`` buffer, columns
+:data:`dpaudit.simulation.simulate.RELEASE_COLUMNS`) and can *replay* a run with its released
+values frozen
+(``frozen`` argument of the kernel contract, :mod:`dpaudit.simulation.simulate`). For a
+neighbouring pair
+(d, d') and one direction, say d -> d', each run is
+
+1. **generated** on d with a fresh Generator: it logs releases j = 0..m−1 with exact values v_j,
+   released values y_j, noise family and scale;
+2. **replayed** on d' with an identically seeded Generator and ``frozen = (y_0, ..., y_{m−1})``:
+   every release draws its noise as usual (so the rng stream stays aligned) but releases y_j, so
+   the replay follows the same released values and reports the d'-value v'_j of each release
+   given the same history.
+
+**Privacy loss of the releases** (item 5). The run's loss is
+
+    L = Σ_j [ln f_j(y_j | v_j) − ln f'_j(y_j | v'_j)],
+
+the privacy-loss random variable of the released values y (product of the conditional
+densities of adaptive composition) at the realised output. The log-density ratios are exact:
+Laplace (dist 0, scale b): (|y − v'| − |y − v|)/b; Gaussian (dist 1, sd σ):
+((y − v')² − (y − v)²)/(2σ²); randomised response (dist 2, binary y, s = scale):
+ln P(y | v) − ln P(y | v') with P(1 | v) = (1 + v(e^s − 1))/(1 + e^s). A mechanism that is
+ε-DP in its releases has L ≤ ε on every output, so ``max_loss`` over runs is a *deterministic*
+lower bound on the releases' privacy loss: ``max_loss > ε`` (up to rounding, see
+:data:`TOLERANCE`) is a violation without any statistics. Both directions are run (d -> d' gives
+ln p_d/p_d' on outputs drawn under d, d' -> d the reverse).
+
+**Gray-box replay** (item 6). The replay also yields a transcript (actions, τ, â, status). If
+every decision reads the data only through releases, the replay is bit-identical to the
+original: the only difference between the two runs is the changed row, and the released values
+and the rng stream are shared. Any divergence means raw data reached a decision without noise.
+Reported: the number of divergent runs, the first divergent step (min over runs, 0-based sample
+index = samples taken before it) and an example.
+
+Scope and caveats:
+
+* Runs are simulated for at most ``limit`` samples (default 16 × the table length); only
+  releases made before ``limit`` contribute. Rows at or beyond the table are Bernoulli(means)
+  drawn from the run's rng (kernel contract): identical in the original and the replay while
+  their transcripts agree, so the pair stays a neighbouring pair of extended tables.
+* In a divergent run only releases made at or before the divergent step contribute (after it
+  the two runs no longer share a history, and rows beyond the table may no longer be shared).
+  Those runs are flagged by the replay anyway.
+* A non-private kernel with no releases (``ttucb``) has loss 0 and diverges: expected.
+
+Determinism: run i of direction k (0 = d -> d', 1 = d' -> d) uses
+``SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (k, i))`` (the i-th child of the k-th
+child of ``seed``, computed without mutating ``seed``), so a seed gives identical results.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numba as nb
+import numpy as np
+
+from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES
+
+RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
+MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
+DEFAULT_LIMIT_FACTOR = 16  # default limit = 16 × the table length
+TOLERANCE = (1e-9, 1e-12)  # violation iff max_loss > eps·(1 + 1e-9) + 1e-12 (float rounding)
+DIRECTIONS = ("d->d'", "d'->d")
+QUANTILES = (("50", 0.5), ("90", 0.9), ("99", 0.99), ("99.9", 0.999))
+MAX_LISTED = 64          # per-release rows listed for the worst run
+
+
+# ------------------------------------------------------------------------ log densities
+
+@nb.njit(cache=True)
+def _logpdf(dist, y, v, scale):
+    """ln density (Laplace, Gaussian) or ln probability (randomised response) of output y for
+    exact value v; NaN for an unknown family, a non-binary randomised-response output or a
+    non-positive Laplace/Gaussian scale."""
+    if dist == LAPLACE:
+        if not scale > 0.0:
+            return np.nan
+        return -math.log(2.0 * scale) - abs(y - v) / scale
+    if dist == GAUSSIAN:
+        if not scale > 0.0:
+            return np.nan
+        z = (y - v) / scale
+        return -0.5 * z * z - math.log(scale) - 0.5 * math.log(2.0 * math.pi)
+    if dist == RANDOMISED_RESPONSE:
+        # P(1 | v) = (1 + v·(e^s − 1))/(1 + e^s), P(0 | v) = (1 + (1 − v)·(e^s − 1))/(1 + e^s)
+        e = math.expm1(scale)
+        norm = max(scale, 0.0) + math.log1p(math.exp(-abs(scale)))   # ln(1 + e^s)
+        if y == 1.0:
+            return math.log1p(v * e) - norm
+        if y == 0.0:
+            return math.log1p((1.0 - v) * e) - norm
+    return np.nan
+
+
+@nb.njit(cache=True)
+def _log_ratio(dist, y, v, scale, dist_p, v_p, scale_p):
+    """ln f(y | v) − ln f'(y | v'): exact closed forms when family and scale agree (so that
+    v == v' gives exactly 0), else the difference of the two log densities."""
+    if dist == dist_p and scale == scale_p and scale > 0.0:
+        if dist == LAPLACE:
+            return (abs(y - v_p) - abs(y - v)) / scale
+        if dist == GAUSSIAN:
+            return ((y - v_p) * (y - v_p) - (y - v) * (y - v)) / (2.0 * scale * scale)
+    return _logpdf(dist, y, v, scale) - _logpdf(dist_p, y, v_p, scale_p)
+
+
+@nb.njit(cache=True)
+def _logpdf_loop(dist, y, v, scale, out):
+    for i in range(out.shape[0]):
+        out[i] = _logpdf(dist[i], y[i], v[i], scale[i])
+
+
+@nb.njit(cache=True)
+def _ratio_loop(dist, y, v, scale, dist_p, v_p, scale_p, out):
+    for i in range(out.shape[0]):
+        out[i] = _log_ratio(dist[i], y[i], v[i], scale[i], dist_p[i], v_p[i], scale_p[i])
+
+
+def _flat(*xs):
+    b = np.broadcast_arrays(*[np.asarray(x, dtype=np.float64) for x in xs])
+    return b[0].shape, [np.ascontiguousarray(x).ravel() for x in b]
+
+
+def log_density(dist, y, value, scale) -> np.ndarray:
+    """ln f(y | value) of a release, vectorised (NumPy broadcasting over all arguments).
+
+    ``dist``: :data:`~dpaudit.simulation.simulate.LAPLACE` (scale = b), ``GAUSSIAN`` (scale = sd) or
+    ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1], scale = s; a log *probability*).
+    Raises ValueError for an unknown family, a non-binary randomised-response output or a
+    non-positive Laplace/Gaussian scale.
+    """
+    shape, (d, yy, v, s) = _flat(dist, y, value, scale)
+    out = np.empty(d.size)
+    _logpdf_loop(d, yy, v, s, out)
+    _check(out, d, yy)
+    return out.reshape(shape)
+
+
+def log_density_ratio(dist, y, value, value_prime, scale, dist_prime=None,
+                      scale_prime=None) -> np.ndarray:
+    """ln f(y | value) − ln f'(y | value_prime), vectorised; f' has family ``dist_prime`` and
+    scale ``scale_prime`` (default: the same as f). Laplace: (|y − v'| − |y − v|)/b; Gaussian:
+    ((y − v')² − (y − v)²)/(2σ²); randomised response: ln P(y | v) − ln P(y | v'). Raises
+    ValueError as :func:`log_density`."""
+    dist_prime = dist if dist_prime is None else dist_prime
+    scale_prime = scale if scale_prime is None else scale_prime
+    shape, (d, yy, v, s, dp, vp, sp) = _flat(dist, y, value, scale, dist_prime, value_prime,
+                                             scale_prime)
+    out = np.empty(d.size)
+    _ratio_loop(d, yy, v, s, dp, vp, sp, out)
+    _check(out, d, yy)
+    return out.reshape(shape)
+
+
+def _check(out, d, y):
+    bad = ~np.isfinite(out)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"release with dist={d[i]:g}, y={y[i]!r}: no finite log density "
+                         "(unknown family, non-binary randomised-response output or bad scale)")
+
+
+# -------------------------------------------------------------------------- one run pair
+
+@nb.njit(cache=True)
+def _compare(a1, tau1, rec1, st1, rel1, n1, a2, tau2, rec2, st2, rel2, n2):
+    """Compare a run (1) with its replay (2).
+
+    Returns (step, loss, counted, bad): ``step`` = first divergent step (-1 if the transcripts
+    agree): the first t < min(τ1, τ2) with a1[t] ≠ a2[t], else min(τ1, τ2) if τ, â or status
+    differ; ``loss`` = Σ of the log-density ratios of releases j < min(n1, n2) made at or
+    before ``step`` (all of them if no divergence); ``counted`` = releases summed; ``bad`` =
+    -1, or the index of a release whose replay did not release the frozen value (contract
+    violation: -2 - j) or whose ratio is not finite (j).
+    """
+    m = min(tau1, tau2)
+    step = -1
+    for t in range(m):
+        if a1[t] != a2[t]:
+            step = t
+            break
+    if step < 0 and (tau1 != tau2 or rec1 != rec2 or st1 != st2):
+        step = m
+    loss = 0.0
+    counted = 0
+    for j in range(min(n1, n2)):
+        if rel2[j, 5] != rel1[j, 5]:
+            return step, loss, counted, -2 - j
+        if step >= 0 and rel1[j, 0] > step:
+            break
+        c = _log_ratio(rel1[j, 7], rel1[j, 5], rel1[j, 4], rel1[j, 6],
+                       rel2[j, 7], rel2[j, 4], rel2[j, 6])
+        if not math.isfinite(c):
+            return step, loss, counted, j
+        loss += c
+        counted += 1
+    return step, loss, counted, -1
+
+
+def _seed(seed) -> np.random.SeedSequence:
+    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+
+
+def _child(ss: np.random.SeedSequence, *key) -> np.random.SeedSequence:
+    """The child ``ss.spawn`` would give at ``key``, without mutating ``ss``."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key,
+                                  pool_size=ss.pool_size)
+
+
+class _Runner:
+    """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
+
+    def __init__(self, spec, prep, src, dst, limit):
+        self.kernel, self.prep = spec.kernel, prep
+        self.src, self.dst, self.limit = src, dst, limit
+        self.a1, self.a2 = np.empty(limit, np.int16), np.empty(limit, np.int16)
+        self.r1, self.r2 = np.empty((RELEASE_ROWS, 8)), np.empty((RELEASE_ROWS, 8))
+        self.empty = np.empty(0)
+        self.name = spec.name
+
+    def _call(self, child, table, actions, buf, frozen):
+        """One run into release buffer ``buf`` ("r1" or "r2"); a run that makes more releases
+        than the buffer holds is simulated again (it is deterministic given ``child``) with a
+        buffer that holds them all (up to :data:`MAX_RELEASE_ROWS`)."""
+        p = self.prep
+        while True:
+            releases = getattr(self, buf)
+            out = self.kernel(np.random.Generator(np.random.PCG64(child)), table, p.means,
+                              p.theta, p.aux, self.limit, actions, releases, frozen)
+            tau, rec, status, nr = (int(x) for x in out)
+            if nr <= releases.shape[0]:
+                return tau, rec, status, nr
+            if nr > MAX_RELEASE_ROWS:
+                raise RuntimeError(f"{self.name}: a run made {nr} releases, more than the "
+                                   f"white-box buffer holds ({MAX_RELEASE_ROWS}); lower limit "
+                                   f"(now {self.limit})")
+            setattr(self, buf, np.empty((nr, 8)))
+
+    def pair(self, child):
+        """Run on src, replay on dst: returns (orig, replay, (step, loss, counted))."""
+        o = self._call(child, self.src, self.a1, "r1", self.empty)
+        frozen = np.ascontiguousarray(self.r1[:o[3], 5])
+        r = self._call(child, self.dst, self.a2, "r2", frozen)
+        step, loss, counted, bad = _compare(self.a1, o[0], o[1], o[2], self.r1, o[3],
+                                            self.a2, r[0], r[1], r[2], self.r2, r[3])
+        if bad <= -2:
+            raise RuntimeError(f"{self.name}: the replay did not release the frozen value of "
+                               f"release {-2 - bad} (kernel ignores its `frozen` argument)")
+        if bad >= 0:
+            row = self.r1[bad]
+            raise ValueError(f"{self.name}: release {bad} (dist={row[7]:g}, noisy={row[5]!r}, "
+                             f"scale={row[6]!r}) has no finite log-density ratio")
+        return o, r, (step, float(loss), counted)
+
+
+@nb.njit(cache=True)
+def _read_rows(r1, r2, counted, horizon, out):
+    """Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
+    differs and that were released once at most ``horizon`` samples were taken (so they can
+    shape the transcript cut at ``horizon``: its later actions, τ or â), written to ``out``; returns
+    their number and the number of differing rows at any time."""
+    n, total = 0, 0
+    for j in range(counted):
+        if r1[j, 4] != r2[j, 4]:
+            total += 1
+            if r1[j, 0] <= horizon:
+                out[n] = j
+                n += 1
+    return n, total
+
+
+class _Reads:
+    """What the changed position reached in the runs of one direction, within ``horizon``
+    samples (the audited transcript's length): per run, whether a release read it (its exact
+    value differs between the run and its replay) or a decision did (the replay diverged),
+    and the stopping time; per phase, the releases that read it and the runs where one did."""
+
+    def __init__(self, runs: int, horizon: int):
+        self.horizon = horizon
+        self.read = np.zeros(runs, bool)
+        self.read_any = np.zeros(runs, bool)    # at any time up to the white-box limit
+        self.tau = np.empty(runs, np.int64)
+        self._phases, self._runs = [], []     # phase of every release that read it, its run
+
+    def add(self, i: int, runner, o, step: int, counted: int):
+        self.tau[i] = o[0]
+        out = np.empty(counted, np.int64)
+        n, total = _read_rows(runner.r1, runner.r2, counted, self.horizon, out)
+        hit = out[:n]
+        self.read[i] = hit.size > 0 or 0 <= step < self.horizon
+        self.read_any[i] = total > 0 or step >= 0
+        if hit.size:
+            self._phases.append(runner.r1[hit, 2])
+            self._runs.append(np.full(hit.size, i))
+
+    def by_phase(self) -> dict:
+        """{phase: (releases that read the position, runs with one)}."""
+        if not self._phases:
+            return {}
+        phase = np.concatenate(self._phases).astype(np.int64)
+        run = np.concatenate(self._runs)
+        phases, releases = np.unique(phase, return_counts=True)
+        runs = [np.unique(run[phase == p]).size for p in phases]
+        return {int(p): (int(n), int(r)) for p, n, r in zip(phases, releases, runs)}
+
+
+def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
+    """``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
+    none) and releases, and runs per status; ``reads`` (if given) records what each run read
+    of the changed position."""
+    loss = np.empty(runs)
+    step = np.full(runs, -1, np.int64)
+    n_rel = np.empty(runs, np.int64)
+    status = np.zeros(3, np.int64)
+    for i in range(runs):
+        o, _, (s, l, counted) = runner.pair(_child(root, k, i))
+        loss[i], step[i], n_rel[i] = l, s, o[3]
+        status[o[2]] += 1
+        if reads is not None:
+            reads.add(i, runner, o, s, counted)
+    return loss, step, n_rel, status
+
+
+def coverage(reads: list, runs: int) -> dict:
+    """The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
+    how much of the sampling touched the changed position within the horizon."""
+    read = np.concatenate([r.read for r in reads])
+    read_any = np.concatenate([r.read_any for r in reads])
+    counts = [r.by_phase() for r in reads]
+    phases = sorted(set().union(*counts))
+    return {
+        "measured": True, "kind": "white-box (run and replay with frozen noise)",
+        "horizon": reads[0].horizon, "runs": int(read.size), "runs_read": int(read.sum()),
+        "fraction_read": float(read.mean()), "runs_read_any_time": int(read_any.sum()),
+        "releases_read": [{"phase": p, "releases": sum(c.get(p, (0, 0))[0] for c in counts),
+                           "runs": sum(c.get(p, (0, 0))[1] for c in counts)}
+                          for p in phases],
+        "stopping_time": {side: {"min": int(r.tau.min()), "median": float(np.median(r.tau)),
+                                 "max": int(r.tau.max())}
+                          for side, r in zip(("d", "d_prime"), reads)},
+        "note": (f"a run read the changed position when a release made by sample "
+                 f"{reads[0].horizon} had another exact value on the neighbouring table, or a "
+                 f"decision did (the replay diverged); runs_read_any_time counts the same up "
+                 f"to the white-box limit; {runs} runs per direction; stopping "
+                 f"times are of the runs on d and on d' (capped at the white-box limit)")}
+
+
+def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
+    """A cheap white-box score of ``pair`` for the neighbour search
+    (:mod:`dpaudit.auditing.search`):
+    ``runs`` run/replay pairs per direction, as in :func:`whitebox`, with runs stopped after
+    ``limit`` samples (the audit's horizon). Returns ``max_loss`` and ``mean_loss`` (pooled
+    over both directions; the mean is the average privacy loss, i.e. how often and how much
+    the changed position reaches a release), ``diverged_runs`` (replays whose transcript
+    differs: raw data reached a decision) and ``feeds``: the releases the position fed in
+    the first d → d' run where it mattered (the release log: t, arm, phase, count)."""
+    root = _seed(seed)
+    losses, diverged, feeds = [], 0, []
+    for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
+        runner = _Runner(spec, prep, src, dst, limit)
+        loss, step, _, _ = _sample(runner, root, k, runs)
+        losses.append(loss)
+        diverged += int((step >= 0).sum())
+        if k == 0 and (loss != 0).any():
+            feeds = _feeds(runner, _child(root, 0, int(np.argmax(loss != 0))))
+    pooled = np.concatenate(losses)
+    return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
+            "diverged_runs": diverged, "feeds": feeds}
+
+
+def _feeds(runner, child, at_most: int = 4) -> list:
+    """The releases whose exact value differs between a run and its replay: what the changed
+    position feeds (t = samples taken when released, arm, phase, count)."""
+    o, r, _ = runner.pair(child)
+    m = min(o[3], r[3])
+    rows = np.flatnonzero(runner.r1[:m, 4] != runner.r2[:m, 4])[:at_most]
+    return [{"t": int(runner.r1[j, 0]), "arm": int(runner.r1[j, 1]),
+             "phase": int(runner.r1[j, 2]), "count": int(runner.r1[j, 3])} for j in rows]
+
+
+def _quantiles(x: np.ndarray) -> dict:
+    if x.size == 0:
+        return {}
+    q = {k: float(np.quantile(x, p)) for k, p in QUANTILES}
+    q["max"] = float(x.max())
+    return q
+
+
+def _above(x, eps) -> np.ndarray:
+    return x > eps * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
+
+
+def _example(runner, child, index, direction, step):
+    o, r, _ = runner.pair(child)
+    names = ("d", "d_prime") if direction == 0 else ("d_prime", "d")
+
+    def act(a, tau):
+        return int(a[step]) if step < tau else None   # None: the run had ended
+
+    ex = {"run": int(index), "direction": DIRECTIONS[direction], "step": int(step),
+          f"action_{names[0]}": act(runner.a1, o[0]), f"action_{names[1]}": act(runner.a2, r[0]),
+          f"tau_{names[0]}": o[0], f"tau_{names[1]}": r[0],
+          f"rec_{names[0]}": o[1], f"rec_{names[1]}": r[1],
+          f"status_{names[0]}": STATUS_NAMES[o[2]], f"status_{names[1]}": STATUS_NAMES[r[2]],
+          "common_prefix": [int(a) for a in runner.a1[:min(step, 64)]]}
+    return ex
+
+
+def _worst(runner, child, index, direction):
+    """Per-release contributions of one run (re-simulated: it is deterministic)."""
+    o, r, (step, loss, counted) = runner.pair(child)
+    m = counted
+    r1, r2 = runner.r1[:m], runner.r2[:m]
+    contrib = log_density_ratio(r1[:, 7], r1[:, 5], r1[:, 4], r2[:, 4], r1[:, 6],
+                                dist_prime=r2[:, 7], scale_prime=r2[:, 6])
+    vd, vdp = (r1[:, 4], r2[:, 4]) if direction == 0 else (r2[:, 4], r1[:, 4])
+    rows = []
+    for j in np.flatnonzero(contrib != 0.0)[:MAX_LISTED]:
+        rows.append({"release": int(j), "t": int(r1[j, 0]), "arm": int(r1[j, 1]),
+                     "phase": int(r1[j, 2]), "count": int(r1[j, 3]),
+                     "value_d": float(vd[j]), "value_d_prime": float(vdp[j]),
+                     "noisy": float(r1[j, 5]), "scale": float(r1[j, 6]),
+                     "dist": int(r1[j, 7]), "loss": float(contrib[j])})
+    return {"run": int(index), "direction": DIRECTIONS[direction], "loss": loss,
+            "releases": int(o[3]), "releases_counted": int(m),
+            "nonzero_contributions": int(np.count_nonzero(contrib)),
+            "contributions": rows, "tau": o[0], "status": STATUS_NAMES[o[2]],
+            "diverged_at": None if step < 0 else int(step)}
+
+
+def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | None = None,
+             delta: float = 0.0, horizon: int | None = None) -> dict:
+    """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
+
+    ``spec``: :class:`~dpaudit.algorithms.spec.AlgorithmSpec`; ``prep``: its
+    :class:`~dpaudit.algorithms.spec.Prepared` (at ``eps``); ``pair``:
+    :class:`~dpaudit.data.tables.NeighbourPair`; ``eps``: the claimed ε; ``runs``: runs per
+    direction; ``seed``: int or SeedSequence (not mutated); ``limit``: samples per run
+    (default 16 × the table length). Returns a JSON-ready dict: ``runs``, ``limit``, ``eps``,
+    ``directions`` (per direction: loss distribution, releases, replay), ``max_loss``,
+    ``quantiles`` (pooled over both directions), ``runs_above_eps``, ``releases_exceed_eps``
+    (true iff max_loss > ε·(1 + 1e-9) + 1e-12: the releases alone are not ε-DP; the released
+    transcript may still be, e.g. report-noisy-max, so this is no verdict), ``worst_run``,
+    ``replay`` (``diverged_runs``, ``first_divergent_step``, ``example``), ``note``.
+    ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
+    about δ, so no single run decides: ``releases_exceed_eps`` is None (the loss
+    distribution and ``runs_above_eps`` are still reported). ``coverage``
+    (:func:`coverage`): the runs that read the changed position within ``horizon`` samples
+    (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
+    Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
+    :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.
+    """
+    t0 = time.perf_counter()
+    runs = int(runs)
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1, got {runs}")
+    d = np.ascontiguousarray(pair.d, dtype=np.float64)
+    dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
+    T = d.shape[1] if pair.model == "stream" else d.shape[0]     # the table's horizon
+    limit = DEFAULT_LIMIT_FACTOR * T if limit is None else int(limit)
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    root = _seed(seed)
+    eps = float(eps)
+
+    per_dir, losses, worst, first = {}, [], None, None
+    reads = [_Reads(runs, limit if horizon is None else int(horizon)) for _ in DIRECTIONS]
+    for k, (src, dst) in enumerate(((d, dp), (dp, d))):
+        runner = _Runner(spec, prep, src, dst, limit)
+        loss, step, n_rel, status = _sample(runner, root, k, runs, reads[k])
+        div = np.flatnonzero(step >= 0)
+        i_max = int(np.argmax(loss))
+        if worst is None or loss[i_max] > worst[0]:
+            worst = (float(loss[i_max]), k, i_max)
+        entry = {"max_loss": float(loss.max()), "mean_loss": float(loss.mean()),
+                 "quantiles": _quantiles(loss), "runs_above_eps": int(_above(loss, eps).sum()),
+                 "releases_per_run": {"mean": float(n_rel.mean()), "max": int(n_rel.max())},
+                 "status": {STATUS_NAMES[j]: int(status[j]) for j in range(3)},
+                 "diverged_runs": int(div.size),
+                 "first_divergent_step": int(step[div].min()) if div.size else None}
+        if div.size:
+            j = int(div[np.argmin(step[div])])      # lowest run index attaining the minimum
+            entry["example"] = _example(runner, _child(root, k, j), j, k, int(step[j]))
+            if first is None or step[j] < first[0]:
+                first = (int(step[j]), entry["example"])
+        per_dir[DIRECTIONS[k]] = entry
+        losses.append(loss)
+
+    pooled = np.concatenate(losses)
+    max_loss = float(pooled.max())
+    k_w, i_w = worst[1], worst[2]
+    src, dst = ((d, dp), (dp, d))[k_w]
+    worst_run = _worst(_Runner(spec, prep, src, dst, limit), _child(root, k_w, i_w), i_w, k_w)
+    diverged = sum(e["diverged_runs"] for e in per_dir.values())
+    exceed = bool(_above(np.array([max_loss]), eps)[0]) if delta <= 0 else None
+    return {
+        "algorithm": spec.name, "eps": eps, "delta": float(delta), "runs": runs, "limit": limit,
+        "pair": pair.describe(),
+        "directions": per_dir,
+        "max_loss": max_loss,
+        "quantiles": _quantiles(pooled),
+        "runs_above_eps": int(_above(pooled, eps).sum()),
+        "releases_exceed_eps": exceed,
+        "worst_run": worst_run,
+        "replay": {"diverged_runs": int(diverged),
+                   "first_divergent_step": None if first is None else first[0],
+                   "example": None if first is None else first[1]},
+        "coverage": coverage(reads, runs),
+        "runtime_s": time.perf_counter() - t0,
+        "note": _note(spec, eps, runs, limit, T, exceed, diverged),
+    }
+
+
+def _note(spec, eps, runs, limit, T, exceed, diverged) -> str:
+    parts = [
+        f"Each of the {runs} runs per direction was generated on one table and replayed on the "
+        "other with its released values frozen and the same rng stream. loss = sum over its "
+        "releases of ln f(y | v) - ln f(y | v'), the exact privacy-loss random variable of the "
+        "released values at that output; max_loss is a deterministic lower bound on the "
+        "releases' privacy loss (an eps-DP mechanism has loss <= eps on every output), so "
+        f"releases_exceed_eps = {str(exceed).lower()} needs no statistics (releases above "
+        "eps do not make the released transcript non-private by themselves: report-noisy-max "
+        "releases noisy scores whose loss exceeds eps and publishes only their argmax).",
+        f"Runs stop after at most limit = {limit} samples: only releases made before that count. "
+        f"Rows >= {T} (beyond the table) are Bernoulli(means) from the run's rng, the same in "
+        "the run and its replay while their transcripts agree.",
+        "Replay: a correct implementation reproduces the transcript (actions, tau, recommendation, "
+        "status) bit for bit, since decisions may read the data only through releases; a "
+        "divergence means raw data reached a decision without noise. In a divergent run only "
+        "releases made at or before the divergent step enter its loss.",
+    ]
+    if exceed is None:
+        parts.append("The claim has delta > 0: its loss may exceed eps with probability about "
+                     "delta, so max_loss decides nothing (releases_exceed_eps = null); "
+                     "runs_above_eps shows how often it did.")
+    if diverged:
+        parts.append(f"{diverged} runs diverged: a decision read raw data (a privacy leak "
+                     "outside the releases, not measured by max_loss).")
+    if not spec.private:
+        parts.append(f"{spec.name} claims no privacy: its releases (if any) bound nothing, and "
+                     "replay divergence is expected.")
+    return " ".join(parts)

@@ -1,0 +1,2 @@
+"""The auditor measured on known answers: mechanisms of known loss (:mod:`.mechanisms`), a planted
+leak (:mod:`.planted`), and the calibration runs (:mod:`.calibration`)."""

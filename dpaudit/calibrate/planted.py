@@ -1,0 +1,88 @@
+"""A synthetic algorithm with a planted worst position: calibration of the neighbour search.
+
+``planted`` (``user`` tables, T rows, K = 2 arms) reads one row per round and releases it by
+randomised response, the next action being the released bit:
+
+    a_0 = 0;  at round t: x_t = d[t, a_t],  y_t = RR_{s_t}(x_t),  a_{t+1} = y_t;  â = y_{T−1},
+
+with P(y = 1 | x) = (1 + x·(e^s − 1))/(1 + e^s) (release family RANDOMISED_RESPONSE of
+:mod:`dpaudit.simulation.simulate`). Round ``planted`` uses s = ``eps_planted``, every other round
+s = ``eps_other``. Changing row t (0 → 1 on both arms) changes only y_t's distribution, and the
+transcript reveals y_t exactly (the next action, or â), while everything after it depends on
+the pair only through y_t: row t leaks exactly s_t, so exactly one of the T positions leaks
+``eps_planted`` and the others ``eps_other``. The kernel follows the kernel contract (release
+log, frozen replay), so both the white-box screen and the black-box rounds apply.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.simulation.simulate import (RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
+                                         batch_record, register_batch)
+
+S_PLANTED, S_OTHER, ROW = range(3)
+
+
+@nb.njit(cache=True)
+def planted_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+    """One run of ``planted`` (module doc). Kernel contract: :mod:`dpaudit.simulation.simulate`;
+    ``theta`` = (eps_planted, eps_other, planted row); ``aux``, ``means`` unused."""
+    T = table.shape[0]
+    a = 0
+    for t in range(T):
+        if t >= limit:
+            return t, -1, TRUNCATED, t
+        x = table[t, a]
+        if t < actions.shape[0]:
+            actions[t] = a
+        s = theta[S_PLANTED] if t == theta[ROW] else theta[S_OTHER]
+        u = rng.random()                       # always drawn (kernel contract)
+        y = 1.0 if u < (1.0 + x * math.expm1(s)) / (1.0 + math.exp(s)) else 0.0
+        if t < frozen.shape[0]:
+            y = frozen[t]
+        if t < releases.shape[0]:
+            r = releases[t]
+            r[0], r[1], r[2], r[3] = t + 1, a, 0, 1
+            r[4], r[5], r[6], r[7] = x, y, s, RANDOMISED_RESPONSE
+        a = int(y)
+    return T, a, STOPPED, T
+
+
+@nb.njit(cache=True, nogil=True)
+def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`planted_kernel`
+    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = planted_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+register_batch(planted_kernel, planted_batch)
+
+
+def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
+                 horizon: int = 256) -> AlgorithmSpec:
+    """An (unregistered) :class:`~dpaudit.algorithms.spec.AlgorithmSpec` of ``planted`` with the
+    worst position at ``row`` (0 ≤ row < horizon). ValueError for a row outside the table."""
+    if not 0 <= row < horizon:
+        raise ValueError(f"row={row} is out of range: expected 0 <= row < {horizon}")
+
+    def prepare(eps: float, p: dict) -> Prepared:
+        return Prepared(theta=np.array([eps_planted, eps_other, float(row)]), aux=np.zeros(0),
+                        means=np.asarray(p["means"], dtype=np.float64))
+
+    return AlgorithmSpec(
+        name="planted", title="planted worst position (synthetic)", paper="dpaudit calibration",
+        model="user", private=True, kernel=planted_kernel,
+        params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
+                      high=1.0, min_len=2),
+                Param("horizon", horizon, "int", "table rows", low=1, high=1 << 20)),
+        prepare=prepare, structure=lambda p: [(0, "first row")],
+        audit_horizon=lambda p: p["horizon"],
+        description=f"row {row} leaks {eps_planted:g}, every other row {eps_other:g}")

@@ -1,0 +1,469 @@
+"""Command line (README "Commands"): ``dpaudit list | run | bench | check constants | check
+correctness``.
+
+Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
+output file), 3 inconclusive, 4 an error in the user's code (one line naming the exception and
+the user's file:line) or an internal error (one line; ``--debug``, anywhere on the command
+line, prints the traceback). Progress bars go to stderr, summaries to stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import sysconfig
+import traceback
+
+import dpaudit
+import dpaudit.algorithms
+from dpaudit.algorithms import registry
+from dpaudit.algorithms.spec import Param
+from dpaudit.auditing import audit
+from dpaudit.auditing.plugin import MODELS, audit_callable
+from dpaudit.auditing.search import STRATEGIES
+from dpaudit.checks.constants import constants
+from dpaudit.checks.correctness import check_correctness, default_runs, runs_to_certify, summary
+from dpaudit.core import interrupt, validate
+from dpaudit.data.tables import load_pair
+from dpaudit.errors import InputError, UserCodeError
+from dpaudit.gating.gate import gate
+from dpaudit.reporting import report
+from dpaudit.simulation.bench import bench
+from dpaudit.simulation.simulate import default_workers
+from dpaudit.verdicts.result import write_json_atomic
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage + error by default)
+        raise InputError(message)
+
+
+class _Refusal(Exception):
+    """An InputError raised in an argparse type, passed on as is: argparse would turn a
+    ValueError (InputError is one) into its own "invalid value" message."""
+
+
+def _arg(flag: str, check, convert=float):
+    """argparse type: the text converted and checked by :mod:`dpaudit.core.validate`."""
+    def parse(text: str):
+        try:
+            return validate.parsed(text, flag, convert, check)
+        except InputError as e:
+            raise _Refusal(str(e)) from None
+    return parse
+
+
+_eps = _arg("--eps", validate.eps)
+_alpha = _arg("--alpha", validate.probability)
+_beta = _arg("--beta", validate.probability)
+_margin = _arg("--margin", validate.margin)
+_delta = _arg("--delta", validate.delta)
+_seed = _arg("--seed", validate.seed, int)
+
+
+def _positive_int(flag):
+    return _arg(flag, validate.positive, int)
+
+
+def _params(items) -> dict:
+    out = {}
+    for item in [x for group in (items or []) for x in group]:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise InputError(f"malformed --param {item!r}: expected key=value")
+        key, value = key.strip(), value.strip()
+        if key in out:
+            raise InputError(f"--param {key} is given twice ({out[key]} and {value}): "
+                             "expected each key once")
+        out[key] = value
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dpaudit", description="Audit differentially private bandit algorithms. "
+                "Exit codes: 0 pass, 1 violation (gate: an entry failed), 2 bad input, "
+                "3 inconclusive, 4 an error in the user's code or an internal error (one line; "
+                "--debug, anywhere on the command line, prints the traceback).")
+    p.add_argument("--debug", action="store_true",
+                   help="on an unexpected error, print the traceback (also after the subcommand)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
+
+    run = sub.add_parser(
+        "run", help="audit an algorithm against its privacy claim",
+        description="Audit an algorithm against its privacy claim. Verdicts and exit codes: "
+                    "violation (1; wrong with probability <= alpha), pass (0; an event was "
+                    "measured and a loss of (1 + margin) * eps on it would have been flagged "
+                    "with probability >= 1 - beta), inconclusive (3; the reason and its fix "
+                    "are printed: vacuous, not reached, no event, underpowered with the runs "
+                    "needed); 2: bad input (one line, nothing written); 4: an error in your "
+                    "code or an internal error (one line; --debug prints the traceback).")
+    run.add_argument("--algo", required=True,
+                     help="registry name (see `dpaudit list`), or your own Python callable "
+                          "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
+    run.add_argument("--eps", required=True, type=_eps, help="claimed ε")
+    run.add_argument("--delta", type=_delta, default=None,
+                     help="claimed DP δ (default 0: pure ε-DP; algorithms calibrated by δ, "
+                          "e.g. dp-bai-gauss, run with the δ they are audited at and default "
+                          "to their own, see `dpaudit list`)")
+    run.add_argument("--model", choices=MODELS, default=None,
+                     help="privacy model of a FILE.py:FUNCTION algorithm (default user): its "
+                          "input is a (T, K) table (user, full), a (K, T) table (stream) or "
+                          "one reward (local); set T and K with --param horizon=T means=...")
+    run.add_argument("--seed", type=_seed, help="root seed (drawn and reported if omitted)")
+    run.add_argument("--runs", type=_arg("--runs", validate.runs, int),
+                     help="measurement runs per side per finalist pair at the last look "
+                          "(default 2000000; 200000 for FILE.py:FUNCTION callables)")
+    run.add_argument("--alpha", type=_alpha, default=0.05,
+                     help="total error probability of the verdict (default 0.05)")
+    run.add_argument("--beta", type=_beta, default=0.05,
+                     help="the upper bound eps_ub on the measured events' loss holds with "
+                          "confidence 1 - beta (default 0.05)")
+    run.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
+                     help="pass needs eps_ub <= (1 + margin) * eps for every measured event, "
+                          "else the verdict is inconclusive (default %(default)s)")
+    run.add_argument("--workers", type=_positive_int("--workers"),
+                     help="processes (default: all cores); results do not depend on it")
+    run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
+    run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                     help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
+    run.add_argument("--neighbours", choices=STRATEGIES, default="search",
+                     help="how the neighbouring pair is found (default search: every position x "
+                          "value pattern x base table, white-box screen, successive halving; "
+                          "blackbox: without the screen; structure: the algorithm's hand-picked "
+                          "rows, one round)")
+    run.add_argument("--strict", action="store_true",
+                     help="FILE.py:FUNCTION callables: exit 4 when two runs with one seed "
+                          "differ (randomness other than rng); without it the result says so "
+                          "and carries no reproducing command")
+    run.add_argument("--pair", metavar="FILE.json",
+                     help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]} "
+                          "instead of the search")
+
+    b = sub.add_parser("bench", help="simulation throughput per core on the default instance")
+    b.add_argument("--algo", required=True)
+    b.add_argument("--eps", type=_eps, default=0.5, help="ε used by the algorithm (default 0.5)")
+    b.add_argument("--delta", type=_delta, default=None,
+                   help="DP δ of algorithms calibrated by δ (default: theirs)")
+    b.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE")
+    b.add_argument("--seconds", type=_arg("--seconds", validate.seconds), default=3.0,
+                   help="wall time to measure (default 3, at most 3600); runs still going at "
+                        "the end are cut and counted as truncated")
+    b.add_argument("--seed", type=_seed, default=0, help="seed of the runs (default 0)")
+    b.add_argument("--json", metavar="PATH")
+    g = sub.add_parser(
+        "gate", help="CI gate: run an audit suite, fail on privacy regressions",
+        description="Run the audit suite (a folder with suite.toml, or a .toml file) and "
+                    "measure each event stored in the baseline again. Exit codes: 0 every "
+                    "entry as expected; 1 a verdict not the expected one or a stored event's "
+                    "loss significantly risen; 2 bad input, or a missing, corrupt or "
+                    "mismatched baseline (the message names the command that regenerates "
+                    "it). The suite's false-alarm probability is at most its alpha (default "
+                    "1e-3), stated in the output (dpaudit.gate).")
+    g.add_argument("suite", help="audits/ (a folder holding suite.toml) or a suite .toml file")
+    g.add_argument("--baseline", metavar="PATH",
+                   help="baseline JSON (default: baseline.json beside the suite)")
+    g.add_argument("--update-baseline", action="store_true",
+                   help="write the baseline from this run (regressions are not checked)")
+    g.add_argument("--junit", metavar="OUT.xml", help="write JUnit XML here (atomically)")
+    g.add_argument("--report-dir", metavar="DIR",
+                   help="write each entry's verdict JSON and HTML/Markdown report, and an "
+                        "index.html, into DIR")
+    g.add_argument("--workers", type=_positive_int("--workers"),
+                   help="processes per audit (default: all cores); results do not depend on it")
+    g.add_argument("--beta", type=_beta, default=0.05,
+                   help="each entry's upper bound eps_ub holds with confidence 1 - beta "
+                        "(default 0.05)")
+    g.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
+                   help="an entry passes only if its eps_ub is <= (1 + margin) * eps "
+                        "(default %(default)s)")
+    report.add_parser(sub)
+    c = sub.add_parser("check", help="verification checkers (issue 7)")
+    csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
+    k = csub.add_parser(
+        "constants", help="the papers' constants with cross-checks (dpaudit.constants)",
+        description="Compute every constant of a paper on its digest's worked instance (or on "
+                    "--param overrides) and cross-check closed forms against numerical "
+                    "optimisation (e.g. T*_TV by Proposition 1 and by a linear program). "
+                    "Exit 0 if every check passes, 1 otherwise.")
+    k.add_argument("--paper", required=True, choices=registry.PAPERS,
+                   help="000: DP-BAI schedule and hardness; 001: LDP thresholding; "
+                        "004: AdaP-TT characteristic times and thresholds")
+    k.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                   help="e.g. means=0.9,0.5 eps=0.5,1 risk=0.01 (004: instance=mu1..mu6)")
+    k.add_argument("--json", metavar="PATH", help="write the constants and checks here")
+    _correctness_parser(csub)
+    return p
+
+
+def _correctness_parser(csub) -> None:
+    ex = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.05)}" for r in (0.1, 0.05, 0.01, 0.001))
+    ex99 = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.01)}" for r in (0.05, 0.01))
+    c = csub.add_parser(
+        "correctness", help="error probability of an identification algorithm vs a risk R",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Simulate full runs of a registered algorithm on fresh rewards (every reward drawn\n"
+            "afresh from Bernoulli(means): a new reward table per run; compiled kernels,\n"
+            "deterministic for a seed whatever --workers) and check its error probability.\n\n"
+            "Fixed-confidence (" + ", ".join(registry.FIXED_CONFIDENCE) + "):\n"
+            "  the algorithm's own risk parameter is set to R. A run is an error if it stopped\n"
+            "  with a wrong answer (not a best arm; thresholding: returned set != {i: mu_i >=\n"
+            "  tau}) or if it did not stop (capped at max_steps or truncated): unstopped runs\n"
+            "  are counted, never dropped, reported separately and counted as errors.\n"
+            "  Stopping times (mean, 10/50/90/99 % quantiles, max) are shown next to the lower\n"
+            "  bound T*(nu; eps)*ln(1/(3R)) of seed 004 Thm 2 (Bernoulli BAI).\n"
+            "Fixed-budget (" + ", ".join(registry.FIXED_BUDGET) + "):\n"
+            "  R is the tolerated error rate (wrong best arm; thresholding: loss eq. (2) of\n"
+            "  seed 001); shown next to the paper's bound where it applies (seed 000 Thm 4.2,\n"
+            "  seed 001 Thm 3.1), else marked not applicable.\n\n"
+            "Statistics: exact one-sided Clopper-Pearson bounds on the error rate, each at\n"
+            "level 1 - alpha (a two-sided 1 - 2 alpha interval). Verdict: violation (exit 1)\n"
+            "if the lower bound > R, certified (exit 0) if the upper bound <= R, else\n"
+            "inconclusive (exit 3); each verdict is wrong with probability <= alpha. Input\n"
+            "errors: exit 2, one line, nothing written.\n\n"
+            "Runs needed: with zero errors, certifying R at confidence 1 - alpha needs\n"
+            "n >= ln(alpha)/ln(1 - R) runs. At alpha = 0.05: " + ex + ".\n"
+            "At alpha = 0.01: " + ex99 + ". Any error raises the number needed; a true error\n"
+            "rate near R needs many more runs. Default --runs: 10 x that number for the given\n"
+            f"R and alpha, at least 1000 and at most 100000 (e.g. R=0.05: {default_runs(0.05)}, "
+            f"R=0.01: {default_runs(0.01)})."))
+    c.add_argument("--algo", required=True, help="registry name (see `dpaudit list`)")
+    c.add_argument("--risk", required=True, type=_risk,
+                   help="R in (0, 1): the checked risk delta (fixed confidence; also passed to "
+                        "the algorithm) or tolerated error rate (fixed budget)")
+    c.add_argument("--eps", type=_eps, default=None,
+                   help="the algorithm's eps (required for private algorithms)")
+    c.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
+                   help="algorithm parameter, e.g. --param means=0.9,0.5 max_steps=1000000")
+    c.add_argument("--runs", type=_arg("--runs", validate.runs, int),
+                   help="runs (default: see above)")
+    c.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
+    c.add_argument("--alpha", type=_arg("--alpha", validate.correctness_alpha), default=0.05,
+                   help="error probability of each verdict (default 0.05)")
+    c.add_argument("--workers", type=_positive_int("--workers"),
+                   help="processes (default: all cores); results do not depend on it")
+    c.add_argument("--json", metavar="PATH", help="write the result JSON here (atomically)")
+
+
+_risk = _arg("--risk", validate.probability)
+
+
+def _check_correctness(a) -> int:
+    validate.output_path("--json", a.json)
+    r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param), runs=a.runs,
+                          seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
+    if a.json:
+        write_json_atomic(a.json, r)
+    _out(summary(r))
+    return r["exit_code"]
+
+
+def _value(text: str):
+    """A --param value of `check constants`: an int, a float, a list of numbers or a word."""
+    parts = text.split(",")
+    try:
+        nums = [int(x) if x.strip().lstrip("-").isdigit() else float(x) for x in parts]
+    except ValueError:
+        return text
+    return nums if len(parts) > 1 else nums[0]
+
+
+def _check_constants(a) -> int:
+    validate.output_path("--json", a.json)
+    r = constants(a.paper, {k: _value(v) for k, v in _params(a.param).items()})
+    if a.json:
+        write_json_atomic(a.json, r)
+    checks = r["checks"]
+    bad = [ch for ch in checks if not ch["pass"]]
+    for ch in checks:
+        _out(f"  {'ok  ' if ch['pass'] else 'FAIL'} {ch['name']}: {ch['lhs']:.10g} "
+              f"{ch['relation']} {ch['rhs']:.10g} (tol {ch['tol']:g}, {ch['tol_kind']})")
+    _out(f"dpaudit check constants --paper {a.paper}: {len(checks) - len(bad)} of {len(checks)} "
+          f"checks pass" + (f"; FAILED: {', '.join(ch['name'] for ch in bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+def _list() -> int:
+    specs = registry.all_specs()
+    w = max(len(s.name) for s in specs)
+    wm = max(len("model"), *(len(s.model) for s in specs))
+    wc = max(len(s.claim) for s in specs)
+    _out(f"{'name':<{w}}  {'model':<{wm}}  {'claim':<{wc}}  paper / note")
+    for s in specs:
+        note = f"{s.paper}: {s.title}" + (f" [mutant of {s.mutant_of}]" if s.mutant_of else "")
+        _out(f"{s.name:<{w}}  {s.model:<{wm}}  {s.claim:<{wc}}  {note}")
+    return 0
+
+
+def _run(a) -> int:
+    code = a.algo.rpartition(":")[0]
+    validate.output_path("--json", a.json, {
+        "the --pair file": a.pair,
+        "the algorithm's file": code if code.endswith(".py") else None})
+    res = _run_callable(a) if ":" in a.algo else _run_registered(a)
+    if res.reproducible is not False:     # a command that would not reproduce it is left out
+        res.command = reproduce_command(a, res.seed)
+    if a.json:
+        write_json_atomic(a.json, res.to_dict())
+    _out(res.summary())
+    return res.exit_code
+
+
+def reproduce_command(a, seed: int) -> str:
+    """The `dpaudit run` command line of parsed arguments ``a`` with the root seed made
+    explicit (a drawn seed included): it reproduces the result bit for bit (README "Randomness")."""
+    argv = ["dpaudit", "run", "--algo", a.algo, "--eps", repr(a.eps)]
+    if a.delta is not None:
+        argv += ["--delta", repr(a.delta)]
+    if a.model is not None:
+        argv += ["--model", a.model]
+    argv += ["--seed", str(seed)]
+    if a.runs is not None:
+        argv += ["--runs", str(a.runs)]
+    if a.alpha != 0.05:
+        argv += ["--alpha", repr(a.alpha)]
+    if a.beta != 0.05:
+        argv += ["--beta", repr(a.beta)]
+    if a.margin != DEFAULT_MARGIN:
+        argv += ["--margin", repr(a.margin)]
+    if a.neighbours != "search":
+        argv += ["--neighbours", a.neighbours]
+    if a.strict:
+        argv += ["--strict"]
+    if a.pair:
+        argv += ["--pair", a.pair]
+    for group in a.param or []:
+        argv += ["--param", *group]
+    return shlex.join(argv)
+
+
+def _run_registered(a):
+    if a.model is not None:
+        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
+                         "own model (see `dpaudit list`)")
+    spec = registry.get(a.algo)
+    params = _params(a.param)
+    spec.resolve_claim(params, a.delta)       # bad parameters fail before any work
+    pair = load_pair(a.pair, spec.model) if a.pair else None
+    return audit.audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
+                           runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
+                           neighbours=a.neighbours, progress=True, beta=a.beta,
+                           margin=a.margin)
+
+
+def _run_callable(a):
+    p = _params(a.param)
+    unknown = sorted(set(p) - {"means", "horizon"})
+    if unknown:
+        raise InputError(f"--param {unknown[0]} is not a parameter of FILE.py:FUNCTION "
+                         "algorithms: expected means or horizon")
+    if a.pair:
+        raise InputError("--pair applies to registered algorithms only")
+    if a.neighbours not in ("search", "blackbox"):
+        raise InputError(f"--neighbours {a.neighbours} applies to registered algorithms only: "
+                         "FILE.py:FUNCTION callables use the black-box search")
+    means = Param("means", None, "floats", "", low=0.0, high=1.0, min_len=2).parse(
+        p.get("means", "0.9,0.5"))
+    horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(
+        p.get("horizon", "8"))
+    return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
+                          means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
+                          seed=a.seed, progress=True, beta=a.beta, margin=a.margin,
+                          strict=a.strict)
+
+
+def _report(a) -> int:
+    return report.main(a, echo=_out)
+
+
+def _gate(a) -> int:
+    if a.report_dir and not os.path.isdir(a.report_dir):
+        raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
+    return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
+                update_baseline=a.update_baseline, workers=a.workers, beta=a.beta,
+                margin=a.margin, echo=_out)
+
+
+def _bench(a) -> int:
+    validate.output_path("--json", a.json)
+    r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, seed=a.seed, delta=a.delta)
+    if a.json:
+        write_json_atomic(a.json, r)
+    st = ", ".join(f"{k} {v}" for k, v in r["status"].items()).replace(
+        "truncated", "truncated at the time budget")
+    means = ",".join(f"{m:.4g}" for m in r["means"])
+    _out(f"{r['algorithm']}: {r['steps_per_s']:.3g} steps/s per core, {r['runs_per_s']:.3g} "
+          f"runs/s per core ({r['runs']} runs, {r['steps']} steps in {r['seconds']:.1f} s; "
+          f"{st}) at eps={r['eps']:g}, means={means}")
+    if r.get("precompute"):
+        pre = r["precompute"]
+        _out(f"  data-independent precomputation (prepare, once per configuration): "
+              f"{r['prepare_s']:.3g} s; " + ", ".join(
+                  f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in pre.items()))
+    return 0
+
+
+def _out(text: str = "") -> None:
+    """A line on stdout; when its reader has gone (``dpaudit run ... | head``) the rest of the
+    output is dropped, and the command still finishes and returns its exit code."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [x for x in argv if x != "--debug"]
+    try:
+        a = _parser().parse_args(argv)
+        return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
+                "gate": lambda: _gate(a), "report": lambda: _report(a),
+                "check": lambda: (_check_correctness(a) if a.checker == "correctness"
+                                    else _check_constants(a))}[a.command]()
+    except (InputError, _Refusal) as e:
+        print(f"dpaudit: error: {validate.shown(e)}", file=sys.stderr)
+        return 2
+    except UserCodeError as e:
+        print(f"dpaudit: error in your code: {validate.shown(e)}", file=sys.stderr)
+        return 4
+    except KeyboardInterrupt as e:
+        if not interrupt.installed():    # main() called from Python: a Ctrl-C
+            print("dpaudit: interrupted", file=sys.stderr)
+            return 130
+        print(_error_line(e, debug), file=sys.stderr)   # the command's Ctrl-C never raises:
+        return 4                                        # code raised it
+    except Exception as e:       # not a verdict: exit 4, one line (module doc)
+        if debug:
+            traceback.print_exc()
+        print(_error_line(e, debug), file=sys.stderr)
+        return 4
+
+
+def _error_line(e: Exception, debug: bool) -> str:
+    """One line for an unexpected exception: the user's frame (the last traceback frame outside
+    dpaudit, the standard library and installed packages) when there is one, else an internal
+    error; control characters escaped so the line cannot forge another."""
+    ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                 for m in (dpaudit, dpaudit.algorithms))    # two folders (pyproject package-dir)
+    theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                    for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    user = None
+    for frame, line in traceback.walk_tb(e.__traceback__):
+        name = frame.f_code.co_filename             # "<string>", "<frozen ...>": no file
+        f = os.path.abspath(name)
+        if not (f.startswith(ours) or f.startswith(theirs) or name.startswith("<")):
+            user = (f, line, frame.f_code.co_name)
+    what = f"{type(e).__name__}: {e}".encode("unicode_escape").decode("ascii")
+    hint = "" if debug else "; run with --debug for the traceback"
+    if user:
+        return f"dpaudit: error in your code: {what} (in {user[2]} at {user[0]}:{user[1]}){hint}"
+    return f"dpaudit: internal error: {what}{hint}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

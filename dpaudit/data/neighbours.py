@@ -1,0 +1,139 @@
+"""Candidate neighbouring pairs: where to change the table, to which values, on which base.
+
+Two generators:
+
+* :func:`structured` (the default search, :mod:`dpaudit.auditing.search`): positions × value
+patterns
+  × base tables of the algorithm's privacy model (:mod:`dpaudit.data.tables`), with no
+  per-algorithm hand-coding. Tables with at most :data:`MAX_POSITIONS` positions try every
+  position; larger ones try the positions the algorithm's *release log* marks
+  (:func:`release_positions`): the first samples (initial pulls), the samples at and just
+  before every release (phase and episode boundaries), the last samples before stopping, and
+  a geometric grid.
+* :func:`candidates` (strategy ``structure``, the v1 generator): the rows the algorithm's
+  ``structure`` hook names (e.g. AdaP-TT's initial pulls) on three bases (tied-high, tied-mid,
+  instance), all-0 in d vs all-1 in d'.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit.auditing.whitebox import RELEASE_ROWS
+from dpaudit.data.tables import MODELS, NeighbourPair, base_tables
+
+MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the release log's
+
+
+def structured(model_name: str, means, horizon: int, seed: int,
+               positions: list[tuple] | None = None) -> list[NeighbourPair]:
+    """Every (position, pattern, base) pair of ``model_name`` tables with K = len(means)
+    arms and horizon T, deduplicated (a pair and its mirror image count once: the audit
+    tries both directions). ``positions``: the positions to try (default: all of them).
+    Ordered by position, then base, then pattern."""
+    m = MODELS[model_name]
+    bases = base_tables(model_name, means, horizon, seed)
+    if positions is None:
+        positions = m.positions(m.shape(len(means), horizon))
+    out, seen = [], set()
+    for pos in positions:
+        for table, recipe in bases:
+            base_value = None if table is None else table[pos]
+            for name, v_d, v_dp in m.patterns(base_value):
+                pair = NeighbourPair.change(model_name, table, pos, v_d, v_dp, recipe,
+                                            _why(model_name, pos), name)
+                key = (pair.d.tobytes(), pair.d_prime.tobytes())
+                if key in seen or key[::-1] in seen:
+                    continue
+                seen.add(key)
+                out.append(pair)
+    return out
+
+
+def _why(model_name: str, pos: tuple) -> str:
+    if model_name == "local":
+        return "the local reward"
+    if model_name == "stream":
+        return f"pull {pos[1]} of arm {pos[0]}"
+    return f"round {pos[0]}"
+
+
+def select_positions(model_name: str, shape: tuple, marks, limit: int = MAX_POSITIONS
+                     ) -> list[tuple]:
+    """At most ``limit`` positions: all of them if there are no more; else, in this order of
+    priority, the first 2K samples (K arms), the positions in ``marks`` (from
+    :func:`release_positions`) and a geometric grid up to the end of the table."""
+    m = MODELS[model_name]
+    every = m.positions(shape)
+    if len(every) <= limit:
+        return every
+    if model_name == "stream":
+        K, T = shape
+        first = [(a, n) for n in range(min(2, T)) for a in range(K)]
+        grid = [(a, int(n)) for n in np.unique(np.geomspace(1, T, 24).astype(int) - 1)
+                for a in range(K)]
+    else:
+        T, K = shape
+        first = [(t,) for t in range(min(2 * K, T))]
+        grid = [(int(t),) for t in np.unique(np.geomspace(1, T, 48).astype(int) - 1)]
+    out = []
+    for pos in first + sorted(set(marks)) + grid:
+        if pos not in out and all(0 <= p < s for p, s in zip(pos, shape)):
+            out.append(pos)
+        if len(out) == limit:
+            break
+    return sorted(out)
+
+
+def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
+                      seed: int = 0) -> set:
+    """Positions the release log marks on ``runs`` runs of ``spec`` on ``table``: for every
+    release made after s samples, the samples s − 1 and s (the last one it can read and the
+    first one after it); and τ − 1, the last sample before stopping. user/full positions are
+    rows (t,); stream positions are (arm, pull index) of those samples."""
+    marks = set()
+    rng = np.random.default_rng(seed)
+    actions = np.empty(limit, np.int16)
+    releases = np.empty((RELEASE_ROWS, 8))
+    for _ in range(runs):
+        tau, _, _, n_rel = (int(x) for x in spec.kernel(
+            rng, table, prep.means, prep.theta, prep.aux, limit, actions, releases,
+            np.empty(0)))
+        samples = {int(s) for s in releases[:min(n_rel, RELEASE_ROWS), 0]}
+        samples = {x for s in samples for x in (s - 1, s)} | {tau - 1}
+        samples = {s for s in samples if 0 <= s < min(tau, limit)}
+        if spec.model == "stream":
+            pulls = np.zeros(prep.means.shape[0], np.int64)
+            index = np.empty(tau, np.int64)
+            for t, a in enumerate(actions[:tau]):
+                index[t] = pulls[a]
+                pulls[a] += 1
+            marks |= {(int(actions[s]), int(index[s])) for s in samples}
+        else:
+            marks |= {(s,) for s in samples}
+    return marks
+
+
+def candidates(spec, params: dict, table_seed: int) -> list[NeighbourPair]:
+    """The v1 candidates (strategy ``structure``): the positions ``spec.structure(params)``
+    names × bases tied-high, tied-mid and instance (tables of ``spec.model`` with horizon
+    ``spec.audit_horizon(params)``), the position all-0 in d vs all-1 in d'. A position is a
+    row index (``user``/``full``) or a tuple (e.g. ``(arm, pull)`` for ``stream``); positions
+    outside the table are skipped. ``local``: the value patterns of :func:`structured`."""
+    m = MODELS[spec.model]
+    K = len(params["means"])
+    H = spec.audit_horizon(params)
+    if spec.model == "local":     # one reward, no position to name: its value patterns
+        return structured("local", params["means"], H, table_seed)
+    shape = m.shape(K, H)
+    bases = {r["name"]: (t, r) for t, r in base_tables(spec.model, params["means"], H,
+                                                      table_seed)}
+    out = []
+    for pos, why in spec.structure(params):
+        pos = (int(pos),) if np.isscalar(pos) else tuple(int(x) for x in pos)
+        if len(pos) != len(shape) - 1 + (spec.model == "stream") or \
+                not all(0 <= x < n for x, n in zip(pos, shape)):
+            continue
+        for name in ("tied-high", "tied-mid", "instance"):
+            table, recipe = bases[name]
+            out.append(NeighbourPair.change(spec.model, table, pos, 0.0, 1.0, recipe, why))
+    return out

@@ -1,0 +1,1 @@
+"""``dpaudit gate``: the audit suite, its α budget, the baseline and JUnit XML (:mod:`.gate`)."""

@@ -1,0 +1,612 @@
+"""The CI gate on privacy regressions: ``dpaudit gate audits/`` (issue 8).
+
+A suite (``audits/suite.toml``) lists audits, one per registered algorithm claim and per
+mutant, each with its budget (measurement ``runs``), ``seed`` and expected verdict (``pass``
+for the private algorithms, ``violation`` for mutants and non-private comparators)::
+
+    [suite]
+    alpha = 1e-3            # false-alarm budget of the whole suite
+    runs = 200000           # default budget of an entry
+
+    [[audit]]
+    name = "adap-tt"        # entry name (defaults to algo); unique
+    algo = "adap-tt"        # registry name
+    eps = 0.5
+    seed = 1
+    expect = "pass"         # or "violation", or "inconclusive" with reason = "why"
+    # optional: delta, runs, params = { risk = "0.05" }, neighbours = "search",
+    # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file)
+
+The gate runs every entry (:func:`dpaudit.auditing.audit.audit_algorithm`) and fails (exit 1) when
+
+* a verdict differs from the expected one (an ``inconclusive`` verdict fails unless the entry
+  declares ``expect = "inconclusive"`` with a ``reason``, shown in the reports), or
+* the event stored in the baseline leaks significantly more than it did: the baseline keeps,
+  per entry, the pair, the event (view, cells, numerator side) and its counts on a fixed
+  number of runs (:func:`evidence`, :func:`fixed_n_evidence`: the entry's ``runs`` per side,
+  measured at ``--update-baseline`` on their own seeds, not the audit's early-look counts);
+  every gate run measures that same event again on as many fresh runs with today's code
+  (:func:`remeasure`) and fails when the one-sided two-sample test that its log ratio rose
+  (:func:`dpaudit.statistics.stats.rise_p_value`) rejects at α_i. Entries expected to be violations
+  are
+  not re-measured (a leak is their point), nor is an event with no hit on its denominator
+  side (no finite loss to compare with; the output says so).
+
+It fails with exit 2 before any audit runs when the baseline is missing, corrupt, or made for
+other entries or another configuration (:func:`read_baseline`), printing the command that
+regenerates it; a change of the dpaudit, numpy, numba, scipy, statsmodels or python version
+since the baseline is printed and recorded in the JUnit (the random streams may change with
+them; the re-measured event does not depend on which event today's search picks).
+
+One error budget across the suite. With N entries, each verdict and each re-measurement runs
+at α_i = α/(2N). A false violation has probability ≤ α_i (exact bounds). The rise test is an
+asymptotic Wald test: its real size at α_i, measured on every stored event of the suite
+(``benchmarks/gate_size.py``, README "CI gate"), is α_i within the measurement's error, whatever
+moved the random streams (it compares the same event's counts on independent runs). So the
+false alarms α bounds are these two: Σ 2α_i = α. Not bounded by α: **verdict flips**. With the
+same code, versions and seeds every verdict repeats exactly; once a change moves the random
+streams, an entry whose pass rests on a bound close to (1 + margin)·ε, or whose inconclusive
+rests on a pilot that separates nothing, may flip between pass and inconclusive (an
+unexpected verdict, a gate failure) with the probability that its budget misses or finds, a
+matter of power (README "CI gate" gives each entry's distance from the rule).
+Mutants are expected to be caught: a missed mutant fails the gate as an unexpected verdict
+(the power of each entry's budget: README "CI gate").
+
+Results are deterministic for a suite (same seeds ⇒ same verdicts, whatever ``--workers``).
+Outputs (each written atomically): the baseline JSON (``--update-baseline``), JUnit XML
+(``--junit``), and per-entry verdict JSON + HTML/Markdown reports with an index
+(``--report-dir``, :mod:`dpaudit.reporting.report`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpaudit.algorithms import registry
+from dpaudit.auditing.audit import KernelSource, audit_algorithm
+from dpaudit.auditing.search import STRATEGIES
+from dpaudit.core import validate
+from dpaudit.data import tables
+from dpaudit.data.tables import load_pair
+from dpaudit.errors import InputError
+from dpaudit.reporting import report
+from dpaudit.simulation.simulate import as_views
+from dpaudit.statistics.stats import log_ratio, rise_p_value
+from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write_text_atomic
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN
+
+SUITE_FILE = "suite.toml"
+BASELINE_FILE = "baseline.json"
+BASELINE_SCHEMA = 3    # evidence per entry, counts of a fixed-n measurement (README "CI gate")
+REMEASURE_KEY = 0x6761_7465   # spawn key of the stored events' fresh runs
+BASELINE_STREAM, CHECK_STREAM = 0, 1   # the stored event's runs: at --update-baseline, at a check
+DEFAULT_ALPHA = 1e-3
+DEFAULT_RUNS = 200_000
+VERDICTS = ("pass", "violation", "inconclusive")
+ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
+              "pair", "reason"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One audit of the suite (module doc: the TOML keys)."""
+    name: str
+    algo: str
+    eps: float
+    seed: int
+    expect: str
+    runs: int
+    delta: float | None = None
+    params: dict = field(default_factory=dict)
+    neighbours: str = "search"
+    pair: str | None = None              # as written in the suite (relative to its folder)
+    pair_path: str | None = None         # resolved
+    reason: str | None = None            # why an entry is expected to be inconclusive
+
+    def config(self) -> dict:
+        """What a baseline must match to be comparable (everything but the name)."""
+        return {"algo": self.algo, "eps": self.eps, "delta": self.delta, "seed": self.seed,
+                "runs": self.runs, "params": self.params, "neighbours": self.neighbours,
+                "pair": self.pair}
+
+
+@dataclass(frozen=True)
+class Suite:
+    path: str
+    alpha: float
+    entries: tuple
+
+    @property
+    def entry_alpha(self) -> float:
+        """α_i = α/(2N): the verdict's and the baseline's bound each (module doc)."""
+        return self.alpha / (2 * len(self.entries))
+
+
+def suite_path(path: str) -> str:
+    """The suite file of ``path`` (a folder holding suite.toml, or a .toml file)."""
+    return os.path.join(path, SUITE_FILE) if os.path.isdir(path) else path
+
+
+def load_suite(path: str) -> Suite:
+    """Parse and validate a suite (module doc). InputError (one line, naming the file and the
+    entry) on a missing file, bad TOML, unknown keys or algorithms, or bad values."""
+    f = suite_path(path)
+    try:
+        with open(f, "rb") as fh:
+            doc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise InputError(f"suite {f} not found: expected a folder with {SUITE_FILE} or a "
+                         ".toml file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"suite {f} is not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"suite {f} is not valid TOML: not UTF-8 text") from None
+    except OSError as e:
+        raise InputError(f"suite {f} cannot be read ({e.strerror})") from None
+    head = doc.get("suite", {})
+    if not isinstance(head, dict):
+        raise InputError(f"suite {f}: suite = {head!r} is not valid: expected a [suite] table")
+    alpha = validate.probability(head.get("alpha", DEFAULT_ALPHA), f"suite {f}: alpha")
+    default_runs = head.get("runs", DEFAULT_RUNS)
+    raw = doc.get("audit", [])
+    if not (isinstance(raw, list) and all(isinstance(e, dict) for e in raw)):
+        raise InputError(f"suite {f}: audit = {raw!r} is not valid: expected [[audit]] tables")
+    if not raw:
+        raise InputError(f"suite {f} has no [[audit]] entries")
+    entries, names = [], set()
+    for i, e in enumerate(raw):
+        where = f"suite {f}, audit #{i + 1}"
+        for key, kind, what in (("algo", str, "a registry name"), ("name", str, "a string"),
+                                ("params", dict, "a table of parameters"),
+                                ("pair", str, "a path to a pair JSON file"),
+                                ("neighbours", str, "a strategy name")):
+            if key in e and not isinstance(e[key], kind):
+                raise InputError(f"{where}: {key} = {e[key]!r} is not valid: expected {what}")
+        unknown = sorted(set(e) - ENTRY_KEYS)
+        if unknown:
+            raise InputError(f"{where}: unknown key {unknown[0]!r}: expected one of "
+                             f"{', '.join(sorted(ENTRY_KEYS))}")
+        if "algo" not in e or "eps" not in e or "expect" not in e:
+            raise InputError(f"{where}: algo, eps and expect are required")
+        name = str(e.get("name", e["algo"]))
+        if name in names:
+            raise InputError(f"{where}: entry name {name!r} is used twice")
+        names.add(name)
+        spec = registry.get(e["algo"])               # InputError naming the close matches
+        if e["expect"] not in VERDICTS:
+            raise InputError(f"{where} ({name}): expect={e['expect']!r} is not valid: "
+                             f"expected one of {', '.join(VERDICTS)}")
+        reason = e.get("reason")
+        if (e["expect"] == "inconclusive") != isinstance(reason, str) or reason == "":
+            raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
+                             "(why the audit cannot decide), and only it takes a reason")
+        eps = validate.eps(e["eps"], f"{where} ({name}): eps")
+        runs = validate.integer(1000)(e.get("runs", default_runs), f"{where} ({name}): runs")
+        seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
+        if e.get("delta") is not None:
+            validate.delta(e["delta"], f"{where} ({name}): delta")
+        if e.get("neighbours", "search") not in STRATEGIES:
+            raise InputError(f"{where} ({name}): neighbours = {e['neighbours']!r} is not valid: "
+                             f"expected one of {', '.join(STRATEGIES)}")
+        params = {str(k): str(v) for k, v in e.get("params", {}).items()}
+        try:
+            spec.resolve_claim(params, e.get("delta"))
+        except InputError as err:
+            raise InputError(f"{where} ({name}): {err}") from None
+        pair_path = None
+        if "pair" in e:
+            pair_path = os.path.join(os.path.dirname(os.path.abspath(f)), e["pair"])
+            try:
+                load_pair(pair_path, spec.model)
+            except InputError as err:
+                raise InputError(f"{where} ({name}): {err}") from None
+        entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
+                             expect=e["expect"], runs=runs, delta=e.get("delta"),
+                             params=params, neighbours=e.get("neighbours", "search"),
+                             pair=e.get("pair"), pair_path=pair_path, reason=reason))
+    return Suite(path=f, alpha=alpha, entries=tuple(entries))
+
+
+def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
+    """(ok, status, message) of one entry: its verdict against the expected one, then the
+    re-measured stored event (``rise``, :func:`remeasure`; None when not re-measured) against
+    the level ``alpha``."""
+    got = result["verdict"]
+    lb = float(result["eps_lb"])
+    facts = ((f"reason: {result['reason']}; " if result.get("reason") else "")
+             + f"eps_lb {lb:.4f}, eps_ub {_num(result.get('eps_ub'))}"
+             + (f"; stored event p = {rise['p_value']:.3g}" if rise else ""))
+    problems = []
+    if got != entry.expect:
+        what = {"pass": "no violation found", "inconclusive": result.get("reason") or "",
+                "violation": f"eps_lb {lb:.4f} > eps {entry.eps:g}"}[got]
+        problems.append(("unexpected verdict", f"expected {entry.expect.upper()}, got "
+                                               f"{got.upper()} ({what})"))
+    if rise and rise["p_value"] <= alpha:
+        problems.append(("loss rose", (
+            f"the baseline's event leaks more than it did: log ratio "
+            f"{_num(rise['log_ratio_baseline'])} -> {_num(rise['log_ratio'])} on "
+            f"{rise['runs']} fresh runs per side (two-sample p = {rise['p_value']:.3g} <= "
+            f"{alpha:.3g})")))
+    if problems:
+        return False, problems[0][0], (f"{entry.name}: " + "; and ".join(p for _, p in problems)
+                                       + f" (algorithm {entry.algo}; {facts})")
+    return True, "ok", f"{entry.name}: {got.upper()} as expected; {facts}"
+
+
+def _num(x) -> str:
+    x = float(x) if x is not None else math.nan
+    return f"{x:.4f}" if math.isfinite(x) else str(x)
+
+
+def run_entry(entry: Entry, alpha: float, workers: int | None = None,
+              beta: float = 0.05, margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
+    """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
+    (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
+    :func:`evidence` of its ε_lb, None when no event was measured)."""
+    pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
+            else None)
+    res = audit_algorithm(entry.algo, entry.eps, params=dict(entry.params), delta=entry.delta,
+                          alpha=alpha, runs=entry.runs, seed=entry.seed, workers=workers,
+                          neighbours=entry.neighbours, pair=pair, beta=beta,
+                          margin=margin)
+    res.command = command_of(entry, alpha, beta, margin)
+    doc = res.to_dict()
+    return doc, (evidence(doc, *res.evidence) if res.evidence else None)
+
+
+def evidence(result: dict, source, event) -> dict:
+    """What the baseline keeps of the event behind an audit's ε_lb, enough to measure it again
+    with other code: the pair (d, the changed position and its value in d'), the samples per
+    run simulated (``horizon``), the view, the numerator side, the cells (16 hex digits each)
+    and the measurement's counts; ``saturated`` when the denominator side had no hit (its
+    loss then has no finite upper bound, so no rise can be shown on it)."""
+    pair, m = source.pair, result["counts"]["measurement"]
+    num = "d_prime" if event.numerator == "d_prime" else "d"
+    k_num, k_den = ((m["hits_d_prime"], m["hits_d"]) if num == "d_prime" else
+                    (m["hits_d"], m["hits_d_prime"]))
+    return {"pair": {"model": pair.model, "d": np.asarray(pair.d).tolist(),
+                     "position": list(pair.position),
+                     "value_d_prime": np.asarray(pair.d_prime[pair.position]).tolist()},
+            "horizon": int(source.limit), "view": [int(x) for x in event.view],
+            "numerator": num, "cells": [format(int(c), "016x") for c in event.cells],
+            "hits_num": int(k_num), "hits_den": int(k_den), "runs": int(m["runs_d"]),
+            "saturated": int(k_den) == 0}
+
+
+def stored_event(stored: dict):
+    """The neighbouring pair and the sorted cells (uint64) of a stored event
+    (:func:`evidence`).
+
+    Raises:
+        InputError: a key is missing or of the wrong type, the counts are not 0 ≤ hits ≤
+            runs, or the pair is not a neighbouring pair of its model.
+    """
+
+    def bad(what):
+        return InputError(f"its stored event has {what}")
+    if not isinstance(stored, dict):
+        raise bad("the wrong type")
+    for key, kind in (("pair", dict), ("horizon", int), ("view", list), ("cells", list),
+                      ("hits_num", int), ("hits_den", int), ("runs", int)):
+        if not isinstance(stored.get(key), kind) or isinstance(stored.get(key), bool):
+            raise bad(f"{key} = {stored.get(key)!r}: expected {kind.__name__}")
+    if stored.get("numerator") not in ("d", "d_prime"):
+        raise bad(f"numerator = {stored.get('numerator')!r}: expected d or d_prime")
+    if not (stored["horizon"] >= 1 and stored["runs"] >= 1
+            and 0 <= stored["hits_num"] <= stored["runs"]
+            and 0 <= stored["hits_den"] <= stored["runs"]):
+        raise bad("counts out of range: expected horizon >= 1, 0 <= hits <= runs")
+    if not all(isinstance(v, int) and v >= 0 for v in stored["view"]):
+        raise bad(f"view = {stored['view']!r}: expected sample indices")
+    try:
+        cells = np.sort(np.array([int(c, 16) for c in stored["cells"]], dtype=np.uint64))
+    except (TypeError, ValueError, OverflowError):
+        raise bad("cells that are not 16-digit hexadecimal numbers") from None
+    pr = stored["pair"]
+    try:
+        m = tables.model(pr.get("model"))
+        d = m.validate(pr.get("d"), "the baseline's d")
+        pair = tables.NeighbourPair.from_tables(
+            d, m.set(d, tuple(pr.get("position")), pr.get("value_d_prime")),
+            {"kind": "baseline"}, "the baseline's pair", pr.get("model"))
+    except InputError as e:
+        raise bad(f"a bad pair ({e})") from None
+    except (TypeError, ValueError, IndexError, KeyError):
+        raise bad("a malformed pair") from None
+    return pair, cells
+
+
+def measure_stored(entry: Entry, stored: dict, stream: int,
+                   workers: int | None = None) -> tuple[int, int]:
+    """The stored event (:func:`evidence`) measured on ``entry.runs`` fresh runs per side
+    with today's code, all of them (a fixed n, no look, no stop): its (numerator hits,
+    denominator hits). ``stream`` (:data:`BASELINE_STREAM` or :data:`CHECK_STREAM`) picks
+    independent seeds from the entry's seed, a stream no audit draws."""
+    spec = registry.get(entry.algo)
+    params, _ = spec.resolve_claim(dict(entry.params), entry.delta)
+    prep = spec.prepare(entry.eps, params)
+    pair, cells = stored_event(stored)
+    src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
+                       workers or 1)
+    seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY, stream)).spawn(2)
+    hits = [int(src.draw(side, entry.runs, seeds[side]).hits(0, cells)) for side in (0, 1)]
+    return (hits[1], hits[0]) if stored["numerator"] == "d_prime" else (hits[0], hits[1])
+
+
+def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict:
+    """``ev`` (:func:`evidence`) with its counts replaced by a fixed-n measurement of its
+    event (:func:`measure_stored` on :data:`BASELINE_STREAM`), what ``--update-baseline``
+    stores for an entry whose event is re-measured: the audit's own counts may come from an
+    early look its futility rule chose, which a two-sample test must not compare with. The
+    audit's counts stay, as ``audit_counts``."""
+    k_num, k_den = measure_stored(entry, ev, BASELINE_STREAM, workers)
+    return {**ev, "counts": "fixed-n",
+            "audit_counts": {k: ev[k] for k in ("hits_num", "hits_den", "runs")},
+            "hits_num": k_num, "hits_den": k_den, "runs": entry.runs, "saturated": k_den == 0}
+
+
+def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
+    """The stored event measured again (:func:`measure_stored` on :data:`CHECK_STREAM`) and
+    the one-sided two-sample test that its log ratio rose
+    (:func:`dpaudit.statistics.stats.rise_p_value`).
+
+    Returns:
+        dict with ``hits_num``, ``hits_den``, ``runs``, ``log_ratio`` (new) and
+        ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has
+        no hit), and ``p_value``.
+    """
+    k_num, k_den = measure_stored(entry, stored, CHECK_STREAM, workers)
+    old = (stored["hits_num"], stored["runs"], stored["hits_den"], stored["runs"])
+    new = (k_num, entry.runs, k_den, entry.runs)
+    return {"hits_num": k_num, "hits_den": k_den, "runs": entry.runs,
+            "log_ratio": log_ratio(*new), "log_ratio_baseline": log_ratio(*old),
+            "p_value": rise_p_value(old, new)}
+
+
+def command_of(entry: Entry, alpha: float, beta: float = 0.05,
+               margin: float = DEFAULT_MARGIN) -> str:
+    """The `dpaudit run` line that reproduces an entry's audit."""
+    argv = ["dpaudit", "run", "--algo", entry.algo, "--eps", repr(entry.eps)]
+    if entry.delta is not None:
+        argv += ["--delta", repr(entry.delta)]
+    argv += ["--seed", str(entry.seed), "--runs", str(entry.runs), "--alpha", repr(alpha)]
+    if beta != 0.05:
+        argv += ["--beta", repr(beta)]
+    if margin != DEFAULT_MARGIN:
+        argv += ["--margin", repr(margin)]
+    if entry.neighbours != "search":
+        argv += ["--neighbours", entry.neighbours]
+    if entry.pair_path:
+        argv += ["--pair", os.path.relpath(entry.pair_path)]
+    if entry.params:
+        argv += ["--param", *(f"{k}={v}" for k, v in entry.params.items())]
+    return shlex.join(argv)
+
+
+def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
+    """The baseline document at ``path`` for ``suite``, checked before any audit runs.
+
+    Raises:
+        InputError: one line ending with the ``regenerate`` command, when the file is
+            missing, unreadable, not a baseline of :data:`BASELINE_SCHEMA`, or made for other
+            entries or another configuration of an entry (named, with the key that differs).
+    """
+    fix = f"; regenerate it with: {regenerate}"
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise InputError(f"baseline {path} not found{fix}") from None
+    except (OSError, ValueError) as e:
+        raise InputError(f"baseline {path} cannot be read ({type(e).__name__}){fix}") from None
+    if not (isinstance(doc, dict) and doc.get("schema") == BASELINE_SCHEMA
+            and isinstance(doc.get("entries"), dict)
+            and all(isinstance(b, dict) for b in doc["entries"].values())):
+        raise InputError(f"baseline {path} is not a dpaudit baseline of schema "
+                         f"{BASELINE_SCHEMA}{fix}")
+    entries = doc["entries"]
+    for e in suite.entries:
+        if e.name not in entries:
+            raise InputError(f"baseline {path} has no entry {e.name!r}{fix}")
+        stored = entries[e.name].get("config")
+        if stored != e.config():
+            key = next((k for k, v in e.config().items()
+                        if not isinstance(stored, dict) or stored.get(k) != v), "config")
+            raise InputError(f"baseline {path}: entry {e.name!r} was made with {key} = "
+                             f"{(stored or {}).get(key)!r}, the suite has "
+                             f"{e.config().get(key)!r}{fix}")
+        if entries[e.name].get("event") is not None:
+            try:
+                stored_event(entries[e.name]["event"])
+            except InputError as err:
+                raise InputError(f"baseline {path}: entry {e.name!r}: {err}{fix}") from None
+    extra = sorted(set(entries) - {e.name for e in suite.entries})
+    if extra:
+        raise InputError(f"baseline {path} has an entry {extra[0]!r} the suite lacks{fix}")
+    return doc
+
+
+def version_changes(stored: dict | None) -> list[str]:
+    """``name old -> new`` for each package whose version differs from the baseline's."""
+    now = versions()
+    return [f"{k} {stored.get(k)} -> {v}" for k, v in now.items()
+            if isinstance(stored, dict) and stored.get(k) != v]
+
+
+def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
+    """The baseline (README "CI gate"): per entry its configuration, verdict, reason, ε_lb,
+    ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
+    :func:`evidence` of its event; the versions it was made with."""
+    return jsonable({
+        "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
+        "entry_alpha": suite.entry_alpha, "beta": beta, "margin": margin,
+        "versions": versions(),
+        "entries": {r["entry"].name: {
+            "config": r["entry"].config(), "verdict": r["result"]["verdict"],
+            "reason": r["result"].get("reason"), "eps_lb": r["result"]["eps_lb"],
+            "eps_ub": r["result"].get("eps_ub"), "detectable_loss": r["result"]["detectable_loss"], "power": r["result"]["power"],
+            "event": r["evidence"]} for r in rows}})
+
+
+def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
+    """JUnit XML of the gate: one testcase per entry, a <failure> for each failed one; the
+    suite's properties name any version change since the baseline."""
+    fails = sum(not r["ok"] for r in rows)
+    ts = ET.Element("testsuite", name="dpaudit gate", tests=str(len(rows)),
+                    failures=str(fails), errors="0",
+                    time=f"{sum(r['result']['runtime_s'] for r in rows):.3f}")
+    props = ET.SubElement(ts, "properties")
+    ET.SubElement(props, "property", name="suite", value=suite.path)
+    ET.SubElement(props, "property", name="false_alarm_bound", value=repr(suite.alpha))
+    ET.SubElement(props, "property", name="versions_changed",
+                  value="; ".join(changes) or "none")
+    for r in rows:
+        e, res, rise = r["entry"], r["result"], r.get("rise")
+        tc = ET.SubElement(ts, "testcase", classname=f"dpaudit.gate.{e.expect}", name=e.name,
+                           time=f"{res['runtime_s']:.3f}")
+        if not r["ok"]:
+            ET.SubElement(tc, "failure", message=r["message"], type=r["status"]).text = \
+                res.get("command", "")
+        tprops = ET.SubElement(tc, "properties")
+        for key in ("verdict", "reason", "eps_lb", "eps_ub", "alpha", "power",
+                    "detectable_loss"):
+            if res.get(key) is not None:
+                ET.SubElement(tprops, "property", name=key, value=str(res[key]))
+        ET.SubElement(tprops, "property", name="stored_event_p_value",
+                      value=str(rise["p_value"]) if rise else r.get("why_not", "n/a"))
+        ET.SubElement(tc, "system-out").text = r["message"] + "; " + res.get("command", "")
+    return ET.tostring(ts, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
+         report_dir: str | None = None, update_baseline: bool = False,
+         workers: int | None = None, echo=print, beta: float = 0.05,
+         margin: float = DEFAULT_MARGIN) -> int:
+    """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
+    expected and no stored event's loss rose, 1 otherwise. ``echo`` receives the progress and
+    summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
+    upper bound ``eps_ub`` holds with confidence 1 − ``beta``; a pass needs it ≤
+    (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`).
+
+    Raises:
+        InputError: before any audit runs, for a bad suite, an output folder that does not
+            exist, or (without ``update_baseline``) a missing, corrupt or mismatched baseline
+            (:func:`read_baseline`).
+    """
+    suite = load_suite(path)
+    given = baseline is not None
+    if baseline is None:
+        baseline = os.path.join(os.path.dirname(suite.path), BASELINE_FILE)
+    inputs = {"the suite file": suite.path, **{f"the pair file of entry {e.name!r}":
+                                                e.pair_path for e in suite.entries}}
+    validate.output_path("--junit", junit, {**inputs, "the baseline": baseline})
+    if update_baseline:
+        validate.output_path("--baseline", baseline, {**inputs, "the --junit file": junit})
+    if report_dir is not None:
+        if not os.path.isdir(report_dir):
+            raise InputError(f"--report-dir {report_dir}: folder does not exist")
+        for out in _report_files(report_dir, suite.entries):
+            validate.output_path("--report-dir", out, {**inputs, "the baseline": baseline,
+                                                       "the --junit file": junit})
+    regenerate = shlex.join(["dpaudit", "gate", path, *(["--baseline", baseline] if given
+                                                        else []), "--update-baseline"])
+    doc = None if update_baseline else read_baseline(baseline, suite, regenerate)
+    base = doc["entries"] if doc else {}
+    changes = version_changes(doc["versions"]) if doc else []
+    a_i = suite.entry_alpha
+    echo(f"dpaudit gate: {len(suite.entries)} audits from {suite.path}; false-alarm "
+         f"probability of the suite <= {suite.alpha:g} (each audit's verdict and each stored "
+         f"event's re-measurement at alpha {a_i:.3g}; baseline "
+         f"{baseline if doc else 'being written'})")
+    if changes:
+        echo(f"versions changed since the baseline: {'; '.join(changes)} (the random streams "
+             "may differ; the stored events are measured again all the same)")
+    rows, t0 = [], time.perf_counter()
+    for i, e in enumerate(suite.entries):
+        t_e = time.perf_counter()
+        res, ev = run_entry(e, a_i, workers, beta, margin)
+        if update_baseline and e.expect != "violation" and ev and not ev["saturated"]:
+            ev = fixed_n_evidence(e, ev, workers)
+        stored = (base.get(e.name) or {}).get("event")
+        rise, why_not = None, None
+        if not doc:
+            why_not = "no baseline yet"
+        elif e.expect == "violation":
+            why_not = "not re-measured: a violation is expected"
+        elif not stored:
+            why_not = "not re-measured: the baseline measured no event"
+        elif stored.get("saturated"):
+            why_not = "not re-measured: the stored event had no hit on the denominator side"
+        else:
+            rise = remeasure(e, stored, workers)
+        ok, status, msg = judge(e, res, rise, a_i)
+        rows.append({"entry": e, "result": res, "evidence": ev, "rise": rise,
+                     "why_not": why_not, "ok": ok, "status": status,
+                     "message": msg + (f"; {why_not}" if why_not and ok else "")})
+        echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} "
+             f"{rows[-1]['message']} ({time.perf_counter() - t_e:.0f} s)")
+    failed = [r for r in rows if not r["ok"]]
+    if update_baseline and failed:
+        echo(f"baseline not written: {len(failed)} unexpected verdict(s)")
+    elif update_baseline:
+        write_text_atomic(baseline, dumps(baseline_doc(suite, rows, beta, margin)))
+        echo(f"baseline written: {baseline}")
+    if junit:
+        write_text_atomic(junit, junit_xml(suite, rows, changes))
+    if report_dir:
+        _reports(report_dir, rows, base)
+    echo(f"dpaudit gate: {len(rows) - len(failed)}/{len(rows)} as expected in "
+         f"{time.perf_counter() - t0:.0f} s; false-alarm probability <= {suite.alpha:g}")
+    for r in failed:
+        echo(f"FAILED {r['message']}")
+    return 1 if failed else 0
+
+
+def dumps(doc: dict) -> str:
+    """Indented JSON with each list of numbers on one line (a baseline's tables stay
+    readable and a few hundred kB at most)."""
+    text = json.dumps(doc, indent=1)
+    return re.sub(r"\[[-+0-9.eE,\s]*\]", lambda m: "[" + ", ".join(
+        x.strip() for x in m.group(0)[1:-1].split(",") if x.strip()) + "]", text) + "\n"
+
+
+def _stem(name: str) -> str:
+    """The file name stem of an entry's reports."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _report_files(folder: str, entries) -> list[str]:
+    """Every file :func:`_reports` writes into ``folder``."""
+    return [os.path.join(folder, f) for f in report.INDEX_FILES] + [
+        os.path.join(folder, _stem(e.name) + ext) for e in entries
+        for ext in (".json", ".html", ".md")]
+
+
+def _reports(folder: str, rows: list, base: dict) -> None:
+    """Per-entry verdict JSON and HTML/Markdown reports, and the index page."""
+    entries = []
+    for r in rows:
+        e, res = r["entry"], r["result"]
+        stem = _stem(e.name)
+        write_json_atomic(os.path.join(folder, f"{stem}.json"), res)
+        report.write_report([res], os.path.join(folder, f"{stem}.html"),
+                            os.path.join(folder, f"{stem}.md"))
+        b = base.get(e.name)
+        entries.append({"name": e.name, "algorithm": e.algo, "eps": e.eps,
+                        "expected": e.expect + (f" ({e.reason})" if e.reason else ""),
+                        "verdict": res["verdict"] + (f": {res['reason']}"
+                                                     if res.get("reason") else ""),
+                        "ok": r["ok"],
+                        "eps_lb": res["eps_lb"], "baseline": b["eps_lb"] if b else None,
+                        "report": f"{stem}.html", "runtime_s": res["runtime_s"]})
+    report.write_index(entries, folder)

@@ -1,0 +1,2 @@
+"""``dpaudit report``: HTML and Markdown reports of result JSON files (:mod:`.report`,
+``templates/``)."""

@@ -1,0 +1,2 @@
+"""Running kernels: the kernel contract, batch loop, transcript views and seeding
+(:mod:`.simulate`), and ``dpaudit bench`` (:mod:`.bench`)."""

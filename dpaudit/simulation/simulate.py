@@ -1,0 +1,351 @@
+"""Compiled, batched simulation of bandit algorithms on fixed reward tables.
+
+Kernel contract
+---------------
+Every algorithm is one numba ``@njit`` function::
+
+    kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
+        -> (tau, rec, status, n_rel)
+
+* ``rng``: a ``numpy.random.Generator`` (the run's only source of randomness besides the
+  rewards of rows beyond the table).
+* ``table``: float64, values in [0, 1], the reward table of the algorithm's privacy model
+  (README "Architecture", :mod:`dpaudit.data.tables`): ``user``/``full`` (T, K), the t-th sample
+  (0-based)
+  reads ``table[t, a_t]`` (``full``: the whole row); ``stream`` (K, T), the n-th pull of arm
+  a reads ``table[a, n]``. Entries beyond the table are drawn afresh, ``Bernoulli(means[a])``
+  (used by benchmarks and correctness checks; audits simulate at most the table's horizon,
+  so they only ever read the fixed table).
+* ``means``: float64, shape (K,).
+* ``theta`` / ``aux``: float64 parameter vector and precomputed tables (layout owned by the
+  algorithm's module).
+* ``limit``: simulate at most this many samples.
+* ``actions``: int16 buffer; the kernel writes ``actions[t] = a_t`` for ``t < len(actions)``.
+* ``releases``: float64 buffer of shape (R, 8), the white-box log (README "White-box privacy
+  loss and gray-box replay"): the kernel
+  writes one row per noisy release while rows remain, with columns :data:`RELEASE_COLUMNS`
+  (``t`` = samples taken when released, ``arm``, ``phase``, ``count`` = samples in the
+  released statistic, ``value`` = the exact statistic, ``noisy`` = the released value,
+  ``scale`` = noise scale, ``dist`` = noise family). ``n_rel`` = releases made. Families:
+
+  - :data:`LAPLACE` (0): ``noisy = value + Lap(scale)``, density ∝ exp(−|y − value|/scale);
+  - :data:`GAUSSIAN` (1): ``noisy = value + N(0, scale²)`` (``scale`` = standard deviation);
+  - :data:`RANDOMISED_RESPONSE` (2): binary output ``noisy`` ∈ {0, 1} for ``value`` v ∈ [0, 1]
+    with P(noisy = 1 | v) = (1 + v·(e^s − 1))/(1 + e^s), ``scale`` = s (v = 1 is kept with
+    probability e^s/(1 + e^s)).
+* ``frozen``: float64 1-D array of released values to replay (gray-box replay, README "White-box
+  privacy loss and gray-box replay"):
+  release j (0-based) releases ``frozen[j]`` when ``j < len(frozen)`` and its own noisy value
+  otherwise. The noise of every release is **always drawn** from ``rng`` first, frozen or not,
+  so a replay with the same rng stream stays aligned with the run it replays. Normal simulation
+  passes an empty array. :mod:`dpaudit.auditing.whitebox` uses it to compute the exact privacy loss
+  of
+  the releases and to detect decisions that read raw data.
+
+It returns ``tau`` (number of samples taken, the toolkit's τ), ``rec`` (recommended arm, or -1)
+and ``status``: :data:`STOPPED`, :data:`TRUNCATED` (``limit`` reached, the algorithm would go
+on) or :data:`CAPPED` (the algorithm's own data-independent ``max_steps`` reached: it halts
+without a decision).
+
+Features
+--------
+A run's transcript is (a_1..a_τ, τ, â). The shared batch loop turns it into feature *cells*,
+one per *view*: view [s, e) is the 64-bit FNV-1a hash of the actions of samples s..e−1
+(those taken before τ) plus (τ, â, status) when the run ended within e samples. Prefix views
+[0, L) are the transcript truncated at L samples; windows [t + 1, t + 1 + w) follow the
+actions right after a changed row t (:mod:`dpaudit.auditing.audit`). Each view is a function of the
+released transcript, so any event on it is a post-processing of the output and a valid audit
+event. Cells are counted per chunk of runs
+and merged; trajectories are never stored.
+
+Determinism: the runs are split into chunks of a fixed size; chunk i uses the i-th child of
+``SeedSequence(seed)``. Chunk boundaries never depend on the number of workers, and merged
+counts do not depend on completion order, so results are bit-identical for any ``workers``.
+"""
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+
+from dpaudit.core import interrupt
+
+STOPPED, TRUNCATED, CAPPED = 0, 1, 2
+RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dist")
+LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE = 0, 1, 2  # release noise families (column dist)
+STATUS_NAMES = ("stopped", "truncated", "capped")
+CHUNK = 1 << 15  # runs per chunk (a fixed constant: part of the seeding contract)
+
+_FNV_OFFSET = np.uint64(1469598103934665603)
+_FNV_PRIME = np.uint64(1099511628211)
+
+
+@nb.njit(cache=True)
+def _mix(h, x):
+    return (h ^ np.uint64(x)) * _FNV_PRIME
+
+
+@nb.njit(cache=True)
+def _hash_views(actions, tau, rec, status, views, out):
+    """Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 2)
+    sorted [start, end) windows (prefixes continue the previous prefix's hash)."""
+    h = _FNV_OFFSET
+    s_prev, t = -1, 0
+    for v in range(views.shape[0]):
+        start, stop = views[v, 0], views[v, 1]
+        if start != s_prev:        # a new window start: hash from scratch
+            h = _FNV_OFFSET
+            t = start
+            s_prev = start
+        end = min(stop, tau)
+        while t < end:
+            h = _mix(h, actions[t] + 1)
+            t += 1
+        if tau <= stop and status != TRUNCATED:
+            # the run ended inside this window: add the decision
+            out[v] = _mix(_mix(_mix(h, 0xFFFF), tau), (rec + 2) * 4 + status)
+        else:
+            out[v] = h
+
+
+def as_views(views) -> np.ndarray:
+    """Views as a sorted, duplicate-free int64 (V, 2) array of [start, end) windows: a 1-D
+    sequence of prefix lengths L means windows [0, L)."""
+    v = np.asarray(views, dtype=np.int64)
+    if v.ndim == 1:
+        v = np.stack([np.zeros_like(v), v], axis=1)
+    return np.unique(v.reshape(-1, 2), axis=0)
+
+
+@nb.njit(cache=True)
+def batch_buffers(n_runs, views, keep):
+    """Buffers of a batch of runs: (actions, releases, frozen, kept, cells, taus, recs,
+    stats); see :func:`run_batch` for the outputs."""
+    n_views = views.shape[0]
+    buf_len = views[:, 1].max() if n_views > 0 else 0
+    return (np.empty(buf_len, np.int16), np.empty((0, 8)), np.empty(0),
+            np.full((keep, buf_len), -1, np.int16), np.empty((n_runs, n_views), np.uint64),
+            np.empty(n_runs, np.int64), np.empty(n_runs, np.int64), np.empty(n_runs, np.int8))
+
+
+@nb.njit(cache=True)
+def batch_record(i, buffers, tau, rec, status, views):
+    """Record run ``i`` (its actions are in ``buffers[0]``) into the batch ``buffers``."""
+    actions, _, _, kept, cells, taus, recs, stats = buffers
+    taus[i] = tau
+    recs[i] = rec
+    stats[i] = status
+    _hash_views(actions, tau, rec, status, views, cells[i])
+    if i < kept.shape[0]:
+        m = min(tau, actions.shape[0])
+        kept[i, :m] = actions[:m]
+
+
+@nb.njit(nogil=True)
+def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """The batch loop of :func:`run_batch` for any ``kernel`` (a first-class function).
+
+    numba cannot cache it: a jitted function passed as an argument is typed by its memory
+    address (numba #2956, #9348), so every process would compile it again (about 5 s per
+    worker). Algorithm modules write the same three-line loop with their kernel called
+    directly, cached, and register it (:func:`register_batch`); unregistered kernels (tests)
+    use this one."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
+_BATCHES: dict = {}
+
+
+def register_batch(kernel, batch):
+    """Register ``batch``, a ``@njit(cache=True, nogil=True)`` copy of :func:`batch_body` with ``kernel``
+    called directly (``batch(rng, table, means, theta, aux, limit, n_runs, views, keep)``),
+    as the cached batch loop of ``kernel``. Returns ``batch``."""
+    _BATCHES[kernel] = batch
+    return batch
+
+
+def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
+    """Run ``kernel`` ``n_runs`` times; return per-run view cells and (τ, â, status).
+
+    ``views``: windows (:func:`as_views`; ends ≤ ``limit``). Returns ``cells`` uint64
+    (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
+    (n_runs,), and the action prefixes (length max end) of the first ``keep`` runs, int16
+    (keep, max end), -1 past τ. Uses the kernel's registered cached loop
+    (:func:`register_batch`) if any. The loop runs without the GIL in a helper thread while the
+    calling thread waits (:func:`dpaudit.core.interrupt.call`): Ctrl-C, SIGTERM and test timeouts
+    are
+    handled during a long call.
+    """
+    args = (rng, table, means, theta, aux, limit, n_runs, as_views(views), keep)
+    batch = _BATCHES.get(kernel)
+    if batch is None:
+        batch, args = batch_body, (kernel, *args)
+    return interrupt.call(batch, *args)     # off the main thread: signals are handled meanwhile
+
+
+@dataclass
+class Counts:
+    """Merged simulation output for one table: cell counts per view and run summaries.
+
+    ``cells[v]``, ``counts[v]``: sorted unique cell hashes of view ``v`` and their counts.
+    ``status``: runs per status (stopped, truncated, capped). ``tau_sum``: Σ τ (samples
+    simulated). ``rec``: stopped runs per recommended arm (values outside 0..K−1, e.g. a
+    returned set encoded as a bitmask, are not counted).
+    """
+
+    n_runs: int
+    views: np.ndarray
+    cells: list
+    counts: list
+    status: np.ndarray
+    tau_sum: int
+    rec: np.ndarray
+
+    def merged(self, other: "Counts") -> "Counts":
+        """The counts of both samples together (same views)."""
+        cells, counts = _merge([(self.cells, self.counts), (other.cells, other.counts)],
+                               len(self.views))
+        return Counts(n_runs=self.n_runs + other.n_runs, views=self.views, cells=cells,
+                      counts=counts, status=self.status + other.status,
+                      tau_sum=self.tau_sum + other.tau_sum, rec=self.rec + other.rec)
+
+    def hits(self, v: int, cell_set: np.ndarray) -> int:
+        """Number of runs whose view-``v`` cell lies in ``cell_set`` (sorted uint64)."""
+        mask = np.isin(self.cells[v], cell_set, assume_unique=True)
+        return int(self.counts[v][mask].sum())
+
+
+def _merge(parts, n_views):
+    cells, counts = [], []
+    for v in range(n_views):
+        c = np.concatenate([p[0][v] for p in parts])
+        k = np.concatenate([p[1][v] for p in parts])
+        u, inv = np.unique(c, return_inverse=True)
+        cells.append(u)
+        counts.append(np.bincount(inv, weights=k, minlength=len(u)).astype(np.int64))
+    return cells, counts
+
+
+def _chunk_job(args):
+    kernel_ref, table, means, theta, aux, limit, n, views, seed_seq = args
+    kernel = _resolve(kernel_ref)
+    rng = np.random.default_rng(seed_seq)
+    cells, taus, recs, stats, _ = run_batch(kernel, rng, table, means, theta, aux, limit, n, views)
+    per_view = [np.unique(cells[:, v], return_counts=True) for v in range(len(views))]
+    K = means.shape[0]
+    r = recs[stats == STOPPED]
+    rec = np.bincount(r[(r >= 0) & (r < K)], minlength=K)   # a bitmask rec is not an arm
+    return ([u for u, _ in per_view], [c for _, c in per_view],
+            np.bincount(stats, minlength=3), int(taus.sum()), rec)
+
+
+def _resolve(kernel_ref):
+    """Kernels travel to worker processes as (module, name) and are re-imported there."""
+    if isinstance(kernel_ref, tuple):
+        return getattr(importlib.import_module(kernel_ref[0]), kernel_ref[1])
+    return kernel_ref
+
+
+def _ref(kernel):
+    return (kernel.py_func.__module__, kernel.py_func.__name__)
+
+
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    if workers not in _POOLS:
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                              initializer=interrupt.worker_init)
+    return _POOLS[workers]
+
+
+def pool_map(fn, items: list, workers: int):
+    """``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
+    results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.core.interrupt`)."""
+    with interrupt.launching():      # submitting launches the workers, if not yet up
+        return _pool(workers).map(fn, items)
+
+
+def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.SeedSequence,
+             views, limit: int | None = None, workers: int = 1, progress=None) -> Counts:
+    """Simulate ``n_runs`` independent runs of ``kernel`` on ``table`` and count feature cells.
+
+    ``table``: float64 table of the kernel's privacy model, values in [0, 1]; ``limit``
+    (samples per run) defaults to its number of rows (a ``user`` table's horizon; pass it for
+    other models). ``seed``: a SeedSequence; chunk i uses ``seed.spawn(...)[i]``.
+    ``workers``: processes (1 = in this process). ``progress``: optional callable(n_runs_done).
+    """
+    return simulate_many([Request(kernel, table, means, theta, aux, n_runs, seed, views,
+                                  limit)], workers=workers, progress=progress)[0]
+
+
+@dataclass
+class Request:
+    """One :func:`simulate` call, for :func:`simulate_many` (same arguments)."""
+
+    kernel: object
+    table: np.ndarray
+    means: np.ndarray
+    theta: np.ndarray
+    aux: np.ndarray
+    n_runs: int
+    seed: np.random.SeedSequence
+    views: object
+    limit: int | None = None
+
+
+def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Counts]:
+    """:func:`simulate` for every :class:`Request`, their chunks pooled in one map over
+    ``workers`` processes (many small simulations, e.g. a search round over hundreds of
+    candidate tables, keep every core busy). Results are those of separate :func:`simulate`
+    calls, bit for bit."""
+    jobs, owner, sizes, prepared = [], [], [], []
+    for r_i, r in enumerate(requests):
+        table = np.ascontiguousarray(r.table, dtype=np.float64)
+        views = as_views(r.views)
+        limit = table.shape[0] if r.limit is None else int(r.limit)
+        sz = [CHUNK] * (r.n_runs // CHUNK) + ([r.n_runs % CHUNK] if r.n_runs % CHUNK else [])
+        prepared.append((r, table, views, limit))
+        for n, s in zip(sz, r.seed.spawn(len(sz))):
+            jobs.append([r.kernel, table, r.means, r.theta, r.aux, limit, n, views, s])
+            owner.append(r_i)
+            sizes.append(n)
+    pooled = workers > 1 and len(jobs) > 1
+    if pooled:
+        # compile (and write numba's cache) here first: workers then only load it, which
+        # avoids concurrent cache writes of the same signature
+        for r, table, views, limit in {id(p[0].kernel): p for p in prepared}.values():
+            run_batch(r.kernel, np.random.default_rng(0), table, r.means, r.theta, r.aux,
+                      limit, 0, views)
+        for job in jobs:
+            job[0] = _ref(job[0])
+        stream = pool_map(_chunk_job, [tuple(j) for j in jobs], workers)
+    else:
+        stream = (_chunk_job(tuple(j)) for j in jobs)
+    results = [[] for _ in requests]
+    for res, i, n in zip(stream, owner, sizes):
+        results[i].append(res)
+        if progress:
+            progress(n)
+    out = []
+    for (r, _, views, _), parts in zip(prepared, results):
+        cells, counts = _merge(parts, len(views))
+        out.append(Counts(n_runs=r.n_runs, views=views, cells=cells, counts=counts,
+                          status=sum(p[2] for p in parts), tau_sum=sum(p[3] for p in parts),
+                          rec=sum(p[4] for p in parts)))
+    return out
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))

@@ -1,0 +1,2 @@
+"""Statistics of transcripts: binomial bounds and power (:mod:`.stats`), a mechanism's outputs as
+cells (:mod:`.features`), event selection (:mod:`.events`) and measurement (:mod:`.measure`)."""

@@ -1,0 +1,2 @@
+"""The verdict rule (:mod:`.verdict`) and the result it is written in (:mod:`.result`: the verdict
+JSON)."""

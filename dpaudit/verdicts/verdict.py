@@ -1,0 +1,145 @@
+"""The verdict of a privacy audit: ``violation``, ``pass`` or ``inconclusive`` (with a reason).
+
+* ``violation`` (exit 1): the lower confidence bound ε_lb on the measured event's privacy loss
+  exceeds the claimed ε; wrong with probability ≤ α.
+* ``pass`` (exit 0): no violation, *and* the audit could have failed: an event was measured
+  that separated d from d′ on the pilot, the changed entry reached the audited transcript, and
+  **every** measured finalist's upper confidence bound on its event's loss (``eps_ub``, level
+  1 − β with β split over the looks: :func:`dpaudit.statistics.measure.measure`) is ≤ (1 +
+  margin)·ε.
+  Hence P(pass and a measured event's true loss ≥ (1 + margin)·ε) ≤ β, for any event the
+  pilot chose: the promise is "the measured event's loss is below eps_ub with confidence
+  1 − β"; it says nothing of events that were not measured. (The detectable loss of
+  :mod:`dpaudit.statistics.stats` is computed from the counts it would judge, observed power, so it
+  is
+  reported as a planning figure only and never decides.)
+* ``inconclusive`` (exit 3) otherwise, with the first reason that applies, in this order:
+
+  - ``vacuous``: no white-box run's transcript depended on the changed entry at all;
+  - ``not reached``: runs read the entry, but only after the audited horizon;
+  - ``no event``: no pilot output was more frequent on one table, so nothing was measured;
+  - ``underpowered``: an upper bound exceeds (1 + margin)·ε; ``runs_needed`` says how many
+    measurement runs per side would bring it under if the event's frequencies stayed those
+    measured (an assumption, stated; α and β hold per invocation: a re-run is a new audit);
+  - ``no event`` too when the event measured did not separate d from d′ on the pilot (it is
+    measured anyway, :func:`dpaudit.statistics.events.best_event`'s fallback, and can still show a
+    violation, but a loss the pilot did not favour is no evidence the audit could fail).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpaudit.statistics.measure import design
+from dpaudit.statistics.stats import eps_upper_bound
+
+
+DEFAULT_MARGIN = 0.25
+MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out of reach)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str                  # "violation", "pass" or "inconclusive"
+    reason: str | None = None     # inconclusive: "<code>: <one line with the fix>"
+    runs_needed: int | None = None
+
+
+def runs_needed(p_num: float, p_den: float, delta: float, beta: float, target: float,
+                runs: int = 1) -> int | None:
+    """The measurement budget n (runs per side, within 10 % of the smallest) at which the pass
+    bound would be ≤ ``target``, *assuming the event's frequencies are* ``p_num`` *and*
+    ``p_den`` (those measured): the β-level upper bound of the last look
+    (:func:`dpaudit.statistics.measure.design` of n at ``beta``) at the expected counts n·p. None
+    when no
+    n does (the assumed loss ln((p_num − δ)/p_den) is not below ``target``, p_den = 0) or n
+    would exceed :data:`MAX_RUNS`.
+
+    Args:
+        p_num, p_den: the event's assumed probabilities on the numerator and denominator side.
+        delta: the claimed DP δ.
+        beta: the pass bound's level, split over the looks.
+        target: (1 + margin)·ε.
+        runs: the budget that fell short (the search starts above it).
+    """
+    if p_den <= 0 or p_num - delta <= 0:
+        return None if p_den <= 0 else runs
+    if math.log((p_num - delta) / p_den) >= target:
+        return None
+
+    def ok(n: int) -> bool:
+        level = design(n, beta)[1][-1]
+        return float(eps_upper_bound(n * p_num, n, n * p_den, n, level, delta)) <= target
+
+    lo, hi = runs, max(runs + 1, 2 * runs)
+    while not ok(hi):
+        lo, hi = hi, 2 * hi
+        if hi > MAX_RUNS:
+            return None
+    while hi - lo > max(1, hi // 10):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+def decide(*, eps_lb: float, eps: float, margin: float, eps_ub: float,
+           measured: bool, separated: bool, coverage: dict, needed=None,
+           informative: bool = True) -> Verdict:
+    """The verdict (module doc) from what the audit observed.
+
+    Args:
+        eps_lb: the largest lower confidence bound over the tests performed.
+        eps: the claimed ε.
+        margin: pass needs eps_ub ≤ (1 + margin)·ε.
+        eps_ub: the largest of the measured finalists' upper confidence bounds (level 1 − β
+            each) on their events' loss (inf if none was measured).
+        measured: an event was measured.
+        separated: a measured event separated d from d′ on the pilot (predicted ε_lb > 0).
+        coverage: the result's ``coverage`` (``measured`` False: nothing is known of it).
+        informative: a measured event can carry a loss of (1 + margin)·ε at all (at its
+            measured frequency on the denominator side, ln((1 − δ)/p̂_den) > (1 + margin)·ε);
+            if none can, a small upper bound is no evidence the audit could fail (an empty
+            pass), and the verdict is ``underpowered`` with no budget named.
+        needed: a callable () -> runs needed for an underpowered result (None: not computed).
+    """
+    if eps_lb > eps:
+        return Verdict("violation")
+    target = (1 + margin) * eps
+    if coverage.get("measured"):
+        if coverage.get("runs_read_any_time", coverage["runs_read"]) == 0:
+            return Verdict("inconclusive", (
+                f"vacuous: in none of {coverage['runs']} white-box runs did the transcript "
+                "depend on the changed entry; choose a pair whose entry the algorithm reads "
+                "(the default --neighbours search does)"))
+        if coverage["runs_read"] == 0:
+            return Verdict("inconclusive", (
+                f"not reached: the entry is read only after the audited horizon "
+                f"({coverage['horizon']} samples); choose an earlier position or a longer "
+                "horizon"))
+    if not measured:
+        return Verdict("inconclusive", (
+            "no event: no output of the pilot runs was more frequent on one table than on "
+            "the other; more runs (--runs) or another pair"))
+    if eps_ub > target or not informative:
+        n = needed() if needed is not None and informative else None
+        if n is None and not separated:
+            why = ("cannot carry a loss of (1 + margin)·eps" if not informative else
+                   "has an upper bound no budget would bring under (1 + margin)·eps at the "
+                   "frequencies measured")
+            return Verdict("inconclusive", (
+                f"no event: nothing separated d from d' on the pilot sample, and the event "
+                f"measured anyway {why}; more runs (--runs) or another pair"))
+        what = (f"the upper bound {eps_ub:.4f} on the measured event's loss exceeds "
+                f"(1 + margin)·eps = {target:.4g}" if informative else
+                f"no measured event can carry a loss of (1 + margin)·eps = {target:.4g} (it is "
+                "too likely on the denominator side), so the audit could not fail")
+        fix = (f"if the event's frequencies stay those measured, about {n} measurement runs "
+               f"per side would bring it under (--runs {n}; a new audit, with its own alpha "
+               "and beta)" if n else
+               "no feasible number of runs would do on this event at the frequencies measured")
+        return Verdict("inconclusive", f"underpowered: {what}; {fix}", n)
+    if not separated:
+        return Verdict("inconclusive", (
+            "no event: nothing separated d from d' on the pilot sample (the event measured "
+            "anyway is the pilot's raw best); more runs (--runs) or another pair"))
+    return Verdict("pass")
