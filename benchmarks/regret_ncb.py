@@ -49,7 +49,7 @@ jackknife (:func:`jackknife`): ln μ̄_t^(−r) from S_t − x_{r,t} (log-sum-ex
 for instance a, where (2e)^{−T} underflows), θ̂^(−r) = μ* − exp(mean_t ln μ̄_t^(−r)),
 estimate R·θ̂ − (R−1)·mean_r θ̂^(−r), s.e. sqrt((R−1)/R·Σ_r(θ̂^(−r) − mean)²), Student t
 with R−1 df. Both plug-in and jackknife values are reported. AR is linear: mean of per-run
-AR ± t-interval. Check: tests/test_regret_ncb.py (bias and coverage on a known law).
+AR ± t-interval. Check: tests/algorithms/test_regret_ncb.py (bias and coverage on a known law).
 
 Memory. A worker runs one (configuration, run) through its compiled kernel into an int16
 buffer and stores the arms as int8 in a per-configuration disk file (R × T bytes, deleted

@@ -1,5 +1,5 @@
-"""Helpers shared by the tests of the regret algorithms (tests/test_lazy_dp.py,
-tests/test_adap_ucb.py): one call of a registered kernel, random reward tables, and the
+"""Helpers shared by the tests of the regret algorithms (tests/algorithms/test_lazy_dp.py,
+tests/algorithms/test_adap_ucb.py): one call of a registered kernel, random reward tables, and the
 exact comparison of a release log with a reference's. Kernel contract:
 dpaudit.simulation.simulate."""
 import numpy as np

@@ -3,7 +3,7 @@ review of dpaudit 0.1.0, each with the outcome the contract demands (README "Com
 "Exit codes", "Python API"). The command-line cases run in this process (tests/hostile/runner.py
 checks exit code, stderr, the files written and the fixtures); the Python API cases check the
 exception raised or the verdict returned; the signal cases send SIGINT / SIGTERM to a
-``dpaudit`` process (tests/test_interrupt.py's contract)."""
+``dpaudit`` process (tests/core/test_interrupt.py's contract)."""
 import signal
 
 import pytest

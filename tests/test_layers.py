@@ -123,3 +123,15 @@ def test_the_algorithms_import_the_contract_not_the_catalogue(graph, module):
     catalogue, contract = "dpaudit.algorithms.registry", "dpaudit.algorithms.spec"
     assert graph.find_shortest_chain(importer=module, imported=catalogue) is None
     assert graph.find_shortest_chain(importer=module, imported=contract) is not None
+
+
+def test_the_tests_mirror_the_packages():
+    # tests/<layer>/ for each subpackage of dpaudit, tests/algorithms/ for the reference
+    # implementations; hostile/ holds the hostile-input cases (tests/data/ is also the data
+    # layer's folder and holds the result files the report tests read)
+    folders = {p.name for p in (ROOT / "tests").iterdir()
+               if p.is_dir() and p.name not in ("hostile", "__pycache__")
+               and not p.name.startswith(".")}
+    packages = {p.name for p in (ROOT / "dpaudit").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == packages | {"algorithms"}
+    assert all(list((ROOT / "tests" / f).glob("test_*.py")) for f in folders)

@@ -57,7 +57,7 @@ steps (R, m, ⌈d/2^r⌉ survivors) are not in this paper: the digest's §2.6 re
 so per-coordinate Laplace(L/ε) is not ε-DP when a pulled arm is not axis-aligned (the Sec. 5
 design pulls a_1 = [0, 1] and a_3 = [10, 0], where ℓ1 = ℓ2, so the paper's experiment is
 unaffected); ``norm = l1`` calibrates to the ℓ1 norms and restores ε-DP. See
-``tests/test_dp_bai.py`` and ``examples/dp_od_quadrant*``.
+``tests/algorithms/test_dp_bai.py`` and ``examples/dp_od_quadrant*``.
 
 MAX-DET in compiled code: phase 1's active set is [K] (data-independent), so B_1 and α are
 precomputed by ``prepare`` (cached per feature set, :func:`setup`); later phases' active sets

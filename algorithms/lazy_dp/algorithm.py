@@ -185,7 +185,7 @@ def _gamma(rng, d, c):
     with 9dc² = 1 the terms up to y³ cancel in h: h ≥ −(y·z)²/(12m⁴) = L for every d, so
     u < 1 + L ≤ e^L implies acceptance. Its rejection rate is about z⁴/(108d) (d large: ~0;
     the classical squeeze u < 1 − 0.0331·z⁴ rejects ~10 % whatever d, and measured no faster
-    at small d). ``tests/test_lazy_dp.py`` checks L ≤ h on a grid."""
+    at small d). ``tests/algorithms/test_lazy_dp.py`` checks L ≤ h on a grid."""
     while True:
         z = rng.standard_normal()
         y = c * z
@@ -214,7 +214,7 @@ def _beta(rng, a, b, da, ca, db, cb):
     definition of the Beta law; numba's ``rng.beta`` draws the same two gammas through
     ``standard_gamma`` calls, ~35 ns against ~7 ns here for large shapes). Returns a float:
     an inlined helper returning the pair (X, X + Y) measured 1.5x slower per step. The
-    Python reference of tests/test_lazy_dp.py replays this exact sequence of rng calls."""
+    Python reference of tests/algorithms/test_lazy_dp.py replays this exact sequence of rng calls."""
     if a > 1.0 and b > 1.0:
         x = _gamma(rng, da, ca)
         return x / (x + _gamma(rng, db, cb))

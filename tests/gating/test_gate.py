@@ -21,7 +21,7 @@ from dpaudit.errors import InputError
 from dpaudit.gating import gate
 from dpaudit.testing import assert_dp
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = """[suite]
 alpha = 1e-6
 runs = 20000

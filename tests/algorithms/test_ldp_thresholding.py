@@ -716,7 +716,7 @@ def test_bandit_audits_on_a_known_pair():
 
 @pytest.mark.slow
 def test_batch_loops_load_from_numba_cache_and_equal_the_generic_loop():
-    # as tests/test_audit.py for adap-tt: a fresh process loads tb_batch and privbern_batch
+    # as tests/auditing/test_audit.py for adap-tt: a fresh process loads tb_batch and privbern_batch
     # from numba's cache, and they equal the generic loop bit for bit
     import subprocess
     import sys

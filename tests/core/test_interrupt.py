@@ -125,7 +125,7 @@ def test_every_subcommand_stops_cleanly(tmp_path, args, sig, group):
 @pytest.mark.cli
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_the_gate_stops_cleanly(tmp_path, workers):
-    suite = os.path.join(os.path.dirname(__file__), os.pardir, "audits")
+    suite = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "audits")
     (tmp_path / "reports").mkdir()
     for at in (1.0, 4.0):
         r = _stop(["gate", os.path.abspath(suite), "--workers", workers, "--report-dir",
@@ -146,7 +146,7 @@ def test_a_keyboard_interrupt_raised_by_your_code_is_an_error_in_it(tmp_path):
     assert f"(in f at {f}:2)" in p.stderr
 
 
-HANG = [sys.executable, os.path.join(os.path.dirname(__file__), "hang.py")]
+HANG = [sys.executable, os.path.join(os.path.dirname(os.path.dirname(__file__)), "hang.py")]
 
 
 @pytest.mark.slow
@@ -164,7 +164,7 @@ def test_a_test_that_hangs_in_a_kernel_fails_by_name_under_pytest_timeout(pytest
     thread): the hanging test fails with its name and the rest of the session goes on."""
     pytester.makepyfile(test_stuck=f"""
         import sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})
         from hang import hang
 
         def test_stuck_in_a_kernel():

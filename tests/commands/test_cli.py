@@ -22,8 +22,8 @@ def cli(*args):
 
 
 RUN = ["run", "--algo", "adap-tt", "--eps", "0.5"]
-EXAMPLE = str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "private_etc.py")
-DATA = pathlib.Path(__file__).resolve().parent / "data"
+EXAMPLE = str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "private_etc.py")
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 BAD = [
     (["run", "--algo", "adap-t", "--eps", "0.5"], "did you mean adap-tt"),
     (["run", "--algo", "adap-tt", "--eps", "0"], "--eps 0"),

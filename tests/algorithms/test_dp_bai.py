@@ -23,7 +23,7 @@ from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, STOPPED, run_batch
 
 NAMES = ("dp-bai", "dp-bai-gauss", "dp-bai-baseline", "dp-od", "od-linbai", "dp-bai-reuse")
 K5_MEANS = (0.5, 0.45, 0.4, 0.35, 0.3)
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def prepared(name, eps=1.0, delta=None, **params):

@@ -155,7 +155,7 @@ def test_registered_batch_loops_load_from_numba_cache():
 
 
 def test_the_docs_state_the_pilot_budget_the_code_uses():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     readme = open(os.path.join(root, "README.md")).read()
     suite = open(os.path.join(root, "audits", "suite.toml")).read()
     k = f"{audit.PILOT_BUDGET:g}"

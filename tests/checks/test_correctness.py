@@ -16,7 +16,7 @@ from dpaudit.checks import correctness as C
 from dpaudit.commands.cli import main
 from dpaudit.errors import InputError
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------ verdict logic (exact)

@@ -17,7 +17,7 @@ import pytest
 from dpaudit.errors import InputError
 from dpaudit.reporting import report
 
-DATA = os.path.join(os.path.dirname(__file__), "data")
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 TT = os.path.join(DATA, "report_adap_tt.json")
 VIOL = os.path.join(DATA, "report_privbern_wrong_exp.json")
 INCONCLUSIVE = os.path.join(DATA, "report_adap_tt_inconclusive.json")   # --runs 200
