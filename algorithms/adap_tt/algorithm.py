@@ -44,8 +44,7 @@ import numpy as np
 from scipy.special import zeta
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
-from dpaudit.simulation.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
-                                         register_batch)
+from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import argmax, log_release, reward
 from .glr import cg_table, max_phase
@@ -236,8 +235,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
 
 @nb.njit(cache=True, nogil=True)
 def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`adap_tt_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`adap_tt_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = adap_tt_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -245,7 +243,8 @@ def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(adap_tt_kernel, adap_tt_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {adap_tt_kernel: adap_tt_batch}
 
 
 def _params(horizon_default: int) -> tuple[Param, ...]:

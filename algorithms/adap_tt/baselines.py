@@ -53,8 +53,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
-from dpaudit.simulation.simulate import (CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record,
-                                         register_batch)
+from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import argmax, log_release, reward
 from .algorithm import MU1, PAPER, _params, _tc_challenger
@@ -159,16 +158,12 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
 
 @nb.njit(cache=True, nogil=True)
 def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ttucb_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ttucb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ttucb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
         batch_record(i, b, tau, rec, status, views)
     return b[4], b[5], b[6], b[7], b[3]
-
-
-register_batch(ttucb_kernel, ttucb_batch)
 
 
 def _ttucb_prepare(eps: float, p: dict) -> Prepared:
@@ -276,8 +271,7 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`dpse_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`dpse_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dpse_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -285,7 +279,8 @@ def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(dpse_kernel, dpse_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {ttucb_kernel: ttucb_batch, dpse_kernel: dpse_batch}
 
 
 def _dpse_prepare(eps: float, p: dict) -> Prepared:

@@ -87,7 +87,7 @@ import numpy as np
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
-                                         batch_record, register_batch)
+                                         batch_record)
 
 from ..kernels import release
 from . import linear as lin
@@ -271,16 +271,12 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
 
 @nb.njit(cache=True, nogil=True)
 def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`dp_bai_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`dp_bai_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dp_bai_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
         batch_record(i, b, tau, rec, status, views)
     return b[4], b[5], b[6], b[7], b[3]
-
-
-register_batch(dp_bai_kernel, dp_bai_batch)
 
 
 @nb.njit(cache=True)
@@ -376,8 +372,7 @@ def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def od_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`od_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`od_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = od_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -385,7 +380,8 @@ def od_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(od_kernel, od_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
 
 
 @nb.njit(cache=True)

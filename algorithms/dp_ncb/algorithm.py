@@ -99,8 +99,7 @@ import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
-                                         register_batch)
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
@@ -359,8 +358,7 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def ncb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ncb_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ncb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ncb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -407,8 +405,8 @@ def laplace_randomiser_batch(rng, table, means, theta, aux, limit, n_runs, views
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(ncb_kernel, ncb_batch)
-register_batch(laplace_randomiser_kernel, laplace_randomiser_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {ncb_kernel: ncb_batch, laplace_randomiser_kernel: laplace_randomiser_batch}
 
 
 # ------------------------------------------------------------------- constants (digest §3)

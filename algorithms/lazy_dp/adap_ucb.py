@@ -104,8 +104,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
-from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
-                                         register_batch)
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import log_release, reward
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
@@ -245,8 +244,7 @@ def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def adap_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`adap_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`adap_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = adap_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -254,7 +252,8 @@ def adap_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(adap_kernel, adap_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {adap_kernel: adap_batch}
 
 
 # ------------------------------------------------------------------------------ prepare

@@ -130,8 +130,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
-from dpaudit.simulation.simulate import (STOPPED, TRUNCATED, batch_buffers, batch_record,
-                                         register_batch)
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
                                  epoch_length)
@@ -438,16 +437,12 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`lazy_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`lazy_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = lazy_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
         batch_record(i, b, tau, rec, status, views)
     return b[4], b[5], b[6], b[7], b[3]
-
-
-register_batch(lazy_kernel, lazy_batch)
 
 
 # ------------------------------------------------------------------- full-information kernel
@@ -500,16 +495,12 @@ def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 @nb.njit(cache=True, nogil=True)
 def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`ftnl_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`ftnl_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ftnl_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
         batch_record(i, b, tau, rec, status, views)
     return b[4], b[5], b[6], b[7], b[3]
-
-
-register_batch(ftnl_kernel, ftnl_batch)
 
 
 # ------------------------------------------------------------------------- DP-SE (regret)
@@ -542,7 +533,10 @@ def dpse_regret_batch(rng, table, means, theta, aux, limit, n_runs, views, keep)
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(dpse_regret_kernel, dpse_regret_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {lazy_kernel: lazy_batch,
+               ftnl_kernel: ftnl_batch,
+               dpse_regret_kernel: dpse_regret_batch}
 
 
 # ------------------------------------------------------------------------------- prepare

@@ -113,7 +113,7 @@ from scipy.special import expit
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED,
-                                         batch_buffers, batch_record, register_batch, run_batch)
+                                         batch_buffers, batch_record, run_batch)
 
 from ..kernels import reward, user_reward, user_stream_end
 
@@ -502,8 +502,7 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 @nb.njit(cache=True, nogil=True)
 def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`tb_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`tb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = tb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -513,8 +512,7 @@ def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 @nb.njit(cache=True, nogil=True)
 def privbern_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`privbern_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`privbern_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = privbern_kernel(rng, table, means, theta, aux, limit, b[0], b[1],
@@ -523,8 +521,8 @@ def privbern_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(tb_kernel, tb_batch)
-register_batch(privbern_kernel, privbern_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {tb_kernel: tb_batch, privbern_kernel: privbern_batch}
 
 
 # ------------------------------------------------------------------------------- prepare

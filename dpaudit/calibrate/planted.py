@@ -22,7 +22,7 @@ import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.simulation.simulate import (RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
-                                         batch_record, register_batch)
+                                         batch_record)
 
 S_PLANTED, S_OTHER, ROW = range(3)
 
@@ -54,8 +54,7 @@ def planted_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
 
 @nb.njit(cache=True, nogil=True)
 def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
-    """Cached batch loop of :func:`planted_kernel`
-    (:func:`dpaudit.simulation.simulate.register_batch`)."""
+    """Cached batch loop of :func:`planted_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = planted_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -63,7 +62,8 @@ def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
-register_batch(planted_kernel, planted_batch)
+# the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
+BATCH_LOOPS = {planted_kernel: planted_batch}
 
 
 def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,

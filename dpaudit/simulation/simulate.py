@@ -67,6 +67,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing as mp
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -153,8 +154,8 @@ def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep
     numba cannot cache it: a jitted function passed as an argument is typed by its memory
     address (numba #2956, #9348), so every process would compile it again (about 5 s per
     worker). Algorithm modules write the same three-line loop with their kernel called
-    directly, cached, and register it (:func:`register_batch`); unregistered kernels (tests)
-    use this one."""
+    directly, cached, and declare it in ``BATCH_LOOPS`` (:func:`cached_loop`); other kernels
+    (tests) use this one."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -162,15 +163,11 @@ def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep
     return b[4], b[5], b[6], b[7], b[3]
 
 
-_BATCHES: dict = {}
-
-
-def register_batch(kernel, batch):
-    """Register ``batch``, a ``@njit(cache=True, nogil=True)`` copy of :func:`batch_body` with ``kernel``
-    called directly (``batch(rng, table, means, theta, aux, limit, n_runs, views, keep)``),
-    as the cached batch loop of ``kernel``. Returns ``batch``."""
-    _BATCHES[kernel] = batch
-    return batch
+def cached_loop(kernel):
+    """The cached batch loop of ``kernel`` that its module declares in ``BATCH_LOOPS`` (a dict
+    kernel -> loop, beside the kernels), or None."""
+    module = sys.modules.get(getattr(kernel, "py_func", kernel).__module__)
+    return getattr(module, "BATCH_LOOPS", {}).get(kernel)
 
 
 def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
@@ -179,14 +176,13 @@ def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=
     ``views``: windows (:func:`as_views`; ends ≤ ``limit``). Returns ``cells`` uint64
     (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
     (n_runs,), and the action prefixes (length max end) of the first ``keep`` runs, int16
-    (keep, max end), -1 past τ. Uses the kernel's registered cached loop
-    (:func:`register_batch`) if any. The loop runs without the GIL in a helper thread while the
-    calling thread waits (:func:`dpaudit.core.interrupt.call`): Ctrl-C, SIGTERM and test timeouts
-    are
+    (keep, max end), -1 past τ. Uses the kernel's cached loop (:func:`cached_loop`) if its
+    module declares one. The loop runs without the GIL in a helper thread while the calling
+    thread waits (:func:`dpaudit.core.interrupt.call`): Ctrl-C, SIGTERM and test timeouts are
     handled during a long call.
     """
     args = (rng, table, means, theta, aux, limit, n_runs, as_views(views), keep)
-    batch = _BATCHES.get(kernel)
+    batch = cached_loop(kernel)
     if batch is None:
         batch, args = batch_body, (kernel, *args)
     return interrupt.call(batch, *args)     # off the main thread: signals are handled meanwhile
