@@ -32,7 +32,7 @@ from dpaudit.auditing.whitebox import whitebox
 from dpaudit.core import validate
 from dpaudit.data import tables
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (Request, STATUS_NAMES, TRUNCATED, as_views,
+from dpaudit.simulation.simulate import (Request, STATUS_NAMES, TRUNCATED, as_views, child_seed,
                                          default_workers, run_batch, simulate_many)
 from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
@@ -149,7 +149,7 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
         last = r == len(rounds) - 1
         half = max(n // 3 if last and validate else n // 2, 1)
         got = _pilots([sources[i] for i in alive], half,
-                      [_child(s_pilot, r * len(sources) + i) for i in alive])
+                      [child_seed(s_pilot, r * len(sources) + i) for i in alive])
         for i, pilot in zip(alive, got):
             if i in pilots and sources[i].stable_cells:    # survivors keep earlier rounds' runs
                 pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
@@ -160,7 +160,8 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         if last and validate:    # rank the last round's events on fresh runs (validated_bound)
             fresh = _draws([sources[i] for i in alive], half,
-                           [_child(s_pilot, len(rounds) * len(sources) + i) for i in alive])
+                           [child_seed(s_pilot, len(rounds) * len(sources) + i)
+                            for i in alive])
             valid = {i: validated_bound(events[i], c, runs, a_plan, delta)
                      for i, c in zip(alive, fresh) if events[i] is not None}
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
@@ -224,12 +225,6 @@ def _can_carry(ms, delta: float, target: float) -> bool:
     target, p̂_den its frequency on the denominator side (1/n when never seen there)."""
     p_den = max(ms.num_den()[1], 1) / max(ms.n, 1)
     return delta < 1 and math.log((1 - delta) / p_den) > target
-
-
-def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
-    """The i-th child ``ss.spawn`` would give, without mutating ``ss``."""
-    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (i,),
-                                  pool_size=ss.pool_size)
 
 
 def _draws(srcs: list, n: int, seeds: list) -> list:

@@ -34,10 +34,10 @@ from dpaudit.auditing.audit import check_common, run_audit
 from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
 from dpaudit.data.neighbours import structured
+from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
-MODELS = ("user", "stream", "full", "local")
 DEFAULT_RUNS = 200_000
 PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
 _MASK = (1 << 63) - 1

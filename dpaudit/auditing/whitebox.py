@@ -59,7 +59,8 @@ import time
 import numba as nb
 import numpy as np
 
-from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES
+from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
+                                         child_seed, seed_sequence)
 
 RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
 MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
@@ -202,16 +203,6 @@ def _compare(a1, tau1, rec1, st1, rel1, n1, a2, tau2, rec2, st2, rel2, n2):
     return step, loss, counted, -1
 
 
-def _seed(seed) -> np.random.SeedSequence:
-    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-
-
-def _child(ss: np.random.SeedSequence, *key) -> np.random.SeedSequence:
-    """The child ``ss.spawn`` would give at ``key``, without mutating ``ss``."""
-    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key,
-                                  pool_size=ss.pool_size)
-
-
 class _Runner:
     """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
 
@@ -318,7 +309,7 @@ def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
     n_rel = np.empty(runs, np.int64)
     status = np.zeros(3, np.int64)
     for i in range(runs):
-        o, _, (s, l, counted) = runner.pair(_child(root, k, i))
+        o, _, (s, l, counted) = runner.pair(child_seed(root, k, i))
         loss[i], step[i], n_rel[i] = l, s, o[3]
         status[o[2]] += 1
         if reads is not None:
@@ -359,7 +350,7 @@ def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
     the changed position reaches a release), ``diverged_runs`` (replays whose transcript
     differs: raw data reached a decision) and ``feeds``: the releases the position fed in
     the first d → d' run where it mattered (the release log: t, arm, phase, count)."""
-    root = _seed(seed)
+    root = seed_sequence(seed)
     losses, diverged, feeds = [], 0, []
     for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
         runner = _Runner(spec, prep, src, dst, limit)
@@ -367,7 +358,7 @@ def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
         losses.append(loss)
         diverged += int((step >= 0).sum())
         if k == 0 and (loss != 0).any():
-            feeds = _feeds(runner, _child(root, 0, int(np.argmax(loss != 0))))
+            feeds = _feeds(runner, child_seed(root, 0, int(np.argmax(loss != 0))))
     pooled = np.concatenate(losses)
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
             "diverged_runs": diverged, "feeds": feeds}
@@ -465,7 +456,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     limit = DEFAULT_LIMIT_FACTOR * T if limit is None else int(limit)
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    root = _seed(seed)
+    root = seed_sequence(seed)
     eps = float(eps)
 
     per_dir, losses, worst, first = {}, [], None, None
@@ -485,7 +476,7 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
                  "first_divergent_step": int(step[div].min()) if div.size else None}
         if div.size:
             j = int(div[np.argmin(step[div])])      # lowest run index attaining the minimum
-            entry["example"] = _example(runner, _child(root, k, j), j, k, int(step[j]))
+            entry["example"] = _example(runner, child_seed(root, k, j), j, k, int(step[j]))
             if first is None or step[j] < first[0]:
                 first = (int(step[j]), entry["example"])
         per_dir[DIRECTIONS[k]] = entry
@@ -495,7 +486,8 @@ def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | No
     max_loss = float(pooled.max())
     k_w, i_w = worst[1], worst[2]
     src, dst = ((d, dp), (dp, d))[k_w]
-    worst_run = _worst(_Runner(spec, prep, src, dst, limit), _child(root, k_w, i_w), i_w, k_w)
+    worst_run = _worst(_Runner(spec, prep, src, dst, limit), child_seed(root, k_w, i_w), i_w,
+                       k_w)
     diverged = sum(e["diverged_runs"] for e in per_dir.values())
     exceed = bool(_above(np.array([max_loss]), eps)[0]) if delta <= 0 else None
     return {

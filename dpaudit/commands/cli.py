@@ -20,12 +20,12 @@ import dpaudit.algorithms
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import Param
 from dpaudit.auditing import audit
-from dpaudit.auditing.plugin import MODELS, audit_callable
+from dpaudit.auditing.plugin import audit_callable
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.checks.constants import constants
 from dpaudit.checks.correctness import check_correctness, default_runs, runs_to_certify, summary
 from dpaudit.core import interrupt, validate
-from dpaudit.data.tables import load_pair
+from dpaudit.data.tables import MODELS, load_pair
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import gate
 from dpaudit.reporting import report

@@ -163,6 +163,18 @@ def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep
     return b[4], b[5], b[6], b[7], b[3]
 
 
+def seed_sequence(seed) -> np.random.SeedSequence:
+    """``seed`` (an int or a SeedSequence) as a SeedSequence."""
+    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+
+
+def child_seed(ss: np.random.SeedSequence, *key) -> np.random.SeedSequence:
+    """The child ``ss.spawn`` would give at ``key`` (one index per level), without mutating
+    ``ss``."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key,
+                                  pool_size=ss.pool_size)
+
+
 def cached_loop(kernel):
     """The cached batch loop of ``kernel`` that its module declares in ``BATCH_LOOPS`` (a dict
     kernel -> loop, beside the kernels), or None."""

@@ -16,6 +16,7 @@ import scipy
 import statsmodels
 
 from dpaudit.core import interrupt
+from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
 SCHEMA_VERSION = 1
 EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
@@ -65,7 +66,7 @@ class AuditResult:
     coverage: dict = field(default_factory=dict)   # what of the sampling read the difference
     reason: str | None = None   # inconclusive: why, and the fix (dpaudit.verdicts.verdict)
     runs_needed: int | None = None
-    margin: float = 0.25
+    margin: float = DEFAULT_MARGIN
     saturated: bool = False    # eps_lb from zero hits on the denominator side (bound_text)
     command: str = ""          # the `dpaudit run` command line that reproduces it (CLI runs)
     # callables: whether two draws with one seed agreed (False: it draws randomness other than
