@@ -20,17 +20,21 @@ correct mechanism fails the assertion with probability at most ``alpha`` over se
 """
 from __future__ import annotations
 
+from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN
+
 DEFAULT_ALPHA = 1e-6
 
 
 def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str = "user",
               params: dict | None = None, means=(0.9, 0.5), horizon: int = 8,
               runs: int | None = None, seed: int = 0, alpha: float = DEFAULT_ALPHA,
-              allow_inconclusive: bool = False, beta: float = 0.05, margin: float = 0.25):
+              allow_inconclusive: bool = False, beta: float = DEFAULT_BETA,
+              margin: float = DEFAULT_MARGIN):
     """Audit ``mechanism`` against (``eps``, ``delta``)-DP and raise ``AssertionError`` (with
     the audit's summary: verdict, ε_lb, neighbouring pair, event, counts) when the verdict is
     a violation, or inconclusive unless ``allow_inconclusive``. Returns the
-    :class:`~dpaudit.verdicts.result.AuditResult` otherwise.
+    :class:`~dpaudit.verdicts.result.AuditResult` otherwise. A keyword wrapper of
+    :func:`assert_request`.
 
     Registered algorithms take ``params`` (``--param`` values); callables take ``model``,
     ``means`` (K arms) and ``horizon`` (T rows). ``runs``: measurement runs per side (defaults
@@ -38,20 +42,33 @@ def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str =
     ``eps_ub`` (confidence 1 − β) to be ≤ (1 + margin)·ε (:mod:`dpaudit.verdicts.verdict`). Bad
     input raises :class:`~dpaudit.errors.InputError`.
     """
-    if isinstance(mechanism, str) and ":" not in mechanism:
-        # imported on the call: pytest loads this plugin in every session of a project that
-        # has dpaudit installed, and the audit takes 1.3 s to import
-        from dpaudit.auditing.audit import audit_algorithm
-        res = audit_algorithm(mechanism, eps, params=params, delta=delta, alpha=alpha,
-                              runs=runs, seed=seed, beta=beta, margin=margin)
+    registered = isinstance(mechanism, str) and ":" not in mechanism
+    claim = Claim(eps, delta if registered else delta or 0.0)
+    budget = Budget(runs, alpha, beta, margin)
+    if registered:
+        request = AuditRequest(mechanism, claim, params or {}, budget=budget, seed=seed)
     else:
-        from dpaudit.auditing.plugin import audit_callable   # (as above)
-        res = audit_callable(mechanism, eps, model=model, delta=delta or 0.0, means=means,
-                             horizon=horizon, alpha=alpha, runs=runs, seed=seed, beta=beta,
-                             margin=margin)
+        request = AuditRequest(mechanism, claim, {"means": means, "horizon": horizon},
+                               budget=budget, seed=seed, model=model)
+    return assert_request(request, allow_inconclusive)
+
+
+def assert_request(request: AuditRequest, allow_inconclusive: bool = False):
+    """:func:`assert_dp` of an :class:`~dpaudit.core.request.AuditRequest`: the audit's
+    result, or ``AssertionError`` with its summary on a violation (and on an inconclusive
+    result unless ``allow_inconclusive``)."""
+    # imported on the call: pytest loads this plugin in every session of a project that has
+    # dpaudit installed, and the audit takes 1.3 s to import
+    if isinstance(request.algorithm, str) and ":" not in request.algorithm:
+        from dpaudit.auditing.audit import audit_registered
+        res = audit_registered(request)
+    else:
+        from dpaudit.auditing.plugin import audit_code
+        res = audit_code(request)
     if res.verdict == "violation" or (res.verdict == "inconclusive" and not allow_inconclusive):
-        raise AssertionError(f"not ({eps:g}, {delta or 0:g})-DP at confidence "
-                             f"{1 - alpha:.6g}:\n{res.summary()}")
+        c = request.claim
+        raise AssertionError(f"not ({c.eps:g}, {c.delta or 0:g})-DP at confidence "
+                             f"{1 - request.budget.alpha:.6g}:\n{res.summary()}")
     return res
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from tqdm import tqdm
@@ -29,7 +30,8 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
 from dpaudit.auditing import search
 from dpaudit.auditing.whitebox import whitebox
-from dpaudit.core import validate
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
+                                  DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, FINALISTS, WHITEBOX_RUNS)
 from dpaudit.data import tables
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (Request, STATUS_NAMES, TRUNCATED, as_views, child_seed,
@@ -38,13 +40,11 @@ from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.verdicts.result import AuditResult
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN, decide, runs_needed
+from dpaudit.verdicts.verdict import decide, runs_needed
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
 PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
-FINALISTS = 2
 LOSS_TABLE_ROWS = 20
-WHITEBOX_RUNS = 10_000     # runs per direction of the white-box loss and replay
 WINDOW_FROM = 16           # changed rows from here on also get windows after them as views
 
 
@@ -102,47 +102,86 @@ class Source:
         return f"{int(key):016x}"
 
 
-def check_common(eps, alpha, runs, workers, delta=0.0, whitebox_runs=0, beta=0.05,
-                 margin=DEFAULT_MARGIN, seed=None, runs_name: str = "runs"):
-    """InputError (one line: the bad value and the accepted range) for bad audit arguments
-    (:mod:`dpaudit.core.validate`); ``runs``, ``workers`` and ``seed`` may be None (defaults)."""
-    validate.eps(eps, "eps")
-    validate.delta(delta, "delta")
-    validate.probability(alpha, "alpha")
-    validate.probability(beta, "beta")
-    validate.margin(margin, "margin")
-    for name, v, check in ((runs_name, runs, validate.runs), ("workers", workers,
-                           validate.positive), ("whitebox_runs", whitebox_runs,
-                                                validate.integer(0)), ("seed", seed, validate.seed)):
-        if v is not None:
-            check(v, name)
+@dataclass(frozen=True)
+class Candidates:
+    """What the pipeline chooses among: ``sources`` (one per candidate neighbouring pair),
+    ``order`` (the sources entering the search, best first), ``pilot_budget`` (pilot runs per
+    side over all sources and search rounds, :func:`dpaudit.auditing.search.schedule`),
+    ``strategy`` (the neighbour strategy's name, reported) and ``screen`` (the white-box
+    screen's scores, JSON per source, or None)."""
+
+    sources: list
+    order: list
+    pilot_budget: int
+    strategy: str | None = None
+    screen: list | None = None
 
 
-def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: float,
-              alpha: float, runs: int, pilot_budget: int, seed: int, seeds: tuple,
-              finalists: int, t0: float, bar=None, order: list | None = None,
-              screen: list | None = None, strategy: str | None = None,
-              beta: float = 0.05, margin: float = DEFAULT_MARGIN, after=None) -> AuditResult:
-    """The shared pipeline (module doc) over ``sources``; ``seeds`` = (pilot, measurement)
-    SeedSequences. ``runs``: measurement runs per side per finalist at the last look;
-    ``pilot_budget``: pilot runs per side over all sources and search rounds
-    (:func:`dpaudit.auditing.search.schedule`). ``order``: the sources entering the search, best
-    first (default all); ``screen``: their white-box screen scores (JSON, per source) or
-    None; ``strategy``: the neighbour strategy's name, reported; ``beta``: the level of the
-    upper bounds ``eps_ub`` (:func:`dpaudit.statistics.measure.measure`), also the power at which
-    the
-    detectable loss, a planning figure, is stated; ``margin``: of
-    the verdict rule (:mod:`dpaudit.verdicts.verdict`); ``after(result)``: called before the verdict
-    is decided, e.g. to run the white-box checks on the chosen pair and set ``coverage``."""
+@dataclass(frozen=True)
+class Found:
+    """The pipeline's evidence: the search ``rounds`` ((candidates, runs per side) each), the
+    predicted ε_lb per round (``history``), the ``pilots`` and ``events`` per source, the
+    validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`."""
+
+    rounds: list
+    history: dict
+    pilots: dict
+    events: dict
+    valid: dict
+    chosen: list
+    m: Measurement
+
+    def used(self, order: list) -> int:
+        """The source behind the result: the best measured finalist, else the first entered."""
+        return self.m.best.finalist.label if self.m.best is not None else order[0]
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the caller adds to the evidence before the verdict is decided: the ``coverage``
+    (which runs read the changed entry), the ``whitebox`` report, keys added to the
+    ``search`` JSON, whether a callable is ``reproducible`` from its seed, and the reproducing
+    ``command`` line."""
+
+    coverage: dict = field(default_factory=lambda: dict(BLACK_BOX_COVERAGE))
+    whitebox: dict = field(default_factory=dict)
+    search: dict = field(default_factory=dict)
+    reproducible: bool | None = None
+    command: str = ""
+
+
+def draw_seed(request: AuditRequest) -> AuditRequest:
+    """``request`` with its root seed drawn when it has none (reported in the result)."""
+    if request.seed is not None:
+        return request
+    return replace(request, seed=int(np.random.SeedSequence().generate_state(1, np.uint32)[0]))
+
+
+def command_line(request: AuditRequest, reproducible: bool | None = None) -> str:
+    """The reproducing command line of a seeded request, or "" when none would reproduce it
+    (a spec object, a callable or a pair object; a callable that draws other randomness)."""
+    if reproducible is False or not request.reproducible_by_command:
+        return ""
+    return request.command()
+
+
+def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Found:
+    """The shared pipeline (module doc) over ``cand``'s sources, up to the measurement.
+
+    ``req`` is resolved: its budget's ``runs`` (measurement runs per side per finalist at the
+    last look) and its claim's δ are numbers; ``seeds`` = (pilot, measurement)
+    SeedSequences; ``bar``: a tqdm progress bar or None."""
     s_pilot, s_meas = seeds
-    order = list(range(len(sources))) if order is None else list(order)
-    F = min(finalists, len(order))
-    a_plan = design(runs, alpha / F)[1][-1]     # the level of the last look's tests
-    rounds = search.schedule(len(order), F, pilot_budget,
-                             eta=None if strategy == "structure" else search.ETA)
+    sources, b = cand.sources, req.budget
+    runs, eps, delta = b.runs, req.claim.eps, req.claim.delta
+    order = list(cand.order)
+    F = min(b.finalists, len(order))
+    a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
+    rounds = search.schedule(len(order), F, cand.pilot_budget,
+                             eta=None if cand.strategy == "structure" else search.ETA)
     if bar is not None:
         bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
-    validate = strategy not in (None, "structure") and rounds[-1][0] > F
+    validate = cand.strategy not in (None, "structure") and rounds[-1][0] > F
     alive, history, pilots, events, valid = order, {i: [] for i in order}, {}, {}, {}
     for r, (k, n) in enumerate(rounds):
         alive = alive[:k]
@@ -170,54 +209,58 @@ def run_audit(sources: list, *, name: str, params: dict, eps: float, delta: floa
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
     m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], runs, eps, delta,
-                alpha, s_meas, beta)
+                b.alpha, s_meas, b.beta)
     if bar is not None:
         bar.close()
+    return Found(rounds, history, pilots, events, valid, chosen, m)
 
+
+def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
+             t0: float) -> AuditResult:
+    """The result, built once from the evidence ``found`` and the caller's ``checks``, with
+    the verdict of :mod:`dpaudit.verdicts.verdict`; ``req`` is resolved as for
+    :func:`run_audit`; ``t0``: the audit's start (``time.perf_counter``)."""
+    sources, m, b = cand.sources, found.m, req.budget
+    eps, delta, runs, margin, beta = (req.claim.eps, req.claim.delta, b.runs, b.margin, b.beta)
     if m.best is not None:
-        b = m.best
-        i = b.finalist.label
-        src, ev = sources[i], b.finalist.event
-        k_num, k_den = b.num_den()
-        lb = b.eps_lb
-        eps_hat = log_ratio(k_num, b.n, k_den, b.n, delta)
-        detect = detectable_eps(k_den / b.n, b.n, eps, m.alpha_per_look[-1], delta)
-        sizes, levels = design(runs, alpha / len(m.measured))
-        detect_power = detectable_loss(k_den, b.n, sizes, eps, levels, delta, beta)
+        best = m.best
+        i = best.finalist.label
+        src, ev = sources[i], best.finalist.event
+        k_num, k_den = best.num_den()
+        lb = best.eps_lb
+        eps_hat = log_ratio(k_num, best.n, k_den, best.n, delta)
+        detect = detectable_eps(k_den / best.n, best.n, eps, m.alpha_per_look[-1], delta)
+        sizes, levels = design(runs, b.alpha / len(m.measured))
+        detect_power = detectable_loss(k_den, best.n, sizes, eps, levels, delta, beta)
         event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
                  "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
                  "scoring_hits": list(ev.scoring_hits)}
-        loss_table = _loss_table(src, pilots[i], b.counts, ev.view_index, alpha, eps)
+        loss_table = _loss_table(src, found.pilots[i], best.counts, ev.view_index, b.alpha, eps)
         nb_json = src.neighbours()
         worst = max(m.measured, key=lambda ms: ms.loss_ub)   # the pass needs every bound
         eps_ub = worst.loss_ub
         informative = any(_can_carry(ms, delta, (1 + margin) * eps) for ms in m.measured)
+        needed = (lambda: runs_needed(*(h / worst.n for h in worst.num_den()), delta, beta,
+                                      (1 + margin) * eps, runs))
     else:   # no event separates d from d' on any pilot
-        lb, eps_hat, detect, detect_power, b = 0.0, None, float("inf"), float("inf"), None
-        eps_ub, informative = float("inf"), False
+        lb, eps_hat, detect, detect_power, best = 0.0, None, float("inf"), float("inf"), None
+        eps_ub, informative, needed = float("inf"), False, None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
-        loss_table, nb_json = [], sources[order[0]].neighbours()
-    res = AuditResult(
-        algorithm=name, params=params, eps=float(eps), delta=float(delta), verdict="",
-        eps_lb=lb, eps_hat=eps_hat, saturated=b is not None and k_den == 0, alpha=alpha,
-        neighbours=nb_json, event=event,
-        counts=_counts(rounds, len(sources), b, m), loss_table=loss_table, seed=seed,
-        runtime_s=round(time.perf_counter() - t0, 3), detectable_eps=detect, beta=beta,
-        detectable_loss=detect_power, eps_ub=eps_ub, coverage=dict(BLACK_BOX_COVERAGE),
-        search=_search(sources, order, rounds, history, valid, screen, chosen, m, strategy,
-                       pilot_budget, runs))
-    if b is not None:
-        res.evidence = (src, ev)
-    if after is not None:
-        after(res)
-    needed = None if b is None else (lambda: runs_needed(
-        *(h / worst.n for h in worst.num_den()), delta, beta, (1 + margin) * eps, runs))
+        loss_table, nb_json = [], sources[cand.order[0]].neighbours()
     v = decide(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub, informative=informative,
-               measured=b is not None, separated=b is not None and ev.predicted_lb > 0,
-               coverage=res.coverage, needed=needed)
-    res.verdict, res.reason, res.runs_needed, res.margin = (v.verdict, v.reason, v.runs_needed,
-                                                            margin)
-    return res
+               measured=best is not None, separated=best is not None and ev.predicted_lb > 0,
+               coverage=checks.coverage, needed=needed)
+    return AuditResult(
+        algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
+        verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,
+        eps_lb=lb, eps_hat=eps_hat, saturated=best is not None and k_den == 0, alpha=b.alpha,
+        neighbours=nb_json, event=event, counts=_counts(found.rounds, len(sources), best, m),
+        loss_table=loss_table, seed=req.seed, detectable_eps=detect, beta=beta,
+        detectable_loss=detect_power, eps_ub=eps_ub, coverage=checks.coverage,
+        whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
+        reproducible=checks.reproducible, command=checks.command,
+        evidence=(src, ev) if best is not None else None,
+        runtime_s=round(time.perf_counter() - t0, 3))
 
 
 def _can_carry(ms, delta: float, target: float) -> bool:
@@ -286,12 +329,15 @@ class KernelSource(Source):
 
 
 def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
-                    alpha: float = 0.05, runs: int | None = None, seed: int | None = None,
-                    workers: int | None = None, pair=None, neighbours: str = "search",
-                    finalists: int = FINALISTS, whitebox_runs: int = WHITEBOX_RUNS,
-                    progress: bool = False, beta: float = 0.05,
-                    margin: float = DEFAULT_MARGIN) -> AuditResult:
-    """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP.
+                    alpha: float = DEFAULT_ALPHA, runs: int | None = None,
+                    seed: int | None = None, workers: int | None = None, pair=None,
+                    neighbours: str = DEFAULT_NEIGHBOURS, finalists: int = FINALISTS,
+                    whitebox_runs: int = WHITEBOX_RUNS, progress: bool = False,
+                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN) -> AuditResult:
+    """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP: a
+    keyword wrapper of :func:`audit_registered` (the fields of
+    :class:`~dpaudit.core.request.AuditRequest`, :class:`~dpaudit.core.request.Claim` and
+    :class:`~dpaudit.core.request.Budget`).
 
     ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
     measurement runs per side per finalist at the last look (default 2·10^6; the audit stops
@@ -311,24 +357,53 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy profile)
     under ``search``.
     """
-    t0 = time.perf_counter()
-    check_common(eps, alpha, runs, workers, 0.0 if delta is None else delta, whitebox_runs,
-                 beta, margin, seed)
+    request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
+                           Budget(runs, alpha, beta, margin, finalists, whitebox_runs), seed,
+                           workers, progress)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
                          "(dpaudit.data.tables.load_pair reads one from a file)")
-    if neighbours not in search.STRATEGIES:
-        raise InputError(f"--neighbours {neighbours!r} is not valid: expected one of "
+    return audit_registered(request)
+
+
+def registered_spec(algo, model: str | None = None) -> AlgorithmSpec:
+    """The spec of a registered algorithm (a name or the spec itself), which has its own
+    privacy model.
+
+    Raises:
+        InputError: a ``model`` is given, or the name is unknown (naming close matches).
+    """
+    if model is not None:
+        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {getattr(algo, 'name', algo)} "
+                         "has its own "
+                         "model (see `dpaudit list`)")
+    return algo if isinstance(algo, AlgorithmSpec) else registry.get(algo)
+
+
+def audit_registered(request: AuditRequest) -> AuditResult:
+    """Audit a registered algorithm (``request.algorithm``: a name or an
+    :class:`~dpaudit.algorithms.spec.AlgorithmSpec`) as :func:`audit_algorithm` describes;
+    ``request.pair`` may also be the path of a pair JSON file
+    (:func:`dpaudit.data.tables.load_pair`).
+
+    Raises:
+        InputError: a bad value, an unknown algorithm or parameter, a pair that does not fit.
+    """
+    t0 = time.perf_counter()
+    spec = registered_spec(request.algorithm, request.model)
+    if request.neighbours not in search.STRATEGIES:
+        raise InputError(f"--neighbours {request.neighbours!r} is not valid: expected one of "
                          f"{', '.join(search.STRATEGIES)}")
-    spec = algo if isinstance(algo, AlgorithmSpec) else registry.get(algo)
-    p, delta = spec.resolve_claim(params or {}, delta)
+    eps = request.claim.eps
+    p, delta = spec.resolve_claim(dict(request.params), request.claim.delta)
+    pair = (tables.load_pair(request.pair, spec.model) if isinstance(request.pair, str)
+            else request.pair)
     prep = spec.prepare(float(eps), p)
-    runs = int(runs or DEFAULT_RUNS)
-    workers = int(workers or default_workers())
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    s_table, s_pilot, s_meas, s_white, s_screen = np.random.SeedSequence(seed).spawn(5)
+    runs = int(request.budget.runs or DEFAULT_RUNS)
+    workers = int(request.workers or default_workers())
+    request = draw_seed(request)
+    s_table, s_pilot, s_meas, s_white, s_screen = np.random.SeedSequence(request.seed).spawn(5)
 
     K = prep.means.shape[0]
     horizon = spec.audit_horizon(p)
@@ -344,40 +419,35 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
             horizon = pair.d.shape[1 - m.arm_axis]  # the pair's tables set the horizon
         pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
     else:
-        strategy = neighbours
+        strategy = request.neighbours
         pairs, order, info = search.candidates(
-            neighbours, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
+            strategy, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
             screen_seed=s_screen, limit=horizon)
         if not pairs:
-            raise InputError(f"--neighbours {neighbours}: {spec.name} names no position within "
+            raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
                              f"its audit horizon ({horizon}); use --neighbours search")
-    bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if progress else True,
+    bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if request.progress else True,
                leave=False, desc=f"audit {spec.name}")
     sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
                for pr in pairs]
-
-    def after(res):
-        res.search["views"] = {"prefixes": view_lengths(K, horizon),
-                               "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed "
-                                          f"row t >= {WINDOW_FROM}"}
-        res.search["screen"] = info["screen"]
-        if whitebox_runs:
-            used = next((pairs[f["index"]] for f in res.search["finalists"]
-                         if f["pair"] == res.neighbours), pairs[order[0]])
-            res.whitebox = whitebox(spec, prep, used, float(eps), runs=int(whitebox_runs),
-                                    seed=s_white, delta=delta, horizon=horizon)
-            res.coverage = res.whitebox["coverage"]
-        else:
-            res.coverage = {"measured": False, "reason": "whitebox_runs = 0: no run was "
-                            "replayed, so which runs read the changed position is unknown"}
-
-    res = run_audit(sources, name=spec.name, params=_jsonable_params(p), eps=eps, delta=delta,
-                    alpha=alpha, runs=runs, pilot_budget=int(PILOT_BUDGET * runs), seed=seed,
-                    seeds=(s_pilot, s_meas), finalists=finalists, t0=t0, bar=bar,
-                    order=order, screen=info["scores"], strategy=strategy, beta=beta,
-                    margin=margin, after=after)
-    res.runtime_s = round(time.perf_counter() - t0, 3)
-    return res
+    cand = Candidates(sources, order, int(PILOT_BUDGET * runs), strategy, info["scores"])
+    resolved = replace(request, algorithm=spec.name, params=_jsonable_params(p),
+                       claim=Claim(eps, delta), budget=replace(request.budget, runs=runs))
+    found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
+    used, b = pairs[found.used(order)], request.budget
+    if b.whitebox_runs:
+        report = whitebox(spec, prep, used, float(eps), runs=int(b.whitebox_runs),
+                          seed=s_white, delta=delta, horizon=horizon)
+        coverage = report["coverage"]
+    else:
+        report, coverage = {}, {"measured": False, "reason": "whitebox_runs = 0: no run was "
+                                "replayed, so which runs read the changed position is unknown"}
+    views = {"prefixes": view_lengths(K, horizon),
+             "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row t >= {WINDOW_FROM}"}
+    checks = Checks(coverage=coverage, whitebox=report,
+                    search={"views": views, "screen": info["screen"]},
+                    command=command_line(request))
+    return conclude(resolved, cand, found, checks, t0)
 
 
 def side_name(numerator: str) -> str:
@@ -417,11 +487,13 @@ MULTIPLICITY = ("every candidate, round and event was tried on pilot samples onl
                 "finalists alone (Bonferroni over looks x finalists)")
 
 
-def _search(sources, order, rounds, history, valid, screen, chosen, m: Measurement, strategy,
-            budget, runs) -> dict:
+def _search(cand: Candidates, found: Found, runs: int) -> dict:
     """The ``search`` JSON: strategy, budget, every candidate tried (pair, white-box screen,
     predicted ε_lb per round, validated ε_lb in the last round, measured ε_lb), the finalists
     and the privacy profile."""
+    sources, order, screen, m = cand.sources, cand.order, cand.screen, found.m
+    rounds, history, valid, chosen = found.rounds, found.history, found.valid, found.chosen
+    strategy, budget = cand.strategy, cand.pilot_budget
     lbs = {ms.finalist.label: ms.eps_lb for ms in m.measured}
     pairs = [src.neighbours() for src in sources]
     tried = []

@@ -12,15 +12,18 @@ disjoint samples, early stopping, Bonferroni over everything measured).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
 
-from dpaudit.auditing.audit import Source, check_common, run_audit, side_name
+from dpaudit.auditing.audit import (Candidates, Checks, Source, conclude, draw_seed, run_audit,
+                                   side_name)
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
+                                  DEFAULT_MARGIN)
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics import features
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
@@ -96,32 +99,45 @@ def _data(x, name: str) -> np.ndarray:
 
 
 def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
-                    alpha: float = 0.05, n: int | None = None, seed: int | None = None,
-                    name: str | None = None, progress: bool = False, beta: float = 0.05,
-                    margin: float = DEFAULT_MARGIN):
-    """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d'.
+                    alpha: float = DEFAULT_ALPHA, n: int | None = None, seed: int | None = None,
+                    name: str | None = None, progress: bool = False,
+                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN):
+    """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d': a
+    keyword wrapper of :func:`audit_pair`.
 
     ``mechanism(rng, data, n)`` must return ``n`` independent outputs for ``data`` (``d`` or
     ``d_prime``, passed unchanged) using only the ``numpy.random.Generator`` ``rng``: an array
     of shape (n,) or (n, m), integer/boolean (discrete) or float (continuous; floats with at
     most 1024 distinct values are treated as discrete). ``n``: measurement samples per side at
     the last look (default 10^7; the audit stops earlier once the verdict is settled); the
-    pilot draws ``n // 4`` more per side. Returns an
+    pilot draws ``n // 4`` more per side. ``name``: the result's algorithm name (default the
+    mechanism's ``__name__``). Returns an
     :class:`~dpaudit.verdicts.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
     ``.alpha``, ``.to_dict()``: the JSON of README "Verdict JSON"; ``eps_ub`` at confidence
     1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdicts.verdict`). Raises
     InputError on bad input.
     """
+    request = AuditRequest(mechanism, Claim(eps, delta),
+                           budget=Budget(n, alpha, beta, margin, finalists=1, runs_name="n"),
+                           seed=seed, progress=progress)
+    return audit_pair(request, d, d_prime, name)
+
+
+def audit_pair(request: AuditRequest, d, d_prime, name: str | None = None):
+    """Audit the mechanism ``request.algorithm`` on the neighbouring inputs (``d``,
+    ``d_prime``) as :func:`audit_mechanism` describes.
+
+    Raises:
+        InputError: bad input, or identical inputs.
+    """
     t0 = time.perf_counter()
-    check_common(eps, alpha, n, None, delta, beta=beta, margin=margin, seed=seed,
-                 runs_name="n")
+    mechanism = request.algorithm
     if not callable(mechanism):
         raise InputError(f"mechanism={mechanism!r} is not callable")
-    n = int(n or DEFAULT_N)
+    n = int(request.budget.runs or DEFAULT_N)
     pilot = max(n // PILOT_FRACTION, 2000)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    s_pilot, s_meas = np.random.SeedSequence(seed).spawn(2)
+    request = draw_seed(request)
+    s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(2)
     d, d_prime = _data(d, "d"), _data(d_prime, "d_prime")
     if d.shape == d_prime.shape and np.array_equal(d, d_prime):
         raise InputError("d and d_prime are identical: neighbouring inputs must differ (an "
@@ -129,8 +145,11 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     label = name or getattr(mechanism, "__name__", type(mechanism).__name__)
     nb = {"model": "mechanism", "d": d.tolist(), "d_prime": d_prime.tolist()}
     bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
-               disable=None if progress else True, desc=f"audit {label}")
+               disable=None if request.progress else True, desc=f"audit {label}")
     src = MechanismSource(mechanism, d, d_prime, nb, bar)
-    return run_audit([src], name=label, params={}, eps=eps, delta=delta, alpha=alpha, runs=n,
-                     pilot_budget=pilot, seed=seed, seeds=(s_pilot, s_meas), finalists=1, t0=t0,
-                     bar=bar, strategy="pair", beta=beta, margin=margin)
+    resolved = replace(request, algorithm=label, params={},
+                       claim=replace(request.claim, delta=request.claim.delta or 0.0),
+                       budget=replace(request.budget, runs=n))
+    cand = Candidates([src], [0], pilot, "pair")
+    return conclude(resolved, cand, run_audit(resolved, cand, (s_pilot, s_meas), bar), Checks(),
+                    t0)

@@ -26,17 +26,21 @@ import importlib.util
 import inspect
 import os
 import time
+from dataclasses import replace
 
 import numpy as np
 from tqdm import tqdm
 
-from dpaudit.auditing.audit import check_common, run_audit
+from dpaudit.algorithms.spec import Param
+from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
+                                   run_audit)
 from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
+                                  DEFAULT_MARGIN)
 from dpaudit.data.neighbours import structured
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
 DEFAULT_RUNS = 200_000
 PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
@@ -147,12 +151,13 @@ class CallableMechanism:
 
 
 def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
-                   means=(0.9, 0.5), horizon: int = 8, alpha: float = 0.05,
+                   means=(0.9, 0.5), horizon: int = 8, alpha: float = DEFAULT_ALPHA,
                    runs: int | None = None, seed: int | None = None,
-                   progress: bool = False, beta: float = 0.05,
+                   progress: bool = False, beta: float = DEFAULT_BETA,
                    margin: float = DEFAULT_MARGIN, strict: bool = False):
     """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
-    MODULE:FUNCTION name) against (ε, δ)-DP under ``model``.
+    MODULE:FUNCTION name) against (ε, δ)-DP under ``model``: a keyword wrapper of
+    :func:`audit_code`.
 
     ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
     measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
@@ -166,36 +171,82 @@ def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
     passed). Raises InputError on bad input, UserCodeError when the callable fails (an
     exception, an unusable output, an exit) or, under ``strict``, is not reproducible.
     """
-    t0 = time.perf_counter()
-    check_common(eps, alpha, runs, None, delta, beta=beta, margin=margin, seed=seed)
+    request = AuditRequest(ref, Claim(eps, delta), {"means": means, "horizon": horizon},
+                           budget=Budget(runs, alpha, beta, margin), seed=seed,
+                           progress=progress, model=model, strict=strict)
+    _shape(model, means, horizon)        # values, not --param text
+    return audit_code(request)
+
+
+def _parsed(params: dict) -> tuple:
+    """(means, horizon) of a callable's request: ``--param`` text (defaults 0.9,0.5 and 8)
+    parsed, values as they are."""
+    unknown = sorted(set(params) - {"means", "horizon"})
+    if unknown:
+        raise InputError(f"--param {unknown[0]} is not a parameter of FILE.py:FUNCTION "
+                         "algorithms: expected means or horizon")
+    means, horizon = params.get("means", "0.9,0.5"), params.get("horizon", "8")
+    if isinstance(means, str):
+        means = Param("means", None, "floats", "", low=0.0, high=1.0, min_len=2).parse(means)
+    if isinstance(horizon, str):
+        horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(horizon)
+    return means, horizon
+
+
+def _shape(model: str, means, horizon) -> tuple[list, int]:
+    """The candidate tables' checked (means, horizon) under ``model``.
+
+    Raises:
+        InputError: an unknown model, a horizon < 1, means not a list of ≥ 2 numbers in [0, 1].
+    """
     if model not in MODELS:
         raise InputError(f"--model {model!r} is not valid: expected one of {', '.join(MODELS)}")
     horizon = validate.positive(horizon, "horizon")
-    means = validate.unit_list(means, "means")
+    return validate.unit_list(means, "means"), horizon
+
+
+def audit_code(request: AuditRequest):
+    """Audit the callable ``request.algorithm`` (a function, or its FILE.py:FUNCTION /
+    MODULE:FUNCTION name) as :func:`audit_callable` describes, with the black-box search
+    (``request.neighbours``: ``search`` or ``blackbox``; an explicit pair is refused).
+
+    Raises:
+        InputError: bad input.
+        UserCodeError: the callable fails or, under ``strict``, is not reproducible.
+    """
+    t0 = time.perf_counter()
+    model = request.model or "user"
+    if request.pair is not None:
+        raise InputError("--pair applies to registered algorithms only")
+    if request.neighbours not in ("search", "blackbox"):
+        raise InputError(f"--neighbours {request.neighbours} applies to registered algorithms "
+                         "only: FILE.py:FUNCTION callables use the black-box search")
+    means, horizon = _shape(model, *_parsed(request.params))
+    ref = request.algorithm
     fn = ref if callable(ref) else load(ref)
     if callable(ref):
         check_signature(fn, f"{getattr(fn, '__name__', 'the callable')}")
         ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
-    runs = int(runs or DEFAULT_RUNS)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    s_table, s_pilot, s_meas = np.random.SeedSequence(seed).spawn(3)
+    runs = int(request.budget.runs or DEFAULT_RUNS)
+    request = draw_seed(request)
+    s_table, s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(3)
     pairs = structured(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
     bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
-               disable=None if progress else True, desc=f"audit {ref}")
-    mech = CallableMechanism(fn, float(eps))
+               disable=None if request.progress else True, desc=f"audit {ref}")
+    mech = CallableMechanism(fn, float(request.claim.eps))
     sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
-    params = {"model": model, "means": list(means), "horizon": horizon}
-    same = reproducible(mech, sources[0].data[0], seed)
-    if strict and not same:
+    same = reproducible(mech, sources[0].data[0], request.seed)
+    if request.strict and not same:
         raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "
                             "other than rng (strict)")
-    res = run_audit(sources, name=ref, params=params, eps=eps, delta=delta, alpha=alpha,
-                    runs=runs, pilot_budget=PILOT_BUDGET * runs, seed=seed,
-                    seeds=(s_pilot, s_meas), finalists=2, t0=t0, bar=bar, strategy="blackbox",
-                    beta=beta, margin=margin)
-    res.reproducible = same
-    return res
+    resolved = replace(request, algorithm=ref, claim=replace(request.claim,
+                                                             delta=request.claim.delta or 0.0),
+                       params={"model": model, "means": list(means), "horizon": horizon},
+                       budget=replace(request.budget, runs=runs))
+    cand = Candidates(sources, list(range(len(sources))), PILOT_BUDGET * runs, "blackbox")
+    found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
+    return conclude(resolved, cand, found, Checks(reproducible=same,
+                                                  command=command_line(request, same)), t0)
 
 
 REPRO_RUNS = 256       # runs drawn twice with one seed by :func:`reproducible`

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import sysconfig
 import traceback
@@ -18,21 +17,20 @@ import traceback
 import dpaudit
 import dpaudit.algorithms
 from dpaudit.algorithms import registry
-from dpaudit.algorithms.spec import Param
 from dpaudit.auditing import audit
-from dpaudit.auditing.plugin import audit_callable
+from dpaudit.auditing.plugin import audit_code
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.checks.constants import constants
 from dpaudit.checks.correctness import check_correctness, default_runs, runs_to_certify, summary
 from dpaudit.core import interrupt, validate
-from dpaudit.data.tables import MODELS, load_pair
+from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_MARGIN
+from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import gate
 from dpaudit.reporting import report
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
 from dpaudit.verdicts.result import write_json_atomic
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
 
 class _Parser(argparse.ArgumentParser):
@@ -303,76 +301,34 @@ def _run(a) -> int:
     validate.output_path("--json", a.json, {
         "the --pair file": a.pair,
         "the algorithm's file": code if code.endswith(".py") else None})
-    res = _run_callable(a) if ":" in a.algo else _run_registered(a)
-    if res.reproducible is not False:     # a command that would not reproduce it is left out
-        res.command = reproduce_command(a, res.seed)
+    res = _audit(a)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
     _out(res.summary())
     return res.exit_code
 
 
-def reproduce_command(a, seed: int) -> str:
-    """The `dpaudit run` command line of parsed arguments ``a`` with the root seed made
-    explicit (a drawn seed included): it reproduces the result bit for bit (README "Randomness")."""
-    argv = ["dpaudit", "run", "--algo", a.algo, "--eps", repr(a.eps)]
-    if a.delta is not None:
-        argv += ["--delta", repr(a.delta)]
-    if a.model is not None:
-        argv += ["--model", a.model]
-    argv += ["--seed", str(seed)]
-    if a.runs is not None:
-        argv += ["--runs", str(a.runs)]
-    if a.alpha != 0.05:
-        argv += ["--alpha", repr(a.alpha)]
-    if a.beta != 0.05:
-        argv += ["--beta", repr(a.beta)]
-    if a.margin != DEFAULT_MARGIN:
-        argv += ["--margin", repr(a.margin)]
-    if a.neighbours != "search":
-        argv += ["--neighbours", a.neighbours]
-    if a.strict:
-        argv += ["--strict"]
-    if a.pair:
-        argv += ["--pair", a.pair]
-    for group in a.param or []:
-        argv += ["--param", *group]
-    return shlex.join(argv)
+def _audit(a):
+    """The audit of ``dpaudit run``'s parsed arguments ``a``: a callable
+    (``FILE.py:FUNCTION``) or a registered algorithm."""
+    request = run_request(a)
+    return audit_code(request) if ":" in a.algo else audit.audit_registered(request)
 
 
-def _run_registered(a):
-    if a.model is not None:
-        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {a.algo} has its "
-                         "own model (see `dpaudit list`)")
-    spec = registry.get(a.algo)
-    params = _params(a.param)
-    spec.resolve_claim(params, a.delta)       # bad parameters fail before any work
-    pair = load_pair(a.pair, spec.model) if a.pair else None
-    return audit.audit_algorithm(spec, a.eps, params=params, delta=a.delta, alpha=a.alpha,
-                           runs=a.runs, seed=a.seed, workers=a.workers, pair=pair,
-                           neighbours=a.neighbours, progress=True, beta=a.beta,
-                           margin=a.margin)
+def run_request(a) -> AuditRequest:
+    """The :class:`~dpaudit.core.request.AuditRequest` of ``dpaudit run``'s parsed arguments
+    ``a`` (its :meth:`~dpaudit.core.request.AuditRequest.command` is the line that reproduces
+    the run once the seed is set).
 
-
-def _run_callable(a):
-    p = _params(a.param)
-    unknown = sorted(set(p) - {"means", "horizon"})
-    if unknown:
-        raise InputError(f"--param {unknown[0]} is not a parameter of FILE.py:FUNCTION "
-                         "algorithms: expected means or horizon")
-    if a.pair:
-        raise InputError("--pair applies to registered algorithms only")
-    if a.neighbours not in ("search", "blackbox"):
-        raise InputError(f"--neighbours {a.neighbours} applies to registered algorithms only: "
-                         "FILE.py:FUNCTION callables use the black-box search")
-    means = Param("means", None, "floats", "", low=0.0, high=1.0, min_len=2).parse(
-        p.get("means", "0.9,0.5"))
-    horizon = Param("horizon", None, "int", "", low=1, high=1 << 20).parse(
-        p.get("horizon", "8"))
-    return audit_callable(a.algo, a.eps, model=a.model or "user", delta=a.delta or 0.0,
-                          means=means, horizon=horizon, alpha=a.alpha, runs=a.runs,
-                          seed=a.seed, progress=True, beta=a.beta, margin=a.margin,
-                          strict=a.strict)
+    Raises:
+        InputError: ``--model`` given for a registered algorithm, an unknown algorithm name, a
+            malformed ``--param``.
+    """
+    if ":" not in a.algo:                    # fails before the parameters are read
+        audit.registered_spec(a.algo, a.model)
+    return AuditRequest(a.algo, Claim(a.eps, a.delta), _params(a.param), a.neighbours, a.pair,
+                        Budget(a.runs, a.alpha, a.beta, a.margin), a.seed, a.workers,
+                        progress=True, model=a.model, strict=a.strict)
 
 
 def _report(a) -> int:

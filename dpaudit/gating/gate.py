@@ -72,9 +72,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpaudit.algorithms import registry
-from dpaudit.auditing.audit import KernelSource, audit_algorithm
+from dpaudit.auditing.audit import KernelSource, audit_registered
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.core import validate
+from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN
 from dpaudit.data import tables
 from dpaudit.data.tables import load_pair
 from dpaudit.errors import InputError
@@ -82,7 +83,6 @@ from dpaudit.reporting import report
 from dpaudit.simulation.simulate import as_views
 from dpaudit.statistics.stats import log_ratio, rise_p_value
 from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write_text_atomic
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN
 
 SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
@@ -111,6 +111,13 @@ class Entry:
     pair: str | None = None              # as written in the suite (relative to its folder)
     pair_path: str | None = None         # resolved
     reason: str | None = None            # why an entry is expected to be inconclusive
+
+    def request(self, budget: Budget, workers: int | None = None) -> AuditRequest:
+        """The entry's audit, with ``budget`` (the suite's levels and the entry's runs); its
+        pair path relative to the working directory, as its command line prints it."""
+        return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
+                            self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
+                            budget, self.seed, workers)
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""
@@ -249,17 +256,11 @@ def _num(x) -> str:
 
 
 def run_entry(entry: Entry, alpha: float, workers: int | None = None,
-              beta: float = 0.05, margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
+              beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
     """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
     (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
     :func:`evidence` of its ε_lb, None when no event was measured)."""
-    pair = (load_pair(entry.pair_path, registry.get(entry.algo).model) if entry.pair_path
-            else None)
-    res = audit_algorithm(entry.algo, entry.eps, params=dict(entry.params), delta=entry.delta,
-                          alpha=alpha, runs=entry.runs, seed=entry.seed, workers=workers,
-                          neighbours=entry.neighbours, pair=pair, beta=beta,
-                          margin=margin)
-    res.command = command_of(entry, alpha, beta, margin)
+    res = audit_registered(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
     return doc, (evidence(doc, *res.evidence) if res.evidence else None)
 
@@ -371,26 +372,6 @@ def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
     return {"hits_num": k_num, "hits_den": k_den, "runs": entry.runs,
             "log_ratio": log_ratio(*new), "log_ratio_baseline": log_ratio(*old),
             "p_value": rise_p_value(old, new)}
-
-
-def command_of(entry: Entry, alpha: float, beta: float = 0.05,
-               margin: float = DEFAULT_MARGIN) -> str:
-    """The `dpaudit run` line that reproduces an entry's audit."""
-    argv = ["dpaudit", "run", "--algo", entry.algo, "--eps", repr(entry.eps)]
-    if entry.delta is not None:
-        argv += ["--delta", repr(entry.delta)]
-    argv += ["--seed", str(entry.seed), "--runs", str(entry.runs), "--alpha", repr(alpha)]
-    if beta != 0.05:
-        argv += ["--beta", repr(beta)]
-    if margin != DEFAULT_MARGIN:
-        argv += ["--margin", repr(margin)]
-    if entry.neighbours != "search":
-        argv += ["--neighbours", entry.neighbours]
-    if entry.pair_path:
-        argv += ["--pair", os.path.relpath(entry.pair_path)]
-    if entry.params:
-        argv += ["--param", *(f"{k}={v}" for k, v in entry.params.items())]
-    return shlex.join(argv)
 
 
 def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:

@@ -16,7 +16,7 @@ import scipy
 import statsmodels
 
 from dpaudit.core import interrupt
-from dpaudit.verdicts.verdict import DEFAULT_MARGIN
+from dpaudit.core.request import DEFAULT_MARGIN
 
 SCHEMA_VERSION = 1
 EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}

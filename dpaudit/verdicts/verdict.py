@@ -30,11 +30,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dpaudit.core.request import DEFAULT_MARGIN
 from dpaudit.statistics.measure import design
 from dpaudit.statistics.stats import eps_upper_bound
 
 
-DEFAULT_MARGIN = 0.25
 MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out of reach)
 
 
