@@ -28,7 +28,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError
+from dpaudit.simulation.simulate import Request
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,14 @@ class AlgorithmSpec:
         if self.default_delta and "delta" not in [p.name for p in self.params]:
             raise ValueError(f"{self.name}: default_delta needs a parameter 'delta'")
 
+    def fresh_request(self, prep: Prepared, runs: int, seed: int, limit: int) -> Request:
+        """A simulation of ``runs`` runs on fresh rewards (an empty table: every reward drawn
+        from Bernoulli(``prep.means``)), at most ``limit`` samples each, seeded by
+        ``SeedSequence(seed)``: for :func:`dpaudit.simulation.simulate.outcomes`."""
+        return Request(self.kernel, MODELS[self.model].fresh(prep.means.shape[0]), prep.means,
+                       prep.theta, prep.aux, int(runs), np.random.SeedSequence(seed),
+                       np.zeros(0, np.int64), int(limit))
+
     @property
     def claim(self) -> str:
         if not self.private:
@@ -216,10 +226,3 @@ class AlgorithmSpec:
         for p in self.params:
             out[p.name] = p.parse(given[p.name]) if p.name in given else p.parse(p.default)
         return out
-
-def check_eps(eps) -> float:
-    """ε as a float; InputError (one line) unless it is a finite number > 0."""
-    e = float(eps)
-    if not (math.isfinite(e) and e > 0):
-        raise InputError(f"eps={eps!r} is out of range: expected a number in (0, inf)")
-    return e

@@ -13,7 +13,6 @@ Like :mod:`dpaudit.algorithms.spec`, this module imports nothing of dpaudit abov
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -62,23 +61,6 @@ def best_arm_errors(rec, stopped, means, params) -> tuple[np.ndarray, dict]:
     ``means`` (every tied best arm is a right answer)."""
     best = np.flatnonzero(means == means.max())
     return stopped & ~np.isin(rec, best), {"best_arms": [int(b) for b in best]}
-
-
-def positive(name: str, x, upper: float = math.inf, closed_upper: bool = False) -> float:
-    """``x`` as a float in (0, upper) (or (0, upper] with ``closed_upper``).
-
-    Raises:
-        InputError: ``x`` is not a number or out of that range (the message names both).
-    """
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}={x!r} is not valid: expected a number") from None
-    ok = math.isfinite(v) and v > 0 and (v <= upper if closed_upper else v < upper)
-    if not ok:
-        rng = f"(0, {upper:g}{']' if closed_upper else ')'}" if math.isfinite(upper) else "(0, inf)"
-        raise InputError(f"{name}={x!r} is out of range: expected a number in {rng}")
-    return v
 
 
 def eps_values(x, default) -> list:

@@ -15,7 +15,7 @@ Printed per configuration: runs, unstopped share at 2²⁶ with its 95 % Clopper
 the median, 90 % and 99 % quantiles of τ over *all* runs (an unstopped run counts as τ > 2²⁶,
 so a quantile in that region prints as "> 2^26" and is null in the JSON), the mean τ of stopped runs and their wrong
 recommendations. Deterministic for a seed whatever ``--workers``
-(:func:`dpaudit.checks.correctness.fresh_runs`). Checkpointed: each finished configuration is
+(:func:`dpaudit.simulation.simulate.outcomes`). Checkpointed: each finished configuration is
 written
 to ``--json`` at once; a rerun skips configurations already there (same runs and seed).
 """
@@ -28,7 +28,8 @@ import time
 import numpy as np
 
 from dpaudit.algorithms import registry
-from dpaudit.checks.correctness import cp_bounds, fresh_runs
+from dpaudit.checks.correctness import cp_bounds
+from dpaudit.simulation.simulate import outcomes
 from dpaudit.simulation.simulate import STOPPED
 from dpaudit.verdicts.result import write_json_atomic
 
@@ -53,7 +54,7 @@ def measure(algo: str, params: dict, runs: int, seed: int, workers: int) -> dict
     p = spec.resolve_params({**params, "max_steps": CAP})
     prep = spec.prepare(EPS, p)
     t0 = time.perf_counter()
-    tau, rec, status = fresh_runs(spec.kernel, spec.model, prep, CAP, runs, seed, workers)
+    tau, rec, status = outcomes(spec.fresh_request(prep, runs, seed, CAP), workers)
     stopped = status == STOPPED
     tau_all = np.where(stopped, tau.astype(float), np.inf)
     lo, hi = cp_bounds(int((~stopped).sum()), runs, 0.025)

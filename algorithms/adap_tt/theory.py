@@ -18,8 +18,7 @@ import numpy as np
 from scipy.optimize import brentq, linprog, minimize, minimize_scalar
 from scipy.special import ndtr
 
-from dpaudit.algorithms.theory import (Identification, best_arm_errors, cross_check, eps_values,
-                                       positive)
+from dpaudit.algorithms.theory import Identification, best_arm_errors, cross_check, eps_values
 from dpaudit.core import validate
 from dpaudit.errors import InputError
 
@@ -142,7 +141,7 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
     ``sigma2``). Returns (T, ω) with ω a length-K array.
     """
     mu = _instance(means, family)
-    sigma2 = positive("sigma2", sigma2)
+    sigma2 = validate.positive_real(sigma2, "sigma2")
     kl = _kl3(family, sigma2)
     a, _, others = _gaps(mu)
     best = float(mu[a])
@@ -217,8 +216,8 @@ def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
     Σ_{a≠a*} ω_a(y) = 1 − β (brentq). Returns (T, ω) with T = 2σ²/y.
     """
     mu = _instance(means, "gaussian")
-    beta = positive("beta", beta, 1.0)
-    sigma2 = positive("sigma2", sigma2)
+    beta = validate.positive_real(beta, "beta", 1.0)
+    sigma2 = validate.positive_real(sigma2, "sigma2")
     a, gaps, others = _gaps(mu)
     d2 = gaps[others] ** 2
 
@@ -252,7 +251,7 @@ def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
     (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is digest §3.4
     [X]). Returns (T, ω)."""
     mu = _instance(means, family)
-    sigma2 = positive("sigma2", sigma2)
+    sigma2 = validate.positive_real(sigma2, "sigma2")
     a, gaps, others = _gaps(mu)
     f = tv_of_gap(gaps, family, sigma2)
     inv = np.empty(mu.size)
@@ -272,7 +271,7 @@ def t_tv_lp(means, family: str = "bernoulli", sigma2: float = 1.0):
     Returns (T, ω). No closed form is used.
     """
     mu = _instance(means, family)
-    sigma2 = positive("sigma2", sigma2)
+    sigma2 = validate.positive_real(sigma2, "sigma2")
     K = mu.size
     a, gaps, others = _gaps(mu)
     f = tv_of_gap(gaps, family, sigma2)
@@ -357,7 +356,7 @@ def t_kl_epigraph(means, family: str = "bernoulli", sigma2: float = 1.0):
     problem, scipy SLSQP from the uniform allocation and from ω ∝ 1/Δ²) — the numerical
     counterpart of :func:`t_kl` (no root finding, no closed form). Returns (T, ω)."""
     mu = _instance(means, family)
-    sigma2 = positive("sigma2", sigma2)
+    sigma2 = validate.positive_real(sigma2, "sigma2")
     a, gaps, others = _gaps(mu)
     g = gaps.copy()
     g[a] = gaps[others].min()
@@ -379,7 +378,7 @@ def t_star_eps(means, eps: float):
     started from ω*_KL, ω*_TV and their midpoint (best kept). Returns (T, ω).
     """
     mu = _instance(means, "bernoulli")
-    eps = positive("eps", eps)
+    eps = validate.positive_real(eps, "eps")
     T_kl, w_kl = t_kl(mu)
     T_tv, w_tv = t_tv(mu)
     scale = max(T_kl, T_tv / (6 * eps))      # t·scale = O(1)
@@ -400,7 +399,7 @@ def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
     """Theorem 5: limsup E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}(μ)·(1 + sqrt(1 + Δ_max²/(2ε²)))
     (Gaussian σ² = 1 T*_{KL,β})."""
     mu = _instance(means, "gaussian")
-    eps = positive("eps", eps)
+    eps = validate.positive_real(eps, "eps")
     _, gaps, others = _gaps(mu)
     dmax = float(gaps[others].max())
     return 4 * t_kl_beta(mu, beta)[0] * (1 + math.sqrt(1 + dmax ** 2 / (2 * eps ** 2)))
@@ -416,7 +415,7 @@ def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2
         raise InputError(f"k={k!r} is out of range: expected an integer phase index >= 2")
     if not (isinstance(K, (int, np.integer)) and K >= 2):
         raise InputError(f"K={K!r} is out of range: expected an integer >= 2")
-    risk = positive("risk", risk, 1.0)
+    risk = validate.positive_real(risk, "risk", 1.0)
     s = float(s)
     if not (math.isfinite(s) and s > 1):
         raise InputError(f"s={s!r} is out of range: expected a number in (1, inf)")
@@ -424,7 +423,7 @@ def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2
     row = {"k": int(k), "N_tilde": n,
            "c_kk_half_risk": glr.c_k(k * k, n, n, risk / 2, K, s), "by_eps": []}
     for e in eps_list:
-        e = positive("eps", e)
+        e = validate.positive_real(e, "eps")
         two_c = 2 * glr.c_eps(k, k, n, n, risk, e, K, s)
         row["by_eps"].append({"eps": e, "two_c_eps": two_c,
                               "min_gap": math.sqrt(2 * two_c / n)})
@@ -444,8 +443,8 @@ def report(p: dict) -> dict:
         means = INSTANCES_004[name]
     mu = _instance(means)
     eps_list = [validate.eps(e, "eps") for e in eps_values(p.get("eps"), [0.01, 0.1, 1.0])]
-    risk = positive("risk", p.get("risk", 0.01), 1.0)
-    beta = positive("beta", p.get("beta", 0.5), 1.0)
+    risk = validate.positive_real(p.get("risk", 0.01), "risk", 1.0)
+    beta = validate.positive_real(p.get("beta", 0.5), "beta", 1.0)
     s = float(p.get("s", 2.0))
     K_thr = p.get("K", 6)
     phases = p.get("phases", PHASES_004)

@@ -97,7 +97,8 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core import validate
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
@@ -442,7 +443,7 @@ def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=
     def prepare(eps: float, p: dict) -> Prepared:
         theta = np.zeros(N_THETA)
         theta[MODE] = mode
-        theta[EPS] = check_eps(eps) if mode != NCB else 1.0   # ncb: ε unused
+        theta[EPS] = validate.positive_real(eps, "eps") if mode != NCB else 1.0   # ncb: ε unused
         theta[C] = p.get("c", 3.0)
         theta[ALPHA] = p.get("alpha_conf", 3.1)
         theta[C_I] = p.get("phase1_constant", 1600.0)
@@ -542,7 +543,7 @@ RANDOMISER_USERS = 1 << 16
 def _prepare_randomiser(noise_mult: float):
     def prepare(eps: float, p: dict) -> Prepared:
         theta = np.zeros(N_THETA)
-        theta[EPS] = check_eps(eps)
+        theta[EPS] = validate.positive_real(eps, "eps")
         theta[NOISE_MULT] = noise_mult
         theta[HORIZON] = p["max_steps"]
         if len(p["means"]) != 1:

@@ -103,7 +103,8 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core import validate
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import log_release, reward
@@ -264,7 +265,7 @@ def _prepare(kl: bool, raw: bool | None = None):
         ``init`` parameter)."""
         theta = np.zeros(A_N)
         theta[A_KL] = 1.0 if kl else 0.0
-        theta[A_EPS] = check_eps(eps)
+        theta[A_EPS] = validate.positive_real(eps, "eps")
         theta[A_HORIZON] = p["horizon"]
         theta[A_ALPHA] = p["alpha_conf"]
         theta[A_CODE] = 1.0 if p.get("index", "paper") == "code" else 0.0

@@ -129,7 +129,8 @@ import math
 import numba as nb
 import numpy as np
 
-from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared, check_eps
+from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core import validate
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
@@ -548,7 +549,7 @@ def _means(p: dict) -> np.ndarray:
 def _prepare_lazy(mode: float, forget: bool = True, eager: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
         """theta for :func:`lazy_kernel` (``eps`` ignored by ``ts-beta``)."""
-        e = 1.0 if mode == TS else check_eps(eps)
+        e = 1.0 if mode == TS else validate.positive_real(eps, "eps")
         theta = np.zeros(L_N)
         theta[L_MODE], theta[L_EPS], theta[L_HORIZON] = mode, e, p["horizon"]
         theta[L_FORGET] = 1.0 if forget else 0.0
@@ -562,7 +563,7 @@ def _prepare_ftnl(naive: bool):
     def prepare(eps: float, p: dict) -> Prepared:
         """theta for :func:`ftnl_kernel`: Lap(1/ε) (RNM-FTNL; 2/ε with
         ``rnm_scale=corrected``) or Lap(K/ε) (naive FTNL)."""
-        e = check_eps(eps)
+        e = validate.positive_real(eps, "eps")
         m = _means(p)
         theta = np.zeros(F_N)
         if naive:
@@ -582,7 +583,7 @@ def _risk(p: dict) -> float:
 def _prepare_dpse(eps: float, p: dict) -> Prepared:
     """theta for :func:`dpse_regret_kernel`: dp-se's (ε, δ = ``risk`` or 1/T, max_steps = T,
     epoch mean "epoch") and T."""
-    e = check_eps(eps)
+    e = validate.positive_real(eps, "eps")
     theta = np.zeros(R_N)
     theta[SE_EPS], theta[SE_RISK], theta[SE_MAX_STEPS] = e, _risk(p), p["horizon"]
     theta[SE_EPOCH_MEAN] = 0.0

@@ -113,7 +113,7 @@ from scipy.special import expit
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED,
-                                         batch_buffers, batch_record, run_batch)
+                                         batch_buffers, batch_record, outcomes)
 
 from ..kernels import reward, user_reward, user_stream_end
 
@@ -715,14 +715,10 @@ SPECS.append(AlgorithmSpec(
 def fresh_runs(spec, eps: float, params: dict | None = None, runs: int = 1000,
                seed: int = 0):
     """``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from
-    ``dpaudit.algorithms.registry.get("ldp-tb-budget")``) on fresh rewards: an empty table, so
-    every reward is Bernoulli(``means``) (kernel contract), each run until it stops or reaches
-    ``max_steps``. Compiled (one batch call; nothing stored per step). Returns int64 arrays
-    (τ, rec, status) of shape (runs,); ``rec`` is the returned set's bitmask."""
+    ``dpaudit.algorithms.registry.get("ldp-tb-budget")``) on fresh rewards (every reward
+    Bernoulli(``means``)), each until it stops or reaches ``max_steps``: int64 arrays (τ, rec,
+    status) of shape (runs,); ``rec`` is the returned set's bitmask
+    (:func:`dpaudit.simulation.simulate.outcomes`)."""
     p = spec.resolve_params(params or {})
     prep = spec.prepare(float(eps), p)
-    table = np.zeros((0, prep.means.size))
-    _, tau, rec, status, _ = run_batch(spec.kernel, np.random.default_rng(seed), table,
-                                       prep.means, prep.theta, prep.aux, int(p["max_steps"]),
-                                       int(runs), np.zeros(0, np.int64))
-    return tau, rec, status.astype(np.int64)
+    return outcomes(spec.fresh_request(prep, runs, seed, p["max_steps"]))

@@ -3,11 +3,9 @@
 ``dpaudit check correctness --algo NAME --risk R`` simulates ``runs`` full runs of a registered
 algorithm on *fresh* rewards: an empty reward table, so every reward is drawn afresh from
 Bernoulli(means) (kernel contract of :mod:`dpaudit.simulation.simulate`), a new table per run. Runs
-use the
-compiled kernel through :func:`dpaudit.simulation.simulate.run_batch`, in chunks of :data:`CHUNK`
-runs;
-chunk i draws from the i-th child of ``numpy.random.SeedSequence(seed)``, so the result is
-identical for every ``workers``.
+use the compiled kernel through :func:`dpaudit.simulation.simulate.outcomes`, in chunks of
+:data:`~dpaudit.simulation.simulate.OUTCOME_CHUNK` runs; chunk i draws from the i-th child of
+``numpy.random.SeedSequence(seed)``, so the result is identical for every ``workers``.
 
 What an error is and which bounds of the papers apply is the algorithm's theory
 (:func:`dpaudit.algorithms.registry.identification`, a
@@ -44,11 +42,9 @@ import numpy as np
 from dpaudit.algorithms import registry
 from dpaudit.core import validate
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, _ref, _resolve,
-                                         pool_map, run_batch)
+from dpaudit.simulation.simulate import CAPPED, STATUS_NAMES, STOPPED, TRUNCATED, outcomes
 from dpaudit.statistics.stats import cp_lower, cp_upper
 
-CHUNK = 64          # runs per chunk: part of the seeding contract (never depends on workers)
 QUANTILES = (0.10, 0.50, 0.90, 0.99)
 
 
@@ -82,37 +78,6 @@ def verdict(k: int, n: int, risk: float, alpha: float) -> dict:
 
 
 EXIT_CODES = {"certified": 0, "violation": 1, "inconclusive": 3}
-
-
-# ------------------------------------------------------------------------------ simulation
-
-def _chunk_job(args):
-    kernel_ref, table, means, theta, aux, limit, n, seed_seq = args
-    kernel = _resolve(kernel_ref)
-    _, tau, rec, status, _ = run_batch(kernel, np.random.default_rng(seed_seq), table, means,
-                                       theta, aux, limit, n, np.zeros(0, np.int64))
-    return tau, rec, status
-
-
-def fresh_runs(kernel, model: str, prep, limit: int, runs: int, seed: int, workers: int = 1):
-    """``runs`` full runs on fresh Bernoulli(``prep.means``) rewards (an empty table), at most
-    ``limit`` samples each. Returns int64 arrays (τ, rec, status), in run order; identical for
-    every ``workers`` (chunk i of :data:`CHUNK` runs uses SeedSequence(seed).spawn(...)[i])."""
-    K = prep.means.shape[0]
-    table = np.zeros((K, 0) if model == "stream" else (0, K))
-    sizes = [CHUNK] * (runs // CHUNK) + ([runs % CHUNK] if runs % CHUNK else [])
-    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
-    jobs = [[kernel, table, prep.means, prep.theta, prep.aux, int(limit), n, s]
-            for n, s in zip(sizes, seeds)]
-    if workers > 1 and len(jobs) > 1:
-        run_batch(kernel, np.random.default_rng(0), table, prep.means, prep.theta, prep.aux,
-                  int(limit), 0, np.zeros(0, np.int64))        # compile / write the cache first
-        for j in jobs:
-            j[0] = _ref(kernel)
-        parts = list(pool_map(_chunk_job, [tuple(j) for j in jobs], workers))
-    else:
-        parts = [_chunk_job(tuple(j)) for j in jobs]
-    return tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
 
 
 # ------------------------------------------------------------------------------ checker
@@ -167,11 +132,10 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
     p, _ = spec.resolve_claim(given, None)
     prep = spec.prepare(eps_run, p)
     means = np.asarray(prep.means, dtype=np.float64)
-    K = means.size
     limit = int(p["max_steps"] if "max_steps" in p else spec.audit_horizon(p))
 
     t0 = time.perf_counter()
-    tau, rec, status = fresh_runs(spec.kernel, spec.model, prep, limit, runs, seed, workers)
+    tau, rec, status = outcomes(spec.fresh_request(prep, runs, seed, limit), workers)
     seconds = time.perf_counter() - t0
 
     stopped = status == STOPPED

@@ -82,6 +82,26 @@ SECONDS_MAX = 3600.0
 seconds = _checker(f"a number in (0, {SECONDS_MAX:g}]", lambda v: 0 < v <= SECONDS_MAX)
 
 
+def positive_real(value, name: str, upper: float = math.inf,
+                  closed_upper: bool = False) -> float:
+    """``value`` as a float in (0, ``upper``) (or (0, ``upper``] with ``closed_upper``): the
+    constants of the papers' theory (ε, σ², β, the risk) and an algorithm's ε.
+
+    Raises:
+        InputError: ``value`` is not a number or out of that range (the message names both).
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}={value!r} is not valid: expected a number") from None
+    ok = math.isfinite(v) and v > 0 and (v <= upper if closed_upper else v < upper)
+    if not ok:
+        rng = (f"(0, {upper:g}{']' if closed_upper else ')'}" if math.isfinite(upper)
+               else "(0, inf)")
+        raise InputError(f"{name}={value!r} is out of range: expected a number in {rng}")
+    return v
+
+
 def memory(what: str, nbytes: float, fix: str) -> None:
     """InputError when ``what`` would need ``nbytes`` of memory, more than half of this
     machine's physical memory (where the operating system tells it): one line with both

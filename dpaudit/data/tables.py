@@ -70,6 +70,12 @@ class TableModel:
     def arm_axis(self) -> int:
         return 0 if self.name == "stream" else 1
 
+    def fresh(self, K: int) -> np.ndarray:
+        """An empty float64 table of K arms ((K, 0) for ``stream``, else (0, K)): every reward
+        a run reads is drawn afresh from Bernoulli(means) (the kernel contract of
+        :mod:`dpaudit.simulation.simulate`)."""
+        return np.zeros((K, 0) if self.arm_axis == 0 else (0, K))
+
     # ---------------------------------------------------------------------- positions
     def positions(self, shape: tuple) -> list[tuple]:
         """Every position neighbours may change, in table order."""

@@ -69,7 +69,7 @@ import multiprocessing as mp
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
@@ -81,6 +81,7 @@ RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dis
 LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE = 0, 1, 2  # release noise families (column dist)
 STATUS_NAMES = ("stopped", "truncated", "capped")
 CHUNK = 1 << 15  # runs per chunk (a fixed constant: part of the seeding contract)
+OUTCOME_CHUNK = 64   # runs per chunk of outcomes(): part of its seeding contract
 
 _FNV_OFFSET = np.uint64(1469598103934665603)
 _FNV_PRIME = np.uint64(1099511628211)
@@ -256,6 +257,13 @@ def _chunk_job(args):
             np.bincount(stats, minlength=3), int(taus.sum()), rec)
 
 
+def _outcome_job(args):
+    kernel_ref, table, means, theta, aux, limit, n, views, seed_seq = args
+    _, tau, rec, status, _ = run_batch(_resolve(kernel_ref), np.random.default_rng(seed_seq),
+                                       table, means, theta, aux, limit, n, views)
+    return tau, rec, status
+
+
 def _resolve(kernel_ref):
     """Kernels travel to worker processes as (module, name) and are re-imported there."""
     if isinstance(kernel_ref, tuple):
@@ -317,41 +325,58 @@ def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Co
     ``workers`` processes (many small simulations, e.g. a search round over hundreds of
     candidate tables, keep every core busy). Results are those of separate :func:`simulate`
     calls, bit for bit."""
-    jobs, owner, sizes, prepared = [], [], [], []
+    out = []
+    for r, parts in zip(requests, _chunked(_chunk_job, requests, CHUNK, workers, progress)):
+        cells, counts = _merge(parts, len(as_views(r.views)))
+        out.append(Counts(n_runs=r.n_runs, views=as_views(r.views), cells=cells, counts=counts,
+                          status=sum(p[2] for p in parts), tau_sum=sum(p[3] for p in parts),
+                          rec=sum(p[4] for p in parts)))
+    return out
+
+
+def outcomes(request: Request, workers: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's (τ, rec, status) of ``request`` (its views are ignored): int64 arrays of
+    shape (n_runs,), in run order, identical for every ``workers`` (chunk i of
+    :data:`OUTCOME_CHUNK` runs draws from ``request.seed.spawn(...)[i]``). With a
+    :meth:`~dpaudit.data.tables.Model.fresh` table every run reads fresh rewards: the
+    correctness checks and the papers' accuracy experiments."""
+    request = replace(request, views=np.zeros(0, np.int64))
+    parts = _chunked(_outcome_job, [request], OUTCOME_CHUNK, workers)[0]
+    return tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+
+
+def _chunked(job, requests: list, size: int, workers: int, progress=None) -> list[list]:
+    """``job`` over the chunks of ``size`` runs of every request (chunk i of a request
+    seeded by its ``seed.spawn(...)[i]``), pooled over ``workers`` processes: per request, the
+    chunks' results in order. ``progress``: optional callable(runs done)."""
+    jobs, owner, sizes, kernels = [], [], [], {}
     for r_i, r in enumerate(requests):
         table = np.ascontiguousarray(r.table, dtype=np.float64)
         views = as_views(r.views)
         limit = table.shape[0] if r.limit is None else int(r.limit)
-        sz = [CHUNK] * (r.n_runs // CHUNK) + ([r.n_runs % CHUNK] if r.n_runs % CHUNK else [])
-        prepared.append((r, table, views, limit))
+        kernels.setdefault(id(r.kernel), (r, table, views, limit))
+        sz = [size] * (r.n_runs // size) + ([r.n_runs % size] if r.n_runs % size else [])
         for n, s in zip(sz, r.seed.spawn(len(sz))):
             jobs.append([r.kernel, table, r.means, r.theta, r.aux, limit, n, views, s])
             owner.append(r_i)
             sizes.append(n)
-    pooled = workers > 1 and len(jobs) > 1
-    if pooled:
+    if workers > 1 and len(jobs) > 1:
         # compile (and write numba's cache) here first: workers then only load it, which
         # avoids concurrent cache writes of the same signature
-        for r, table, views, limit in {id(p[0].kernel): p for p in prepared}.values():
+        for r, table, views, limit in kernels.values():
             run_batch(r.kernel, np.random.default_rng(0), table, r.means, r.theta, r.aux,
                       limit, 0, views)
-        for job in jobs:
-            job[0] = _ref(job[0])
-        stream = pool_map(_chunk_job, [tuple(j) for j in jobs], workers)
+        for j in jobs:
+            j[0] = _ref(j[0])
+        stream = pool_map(job, [tuple(j) for j in jobs], workers)
     else:
-        stream = (_chunk_job(tuple(j)) for j in jobs)
+        stream = (job(tuple(j)) for j in jobs)
     results = [[] for _ in requests]
     for res, i, n in zip(stream, owner, sizes):
         results[i].append(res)
         if progress:
             progress(n)
-    out = []
-    for (r, _, views, _), parts in zip(prepared, results):
-        cells, counts = _merge(parts, len(views))
-        out.append(Counts(n_runs=r.n_runs, views=views, cells=cells, counts=counts,
-                          status=sum(p[2] for p in parts), tau_sum=sum(p[3] for p in parts),
-                          rec=sum(p[4] for p in parts)))
-    return out
+    return results
 
 
 def default_workers() -> int:

@@ -15,6 +15,7 @@ from dpaudit.algorithms import registry
 from dpaudit.checks import correctness as C
 from dpaudit.commands.cli import main
 from dpaudit.errors import InputError
+from dpaudit.simulation.simulate import OUTCOME_CHUNK
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -116,7 +117,7 @@ def test_wrong_by_construction_gives_violation():
 
 
 def test_deterministic_for_a_seed_and_independent_of_workers():
-    kw = dict(params={"means": "0.6,0.4"}, runs=3 * C.CHUNK + 5)
+    kw = dict(params={"means": "0.6,0.4"}, runs=3 * OUTCOME_CHUNK + 5)
     a = C.check_correctness("ttucb", 0.1, seed=7, workers=1, **kw)
     b = C.check_correctness("ttucb", 0.1, seed=7, workers=2, **kw)
     c = C.check_correctness("ttucb", 0.1, seed=8, workers=1, **kw)
@@ -125,17 +126,6 @@ def test_deterministic_for_a_seed_and_independent_of_workers():
     # another seed gives other stopping times: P(identical τ statistics) is negligible
     # (< 1e-6: mean τ over 197 runs of a random stopping time)
     assert a["stopping_time"] != c["stopping_time"]
-
-
-def test_fresh_runs_order_matches_chunks():
-    # the first chunk's runs are the same whether 1 or 3 chunks are simulated
-    from dpaudit.algorithms import registry
-    spec = registry.get("ttucb")
-    p = spec.resolve_params({"means": "0.6,0.4", "risk": 0.1})
-    prep = spec.prepare(1.0, p)
-    t1, r1, s1 = C.fresh_runs(spec.kernel, spec.model, prep, p["max_steps"], C.CHUNK, 9)
-    t3, r3, s3 = C.fresh_runs(spec.kernel, spec.model, prep, p["max_steps"], 3 * C.CHUNK, 9)
-    assert np.array_equal(t1, t3[:C.CHUNK]) and np.array_equal(r1, r3[:C.CHUNK])
 
 
 def test_lower_bound_and_paper_bound_labels():

@@ -1,6 +1,10 @@
-"""dpaudit.simulation.simulate: the cached batch loops the kernels' modules declare."""
+"""dpaudit.simulation.simulate: the cached batch loops the kernels' modules declare; runs on
+fresh rewards."""
+import numpy as np
+
 from dpaudit.algorithms import registry
 from dpaudit.calibrate import planted
+from dpaudit.simulation import simulate
 from dpaudit.simulation.simulate import batch_body, cached_loop
 
 
@@ -27,3 +31,19 @@ def test_child_seed_is_the_child_spawn_would_give_without_spawning():
     assert first.generate_state(4).tolist() == spawned.generate_state(4).tolist()
     assert grand.generate_state(4).tolist() == spawned.spawn(6)[5].generate_state(4).tolist()
     assert root.n_children_spawned == 0                 # root untouched
+
+
+def test_outcomes_of_the_first_chunk_do_not_depend_on_how_many_follow():
+    # run order is chunk order: the first chunk's runs are the same whether 1 or 3 chunks are
+    # simulated, and a pool of 2 workers gives every run the same outcome
+    from dpaudit.algorithms import registry
+    spec = registry.get("ttucb")
+    p = spec.resolve_params({"means": "0.6,0.4", "risk": 0.1})
+    prep = spec.prepare(1.0, p)
+    n = simulate.OUTCOME_CHUNK
+    t1, r1, s1 = simulate.outcomes(spec.fresh_request(prep, n, 9, p["max_steps"]))
+    t3, r3, s3 = simulate.outcomes(spec.fresh_request(prep, 3 * n, 9, p["max_steps"]))
+    assert np.array_equal(t1, t3[:n]) and np.array_equal(r1, r3[:n])
+    assert not np.array_equal(t3[:n], t3[n:2 * n])      # chunks draw from different seeds
+    pooled = simulate.outcomes(spec.fresh_request(prep, 3 * n, 9, p["max_steps"]), workers=2)
+    assert all(np.array_equal(a, b) for a, b in zip((t3, r3, s3), pooled))
