@@ -162,13 +162,21 @@ class AlgorithmSpec:
         if self.default_delta and "delta" not in [p.name for p in self.params]:
             raise ValueError(f"{self.name}: default_delta needs a parameter 'delta'")
 
+    def request(self, prep: Prepared, table, runs: int, seed, views=(),
+                limit: int | None = None) -> Request:
+        """``runs`` runs of this algorithm's kernel on ``table`` (float64, its model's shape)
+        with the arrays of ``prep``, at most ``limit`` samples each (None: the table's rows),
+        counting the cells of ``views``; ``seed``: an int, ``SeedSequence`` or ``Generator``
+        (:class:`dpaudit.simulation.simulate.Request`)."""
+        return Request(self.kernel, table, prep.means, prep.theta, prep.aux, int(runs), seed,
+                       views, limit)
+
     def fresh_request(self, prep: Prepared, runs: int, seed: int, limit: int) -> Request:
         """A simulation of ``runs`` runs on fresh rewards (an empty table: every reward drawn
         from Bernoulli(``prep.means``)), at most ``limit`` samples each, seeded by
         ``SeedSequence(seed)``: for :func:`dpaudit.simulation.simulate.outcomes`."""
-        return Request(self.kernel, MODELS[self.model].fresh(prep.means.shape[0]), prep.means,
-                       prep.theta, prep.aux, int(runs), np.random.SeedSequence(seed),
-                       np.zeros(0, np.int64), int(limit))
+        return self.request(prep, MODELS[self.model].fresh(prep.means.shape[0]), runs,
+                            np.random.SeedSequence(seed), limit=int(limit))
 
     @property
     def claim(self) -> str:

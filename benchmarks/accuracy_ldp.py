@@ -51,9 +51,7 @@ def mean_pulls(eps: float, T: int, runs: int, seed: int) -> np.ndarray:
     p = spec.resolve_params({**lt.INSTANCE_A, "horizon": T})
     prep = spec.prepare(eps, p)
     K = prep.means.size
-    *_, kept = run_batch(spec.kernel, np.random.default_rng(seed), np.zeros((0, K)),
-                         prep.means, prep.theta, prep.aux, T, runs,
-                         np.array([[0, T]], np.int64), runs)
+    *_, kept = run_batch(spec.request(prep, np.zeros((0, K)), runs, seed, [[0, T]], T), runs)
     return np.stack([(kept == a).sum(axis=1) for a in range(K)], axis=1).mean(axis=0)
 
 

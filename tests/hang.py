@@ -17,8 +17,7 @@ def hang():
     spec = registry.get("adap-tt")
     p, _ = spec.resolve_claim({"max_steps": 1 << 62}, None)
     prep = spec.prepare(0.5, p)
-    return run_batch(spec.kernel, np.random.default_rng(7), np.zeros((0, len(prep.means))),
-                     prep.means, prep.theta, prep.aux, 1 << 62, 1, np.zeros(0, np.int64))
+    return run_batch(spec.request(prep, np.zeros((0, len(prep.means))), 1, 7, limit=1 << 62))
 
 
 if __name__ == "__main__":

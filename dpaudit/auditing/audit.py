@@ -34,7 +34,7 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
                                   DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, FINALISTS, WHITEBOX_RUNS)
 from dpaudit.data import tables
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (Request, STATUS_NAMES, TRUNCATED, as_views, child_seed,
+from dpaudit.simulation.simulate import (STATUS_NAMES, TRUNCATED, as_views, child_seed,
                                          default_workers, run_batch, simulate_many)
 from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
@@ -309,8 +309,7 @@ class KernelSource(Source):
 
     def request(self, side, n, seed):
         table = self.pair.d if side == 0 else self.pair.d_prime
-        return Request(self.spec.kernel, table, self.prep.means, self.prep.theta,
-                       self.prep.aux, n, seed, self.views, self.limit)
+        return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
 
     def pilot_requests(self, half, seed):
         """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
@@ -525,8 +524,7 @@ def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     table = pair.d_prime if ev.numerator == "d_prime" else pair.d
     start, end = ev.view
     cells, taus, recs, stats, kept = run_batch(
-        spec.kernel, np.random.default_rng(0), table, prep.means, prep.theta, prep.aux,
-        limit, 20_000, np.array([ev.view], np.int64), 20_000)
+        spec.request(prep, table, 20_000, 0, np.array([ev.view], np.int64), limit), 20_000)
     inside = np.isin(cells[:, 0], ev.cells)
     examples, seen = [], set()
     for j in np.flatnonzero(inside):

@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from dpaudit.algorithms import registry
+from dpaudit.data.tables import MODELS
 from dpaudit.simulation.simulate import STATUS_NAMES, TRUNCATED, run_batch
 
 BATCH_SECONDS = 0.2      # a batch of short runs grows until one compiled call takes about this
@@ -61,14 +62,12 @@ def bench(algo: str, eps: float, params: dict | None = None, seconds: float = 3.
     prep = spec.prepare(float(eps), p)
     prepare_s = time.perf_counter() - t_prep
     K = prep.means.shape[0]
-    table = np.zeros((K, 0) if spec.model == "stream" else (0, K))   # every reward drawn afresh
-    no_views = np.zeros(0, np.int64)
+    table = MODELS[spec.model].fresh(K)          # every reward drawn afresh
     limit = int(p["max_steps"] if "max_steps" in p else spec.audit_horizon(p))
     rng = np.random.default_rng(seed)
 
     def call(run_limit, n):
-        return run_batch(spec.kernel, rng, table, prep.means, prep.theta, prep.aux, run_limit, n,
-                         no_views)
+        return run_batch(spec.request(prep, table, n, rng, limit=run_limit))
 
     call(min(limit, 64), 1)   # compile
     rate = _probe(call, limit)

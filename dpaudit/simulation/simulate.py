@@ -183,21 +183,23 @@ def cached_loop(kernel):
     return getattr(module, "BATCH_LOOPS", {}).get(kernel)
 
 
-def run_batch(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep=0):
-    """Run ``kernel`` ``n_runs`` times; return per-run view cells and (τ, â, status).
+def run_batch(request: Request, keep: int = 0):
+    """Run ``request.n_runs`` runs of its kernel at once (one generator,
+    ``numpy.random.default_rng(request.seed)``); return per-run view cells and (τ, â, status).
 
-    ``views``: windows (:func:`as_views`; ends ≤ ``limit``). Returns ``cells`` uint64
-    (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64 (n_runs,), ``status`` int8
-    (n_runs,), and the action prefixes (length max end) of the first ``keep`` runs, int16
-    (keep, max end), -1 past τ. Uses the kernel's cached loop (:func:`cached_loop`) if its
-    module declares one. The loop runs without the GIL in a helper thread while the calling
-    thread waits (:func:`dpaudit.core.interrupt.call`): Ctrl-C, SIGTERM and test timeouts are
-    handled during a long call.
+    Returns ``cells`` uint64 (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64
+    (n_runs,), ``status`` int8 (n_runs,), and the action prefixes (length max end) of the
+    first ``keep`` runs, int16 (keep, max end), -1 past τ. Uses the kernel's cached loop
+    (:func:`cached_loop`) if its module declares one. The loop runs without the GIL in a
+    helper thread while the calling thread waits (:func:`dpaudit.core.interrupt.call`):
+    Ctrl-C, SIGTERM and test timeouts are handled during a long call.
     """
-    args = (rng, table, means, theta, aux, limit, n_runs, as_views(views), keep)
-    batch = cached_loop(kernel)
+    r = request
+    args = (np.random.default_rng(r.seed), r.table, r.means, r.theta, r.aux, r.samples,
+            r.n_runs, as_views(r.views), keep)
+    batch = cached_loop(r.kernel)
     if batch is None:
-        batch, args = batch_body, (kernel, *args)
+        batch, args = batch_body, (r.kernel, *args)
     return interrupt.call(batch, *args)     # off the main thread: signals are handled meanwhile
 
 
@@ -244,23 +246,18 @@ def _merge(parts, n_views):
     return cells, counts
 
 
-def _chunk_job(args):
-    kernel_ref, table, means, theta, aux, limit, n, views, seed_seq = args
-    kernel = _resolve(kernel_ref)
-    rng = np.random.default_rng(seed_seq)
-    cells, taus, recs, stats, _ = run_batch(kernel, rng, table, means, theta, aux, limit, n, views)
-    per_view = [np.unique(cells[:, v], return_counts=True) for v in range(len(views))]
-    K = means.shape[0]
-    r = recs[stats == STOPPED]
-    rec = np.bincount(r[(r >= 0) & (r < K)], minlength=K)   # a bitmask rec is not an arm
+def _chunk_job(r: Request):
+    cells, taus, recs, stats, _ = run_batch(replace(r, kernel=_resolve(r.kernel)))
+    per_view = [np.unique(cells[:, v], return_counts=True) for v in range(len(r.views))]
+    K = r.means.shape[0]
+    rec = recs[stats == STOPPED]
+    rec = np.bincount(rec[(rec >= 0) & (rec < K)], minlength=K)   # a bitmask rec is not an arm
     return ([u for u, _ in per_view], [c for _, c in per_view],
             np.bincount(stats, minlength=3), int(taus.sum()), rec)
 
 
-def _outcome_job(args):
-    kernel_ref, table, means, theta, aux, limit, n, views, seed_seq = args
-    _, tau, rec, status, _ = run_batch(_resolve(kernel_ref), np.random.default_rng(seed_seq),
-                                       table, means, theta, aux, limit, n, views)
+def _outcome_job(r: Request):
+    _, tau, rec, status, _ = run_batch(replace(r, kernel=_resolve(r.kernel)))
     return tau, rec, status
 
 
@@ -292,22 +289,24 @@ def pool_map(fn, items: list, workers: int):
         return _pool(workers).map(fn, items)
 
 
-def simulate(kernel, table, means, theta, aux, *, n_runs: int, seed: np.random.SeedSequence,
-             views, limit: int | None = None, workers: int = 1, progress=None) -> Counts:
-    """Simulate ``n_runs`` independent runs of ``kernel`` on ``table`` and count feature cells.
-
-    ``table``: float64 table of the kernel's privacy model, values in [0, 1]; ``limit``
-    (samples per run) defaults to its number of rows (a ``user`` table's horizon; pass it for
-    other models). ``seed``: a SeedSequence; chunk i uses ``seed.spawn(...)[i]``.
-    ``workers``: processes (1 = in this process). ``progress``: optional callable(n_runs_done).
-    """
-    return simulate_many([Request(kernel, table, means, theta, aux, n_runs, seed, views,
-                                  limit)], workers=workers, progress=progress)[0]
-
-
-@dataclass
+@dataclass(frozen=True)
 class Request:
-    """One :func:`simulate` call, for :func:`simulate_many` (same arguments)."""
+    """Runs of one kernel on one table: what :func:`run_batch` runs at once and
+    :func:`simulate_many` in chunks.
+
+    Attributes:
+        kernel: a compiled kernel (module doc: the kernel contract), or its (module, name).
+        table: float64 table of the kernel's privacy model, values in [0, 1]; empty
+            (:meth:`~dpaudit.data.tables.Model.fresh`): every reward drawn afresh.
+        means, theta, aux: the kernel's float64 arrays
+            (:class:`~dpaudit.algorithms.spec.Prepared`).
+        n_runs: runs.
+        seed: an int, a ``SeedSequence`` or a ``Generator``; :func:`simulate_many` and
+            :func:`outcomes` seed chunk i by ``seed.spawn(...)[i]`` (a ``SeedSequence``).
+        views: windows whose cells are counted (:func:`as_views`; ends ≤ the samples).
+        limit: samples per run; None: the table's number of rows (a ``user`` table's
+            horizon; give it for other models).
+    """
 
     kernel: object
     table: np.ndarray
@@ -315,16 +314,22 @@ class Request:
     theta: np.ndarray
     aux: np.ndarray
     n_runs: int
-    seed: np.random.SeedSequence
-    views: object
+    seed: object
+    views: object = ()
     limit: int | None = None
+
+    @property
+    def samples(self) -> int:
+        """Samples per run at most: ``limit``, or the table's number of rows."""
+        return self.table.shape[0] if self.limit is None else int(self.limit)
 
 
 def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Counts]:
-    """:func:`simulate` for every :class:`Request`, their chunks pooled in one map over
+    """The feature-cell :class:`Counts` of every :class:`Request`'s runs, their chunks of
+    :data:`CHUNK` runs (chunk i seeded by ``seed.spawn(...)[i]``) pooled in one map over
     ``workers`` processes (many small simulations, e.g. a search round over hundreds of
-    candidate tables, keep every core busy). Results are those of separate :func:`simulate`
-    calls, bit for bit."""
+    candidate tables, keep every core busy). Results are those of one call per request, bit
+    for bit. ``progress``: optional callable(runs done)."""
     out = []
     for r, parts in zip(requests, _chunked(_chunk_job, requests, CHUNK, workers, progress)):
         cells, counts = _merge(parts, len(as_views(r.views)))
@@ -349,33 +354,26 @@ def _chunked(job, requests: list, size: int, workers: int, progress=None) -> lis
     """``job`` over the chunks of ``size`` runs of every request (chunk i of a request
     seeded by its ``seed.spawn(...)[i]``), pooled over ``workers`` processes: per request, the
     chunks' results in order. ``progress``: optional callable(runs done)."""
-    jobs, owner, sizes, kernels = [], [], [], {}
+    jobs, owner = [], []
     for r_i, r in enumerate(requests):
-        table = np.ascontiguousarray(r.table, dtype=np.float64)
-        views = as_views(r.views)
-        limit = table.shape[0] if r.limit is None else int(r.limit)
-        kernels.setdefault(id(r.kernel), (r, table, views, limit))
+        r = replace(r, table=np.ascontiguousarray(r.table, dtype=np.float64),
+                    views=as_views(r.views), limit=r.samples)
         sz = [size] * (r.n_runs // size) + ([r.n_runs % size] if r.n_runs % size else [])
-        for n, s in zip(sz, r.seed.spawn(len(sz))):
-            jobs.append([r.kernel, table, r.means, r.theta, r.aux, limit, n, views, s])
-            owner.append(r_i)
-            sizes.append(n)
+        jobs += [replace(r, n_runs=n, seed=s) for n, s in zip(sz, r.seed.spawn(len(sz)))]
+        owner += [r_i] * len(sz)
     if workers > 1 and len(jobs) > 1:
         # compile (and write numba's cache) here first: workers then only load it, which
         # avoids concurrent cache writes of the same signature
-        for r, table, views, limit in kernels.values():
-            run_batch(r.kernel, np.random.default_rng(0), table, r.means, r.theta, r.aux,
-                      limit, 0, views)
-        for j in jobs:
-            j[0] = _ref(j[0])
-        stream = pool_map(job, [tuple(j) for j in jobs], workers)
+        for r in {id(j.kernel): j for j in jobs}.values():
+            run_batch(replace(r, n_runs=0, seed=0))
+        stream = pool_map(job, [replace(j, kernel=_ref(j.kernel)) for j in jobs], workers)
     else:
-        stream = (job(tuple(j)) for j in jobs)
+        stream = (job(j) for j in jobs)
     results = [[] for _ in requests]
-    for res, i, n in zip(stream, owner, sizes):
+    for res, i, j in zip(stream, owner, jobs):
         results[i].append(res)
         if progress:
-            progress(n)
+            progress(j.n_runs)
     return results
 
 

@@ -300,8 +300,7 @@ def test_first_decision_probability():
         table = np.ones((3, 2))
         table[0, 0] = x0
         spec, p, prep = prepared("adap-ucb", 1.0, horizon=3)
-        *_, kept = run_batch(spec.kernel, np.random.default_rng(17), table, prep.means,
-                             prep.theta, prep.aux, 3, n, [3], n)
+        *_, kept = run_batch(spec.request(prep, table, n, 17, [3], 3), n)
         assert abs((kept[:, 2] == 0).mean() - want) < 0.005
 
 

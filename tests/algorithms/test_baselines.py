@@ -291,8 +291,7 @@ def test_same_seed_same_result(name, eps):
     prep = spec.prepare(eps, spec.resolve_params({"means": (0.9, 0.6, 0.5)}))
     table = np.zeros((0, 3))                  # every reward drawn from the run's rng
     views = np.array([8, 64, 4096], np.int64)
-    out = [run_batch(spec.kernel, np.random.default_rng(99), table, prep.means, prep.theta,
-                     prep.aux, 1 << 22, 20, views) for _ in range(2)]
+    out = [run_batch(spec.request(prep, table, 20, 99, views, 1 << 22)) for _ in range(2)]
     for x, y in zip(*out):
         assert np.array_equal(x, y)
     assert (out[0][3] == STOPPED).all()

@@ -408,9 +408,7 @@ def test_tight_construction_probabilities():
     dp[0, 0] = 1.0
     rates = []
     for i, table in enumerate((d, dp)):
-        _, taus, recs, st, kept = run_batch(spec.kernel, np.random.default_rng(100 + i), table,
-                                            prep.means, prep.theta, prep.aux, H, n,
-                                            np.array([H]), n)
+        _, taus, recs, st, kept = run_batch(spec.request(prep, table, n, 100 + i, [H], H), n)
         assert (st == STOPPED).all() and (kept[:, :14] == 0).all()
         rates.append(float((kept[:, 14] != 0).mean()))
     assert rates[0] == pytest.approx(0.5, abs=t)
@@ -541,8 +539,7 @@ def test_dp_od_l2_calibration_violates_eps_dp_on_the_output():
     for i, s_ones in enumerate((2, 3)):
         table = np.zeros((3, H))
         table[0, :s_ones] = 1.0
-        _, _, recs, st, _ = run_batch(spec.kernel, np.random.default_rng(40 + i), table,
-                                      prep.means, prep.theta, prep.aux, H, n, np.array([H]))
+        _, _, recs, st, _ = run_batch(spec.request(prep, table, n, 40 + i, np.array([H]), H))
         assert (st == STOPPED).all()
         rates.append(float((recs == 2).mean()))
     assert rates[0] == pytest.approx(exact(2), rel=0.06)

@@ -355,9 +355,8 @@ def test_rewards_are_clamped_and_tables_validated():
 
 def _first_decision_rate(name, table, eps, n, seed):
     spec, p, prep = prepared(name, eps, horizon=table.shape[0])
-    cells, tau, rec, st, kept = run_batch(spec.kernel, np.random.default_rng(seed), table,
-                                          prep.means, prep.theta, prep.aux, table.shape[0], n,
-                                          [table.shape[0]], n)
+    cells, tau, rec, st, kept = run_batch(spec.request(prep, table, n, seed, [table.shape[0]]),
+                                          n)
     return kept
 
 
@@ -380,8 +379,7 @@ def test_ts_beta_positive_control_digest_5_4():
     for x, want in ((0.0, 1 / 3), (1.0, 2 / 3)):
         spec, p, prep = prepared("ts-beta", 1.0, horizon=2, means=(0.5, 0.5))
         table = np.full((2, 2), x)
-        *_, kept = run_batch(spec.kernel, np.random.default_rng(3), table, prep.means,
-                             prep.theta, prep.aux, 2, n, [2], n)
+        *_, kept = run_batch(spec.request(prep, table, n, 3, [2], 2), n)
         assert abs((kept[:, 1] == kept[:, 0]).mean() - want) < 0.006
 
 
@@ -451,8 +449,7 @@ def test_ts_beta_transcript_law_exact():
     n = 400_000
     spec, p, prep = prepared("ts-beta", 1.0, horizon=3, means=(0.5, 0.5))
     table = np.full((3, 2), 0.3)
-    *_, kept = run_batch(spec.kernel, np.random.default_rng(21), table, prep.means, prep.theta,
-                         prep.aux, 3, n, [3], n)
+    *_, kept = run_batch(spec.request(prep, table, n, 21, [3], 3), n)
     a = kept[:, :3].astype(int)
     p2 = 1.3 / 3
     want = {}
@@ -465,8 +462,7 @@ def test_ts_beta_transcript_law_exact():
         got = np.mean((a[:, 0] == seq[0]) & (a[:, 1] == seq[1]) & (a[:, 2] == seq[2]))
         assert abs(got - pr) < 0.005, (seq, got, pr)
     spec, p, prep = prepared("ts-beta", 1.0, horizon=2)
-    *_, kept = run_batch(spec.kernel, np.random.default_rng(22), np.full((2, 5), 0.3),
-                         prep.means, prep.theta, prep.aux, 2, n, [2], n)
+    *_, kept = run_batch(spec.request(prep, np.full((2, 5), 0.3), n, 22, [2], 2), n)
     want = np.prod([(1.3 + k) / (3.0 + k) for k in range(4)])
     assert abs((kept[:, 1] == kept[:, 0]).mean() - want) < 0.005
 
@@ -478,8 +474,7 @@ def test_rnm_epoch_zero_probabilities_on_the_kernel():
     for row, want in (((1, 0, 0, 0, 0), 0.43566), ((0, 1, 1, 1, 1), 0.07503)):
         spec, p, prep = prepared("rnm-ftnl", 1.0, horizon=2)
         table = np.array([row, (0, 0, 0, 0, 0)], dtype=float)
-        *_, kept = run_batch(spec.kernel, np.random.default_rng(8), table, prep.means,
-                             prep.theta, prep.aux, 2, n, [2], n)
+        *_, kept = run_batch(spec.request(prep, table, n, 8, [2], 2), n)
         assert abs((kept[:, 1] == 0).mean() - want) < 0.005
 
 
