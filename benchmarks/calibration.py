@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from dpaudit.calibrate.calibration import (Task, power, rate, run_task, run_tasks, soundness,
+from dpaudit.calibrate.calibration import (Plan, Task, power, rate, run_task, run_tasks, soundness,
                                            tightness)
 from dpaudit.verdicts.result import write_json_atomic
 
@@ -159,7 +159,7 @@ def main():
         print(f"| {e:g} | {q.mean():.4f} (sd {q.std(ddof=1):.4f}) | {q.min():.4f} | "
               f"{q.max():.4f} | {s:.1f} |", flush=True)
 
-    s = soundness(a.soundness, n=20_000, workers=a.workers)
+    s = soundness(a.soundness, Plan(n=20_000, workers=a.workers))
     out["soundness"] = s
     print(f"\nsoundness: {s['overall']['k']} false violations in {s['overall']['n']} audits at "
           f"alpha = {s['alpha']}: rate {_ci(s['overall'])} (95 % CP)")
@@ -167,7 +167,7 @@ def main():
     for f, r in s["by_family"].items():
         print(f"| {f} | {r['n']} | {r['k']} |", flush=True)
 
-    rows = power(a.audits, workers=a.workers)
+    rows = power(a.audits, plan=Plan(workers=a.workers))
     out["power"] = rows
     print("\n| mechanism | noise × | true ε / claim | detected | rate [95 % CI] | median ε_lb | "
           "s per audit |\n|---|---|---|---|---|---|---|")

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
 from dpaudit.auditing import search
-from dpaudit.auditing.whitebox import whitebox
+from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, FINALISTS, WHITEBOX_RUNS)
 from dpaudit.data import tables
@@ -40,7 +40,7 @@ from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.verdicts.result import AuditResult
-from dpaudit.verdicts.verdict import decide, runs_needed
+from dpaudit.verdicts.verdict import Observation, decide, runs_needed
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
 PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
@@ -173,7 +173,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Fo
     SeedSequences; ``bar``: a tqdm progress bar or None."""
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
-    runs, eps, delta = b.runs, req.claim.eps, req.claim.delta
+    runs, delta = b.runs, req.claim.delta
     order = list(cand.order)
     F = min(b.finalists, len(order))
     a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
@@ -194,7 +194,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Fo
                 pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
                               for old, new in zip(pilots[i], pilot))
             pilots[i] = pilot
-            events[i] = best_event(*pilot, runs, a_plan, delta, sources[i].orderings,
+            events[i] = best_event(pilot, runs, a_plan, delta, sources[i].orderings,
                                    fallback=True)
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         if last and validate:    # rank the last round's events on fresh runs (validated_bound)
@@ -208,8 +208,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Fo
     chosen = [i for i in alive[:F] if events[i] is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], runs, eps, delta,
-                b.alpha, s_meas, b.beta)
+    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], req.claim, b, s_meas)
     if bar is not None:
         bar.close()
     return Found(rounds, history, pilots, events, valid, chosen, m)
@@ -230,8 +229,8 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         lb = best.eps_lb
         eps_hat = log_ratio(k_num, best.n, k_den, best.n, delta)
         detect = detectable_eps(k_den / best.n, best.n, eps, m.alpha_per_look[-1], delta)
-        sizes, levels = design(runs, b.alpha / len(m.measured))
-        detect_power = detectable_loss(k_den, best.n, sizes, eps, levels, delta, beta)
+        detect_power = detectable_loss(k_den, best.n, design(runs, b.alpha / len(m.measured)),
+                                       eps, delta, beta)
         event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
                  "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
                  "scoring_hits": list(ev.scoring_hits)}
@@ -247,9 +246,10 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         eps_ub, informative, needed = float("inf"), False, None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[cand.order[0]].neighbours()
-    v = decide(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub, informative=informative,
-               measured=best is not None, separated=best is not None and ev.predicted_lb > 0,
-               coverage=checks.coverage, needed=needed)
+    v = decide(Observation(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub,
+                           informative=informative, measured=best is not None,
+                           separated=best is not None and ev.predicted_lb > 0,
+                           coverage=checks.coverage, needed=needed))
     return AuditResult(
         algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
         verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,
@@ -297,15 +297,21 @@ def _pilots(srcs: list, half: int, seeds: list) -> list:
     return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
 
 
+@dataclass(eq=False)
 class KernelSource(Source):
-    """Compiled runs of a registered algorithm's kernel on one :class:`NeighbourPair`, at
-    most ``limit`` samples per run."""
+    """Compiled runs of a registered algorithm's kernel (``spec``, its arrays ``prep``) on
+    one :class:`NeighbourPair` ``pair``, counting the cells of ``views``, at most ``limit``
+    samples per run, simulated by ``workers`` processes (``bar``: a tqdm bar or None)."""
 
     stable_cells = True   # transcript hashes
 
-    def __init__(self, spec, prep, pair, views, limit, workers, bar=None):
-        self.spec, self.prep, self.pair, self.views = spec, prep, pair, views
-        self.limit, self.workers, self.bar = limit, workers, bar
+    spec: AlgorithmSpec
+    prep: object
+    pair: object
+    views: object
+    limit: int
+    workers: int = 1
+    bar: object = None
 
     def request(self, side, n, seed):
         table = self.pair.d if side == 0 else self.pair.d_prime
@@ -374,8 +380,8 @@ def registered_spec(algo, model: str | None = None) -> AlgorithmSpec:
         InputError: a ``model`` is given, or the name is unknown (naming close matches).
     """
     if model is not None:
-        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {getattr(algo, 'name', algo)} "
-                         "has its own "
+        name = getattr(algo, "name", algo)
+        raise InputError(f"--model applies to FILE.py:FUNCTION algorithms; {name} has its own "
                          "model (see `dpaudit list`)")
     return algo if isinstance(algo, AlgorithmSpec) else registry.get(algo)
 
@@ -419,9 +425,9 @@ def audit_registered(request: AuditRequest) -> AuditResult:
         pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
     else:
         strategy = request.neighbours
-        pairs, order, info = search.candidates(
-            strategy, spec, prep, p, table_seed=int(s_table.generate_state(1, np.uint32)[0]),
-            screen_seed=s_screen, limit=horizon)
+        table_seed = int(s_table.generate_state(1, np.uint32)[0])
+        pairs, order, info = search.candidates(strategy, spec, prep, p,
+                                               seeds=(table_seed, s_screen), limit=horizon)
         if not pairs:
             raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
                              f"its audit horizon ({horizon}); use --neighbours search")
@@ -435,8 +441,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
     used, b = pairs[found.used(order)], request.budget
     if b.whitebox_runs:
-        report = whitebox(spec, prep, used, float(eps), runs=int(b.whitebox_runs),
-                          seed=s_white, delta=delta, horizon=horizon)
+        report = whitebox(spec, prep, used, Claim(eps, delta),
+                          Replay(int(b.whitebox_runs), s_white, horizon=horizon))
         coverage = report["coverage"]
     else:
         report, coverage = {}, {"measured": False, "reason": "whitebox_runs = 0: no run was "

@@ -87,13 +87,14 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
 PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
 
 
-def candidates(strategy: str, spec, prep, params: dict, *, table_seed: int, screen_seed,
+def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
                limit: int) -> tuple[list, list, dict]:
     """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
     entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
     or None, "scores": per-pair :func:`dpaudit.auditing.whitebox.screen` results or None}.
-    ``limit``:
-    samples per run (the audit horizon); ``screen_seed``: a SeedSequence."""
+    ``limit``: samples per run (the audit horizon); ``seeds`` = (table seed, an int: the
+    base tables; screen seed, a SeedSequence: the white-box screen)."""
+    table_seed, screen_seed = seeds
     # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
     params = {**params, "means": tuple(float(x) for x in prep.means)}
     shape = MODELS[spec.model].shape(len(params["means"]), spec.audit_horizon(params))

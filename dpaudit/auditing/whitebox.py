@@ -55,10 +55,12 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 
+from dpaudit.core.request import Claim
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
                                          child_seed, seed_sequence)
 
@@ -142,14 +144,12 @@ def log_density(dist, y, value, scale) -> np.ndarray:
     return out.reshape(shape)
 
 
-def log_density_ratio(dist, y, value, value_prime, scale, dist_prime=None,
-                      scale_prime=None) -> np.ndarray:
-    """ln f(y | value) − ln f'(y | value_prime), vectorised; f' has family ``dist_prime`` and
-    scale ``scale_prime`` (default: the same as f). Laplace: (|y − v'| − |y − v|)/b; Gaussian:
-    ((y − v')² − (y − v)²)/(2σ²); randomised response: ln P(y | v) − ln P(y | v'). Raises
-    ValueError as :func:`log_density`."""
-    dist_prime = dist if dist_prime is None else dist_prime
-    scale_prime = scale if scale_prime is None else scale_prime
+def log_density_ratio(dist, y, value, value_prime, scale, prime=None) -> np.ndarray:
+    """ln f(y | value) − ln f'(y | value_prime), vectorised; f' has the family and scale
+    ``prime`` = (dist', scale') (default None: those of f). Laplace: (|y − v'| − |y − v|)/b;
+    Gaussian: ((y − v')² − (y − v)²)/(2σ²); randomised response: ln P(y | v) − ln P(y | v').
+    Raises ValueError as :func:`log_density`."""
+    dist_prime, scale_prime = (dist, scale) if prime is None else prime
     shape, (d, yy, v, s, dp, vp, sp) = _flat(dist, y, value, scale, dist_prime, value_prime,
                                              scale_prime)
     out = np.empty(d.size)
@@ -408,7 +408,7 @@ def _worst(runner, child, index, direction):
     m = counted
     r1, r2 = runner.r1[:m], runner.r2[:m]
     contrib = log_density_ratio(r1[:, 7], r1[:, 5], r1[:, 4], r2[:, 4], r1[:, 6],
-                                dist_prime=r2[:, 7], scale_prime=r2[:, 6])
+                                prime=(r2[:, 7], r2[:, 6]))
     vd, vdp = (r1[:, 4], r2[:, 4]) if direction == 0 else (r2[:, 4], r1[:, 4])
     rows = []
     for j in np.flatnonzero(contrib != 0.0)[:MAX_LISTED]:
@@ -424,30 +424,41 @@ def _worst(runner, child, index, direction):
             "diverged_at": None if step < 0 else int(step)}
 
 
-def whitebox(spec, prep, pair, eps, *, runs: int = 10_000, seed, limit: int | None = None,
-             delta: float = 0.0, horizon: int | None = None) -> dict:
+@dataclass(frozen=True)
+class Replay:
+    """How :func:`whitebox` replays: ``runs`` per direction, ``seed`` (int or SeedSequence,
+    not mutated), ``limit`` samples per run (None: 16 × the table length), coverage counted
+    within ``horizon`` samples (None: ``limit``)."""
+
+    runs: int
+    seed: object
+    limit: int | None = None
+    horizon: int | None = None
+
+
+def whitebox(spec, prep, pair, claim: Claim, replay: Replay) -> dict:
     """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
 
     ``spec``: :class:`~dpaudit.algorithms.spec.AlgorithmSpec`; ``prep``: its
     :class:`~dpaudit.algorithms.spec.Prepared` (at ``eps``); ``pair``:
-    :class:`~dpaudit.data.tables.NeighbourPair`; ``eps``: the claimed ε; ``runs``: runs per
-    direction; ``seed``: int or SeedSequence (not mutated); ``limit``: samples per run
-    (default 16 × the table length). Returns a JSON-ready dict: ``runs``, ``limit``, ``eps``,
-    ``directions`` (per direction: loss distribution, releases, replay), ``max_loss``,
-    ``quantiles`` (pooled over both directions), ``runs_above_eps``, ``releases_exceed_eps``
-    (true iff max_loss > ε·(1 + 1e-9) + 1e-12: the releases alone are not ε-DP; the released
-    transcript may still be, e.g. report-noisy-max, so this is no verdict), ``worst_run``,
-    ``replay`` (``diverged_runs``, ``first_divergent_step``, ``example``), ``note``.
-    ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of outputs of mass up to
-    about δ, so no single run decides: ``releases_exceed_eps`` is None (the loss
-    distribution and ``runs_above_eps`` are still reported). ``coverage``
+    :class:`~dpaudit.data.tables.NeighbourPair`; ``claim``: the claimed (ε, δ) (δ None: 0);
+    ``replay``: runs per direction, seed, samples per run (:class:`Replay`). Returns a
+    JSON-ready dict: ``runs``, ``limit``, ``eps``, ``directions`` (per direction: loss
+    distribution, releases, replay), ``max_loss``, ``quantiles`` (pooled over both directions),
+    ``runs_above_eps``, ``releases_exceed_eps`` (true iff max_loss > ε·(1 + 1e-9) + 1e-12: the
+    releases alone are not ε-DP; the released transcript may still be, e.g. report-noisy-max, so
+    this is no verdict), ``worst_run``, ``replay`` (``diverged_runs``, ``first_divergent_step``,
+    ``example``), ``note``. ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of
+    outputs of mass up to about δ, so no single run decides: ``releases_exceed_eps`` is None
+    (the loss distribution and ``runs_above_eps`` are still reported). ``coverage``
     (:func:`coverage`): the runs that read the changed position within ``horizon`` samples
     (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
     Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
     :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.
     """
     t0 = time.perf_counter()
-    runs = int(runs)
+    eps, delta = float(claim.eps), claim.delta or 0.0
+    runs, seed, limit, horizon = int(replay.runs), replay.seed, replay.limit, replay.horizon
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
     d = np.ascontiguousarray(pair.d, dtype=np.float64)

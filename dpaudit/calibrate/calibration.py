@@ -65,14 +65,29 @@ def rate(k: int, n: int, alpha: float = 0.05) -> dict:
             "ci": [float(cp_lower(k, n, alpha / 2)), float(cp_upper(k, n, alpha / 2))]}
 
 
-def soundness(audits: int, n: int, alpha: float = 0.05, eps: float = 1.0, workers: int = 2,
-              families=FAMILIES, seed0: int = 0) -> dict:
-    """``audits`` small audits (``n`` samples per side) of the correct mechanisms, spread
-    evenly over ``families``: the false-violation rate and its CI, per family and overall."""
-    tasks = [Task(families[i % len(families)], eps, 1.0, n, alpha, seed0 + i)
+@dataclass(frozen=True)
+class Plan:
+    """What a calibration run audits: mechanisms of ``families`` claiming ``eps``, ``n``
+    samples per side (None: the audit's default), level ``alpha``, on ``workers`` processes;
+    audit i is seeded ``seed0 + i`` (None: the measurement's own offset)."""
+
+    eps: float = 1.0
+    n: int | None = None
+    alpha: float = 0.05
+    workers: int = 2
+    families: tuple = FAMILIES
+    seed0: int | None = None
+
+
+def soundness(audits: int, plan: Plan = Plan()) -> dict:
+    """``audits`` small audits of the correct mechanisms, spread evenly over the plan's
+    families (seeds from ``plan.seed0``, default 0): the false-violation rate and its CI, per
+    family and overall."""
+    families, seed0 = plan.families, plan.seed0 or 0
+    tasks = [Task(families[i % len(families)], plan.eps, 1.0, plan.n, plan.alpha, seed0 + i)
              for i in range(audits)]
-    rows = run_tasks(tasks, workers)
-    out = {"alpha": alpha, "n": n, "eps": eps, "by_family": {}}
+    rows = run_tasks(tasks, plan.workers)
+    out = {"alpha": plan.alpha, "n": plan.n, "eps": plan.eps, "by_family": {}}
     for f in families:
         k = sum(r["verdict"] == "violation" for r in rows if r["family"] == f)
         out["by_family"][f] = rate(k, sum(r["family"] == f for r in rows))
@@ -80,14 +95,15 @@ def soundness(audits: int, n: int, alpha: float = 0.05, eps: float = 1.0, worker
     return out
 
 
-def power(audits: int, factors=(0.5, 0.6, 0.7, 0.8, 0.9), eps: float = 1.0,
-          n: int | None = None, alpha: float = 0.05, workers: int = 2, families=FAMILIES,
-          seed0: int = 10 ** 6) -> list[dict]:
-    """Detection rate of each insufficient-noise mutant over ``audits`` audits each."""
-    tasks = [Task(f, eps, x, n, alpha, seed0 + 1000 * j + i)
+def power(audits: int, factors=(0.5, 0.6, 0.7, 0.8, 0.9), plan: Plan = Plan()) -> list[dict]:
+    """Detection rate of each insufficient-noise mutant (noise scale × factor) over
+    ``audits`` audits each (seeds from ``plan.seed0``, default 10^6)."""
+    families, eps = plan.families, plan.eps
+    seed0 = 10 ** 6 if plan.seed0 is None else plan.seed0
+    tasks = [Task(f, eps, x, plan.n, plan.alpha, seed0 + 1000 * j + i)
              for j, (f, x) in enumerate((f, x) for f in families for x in factors)
              for i in range(audits)]
-    rows = run_tasks(tasks, workers)
+    rows = run_tasks(tasks, plan.workers)
     out = []
     for f in families:
         for x in factors:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,17 +97,29 @@ def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
     return out
 
 
+@dataclass(frozen=True)
+class Trials:
+    """The runs of a correctness check: ``runs`` (None: :func:`default_runs`), the root
+    ``seed``, the level ``alpha`` of each one-sided bound, and ``workers`` (results do not
+    depend on it)."""
+
+    runs: int | None = None
+    seed: int = 0
+    alpha: float = 0.05
+    workers: int = 1
+
+
 def check_correctness(algo: str, risk: float, *, eps: float | None = None,
-                      params: dict | None = None, runs: int | None = None, seed: int = 0,
-                      alpha: float = 0.05, workers: int = 1) -> dict:
+                      params: dict | None = None, trials: Trials = Trials()) -> dict:
     """Check the error probability of the registered ``algo`` against ``risk`` (module doc).
 
     ``eps``: the algorithm's ε (required for private algorithms; ignored by non-private ones).
     ``params``: algorithm parameters (strings or values). Fixed-confidence algorithms get
-    ``risk`` as their ``risk`` parameter. ``runs``: default :func:`default_runs`. Returns a
-    JSON-able dict; ``exit_code`` 0 certified, 1 violation, 3 inconclusive. InputError for bad
-    input (before any simulation).
+    ``risk`` as their ``risk`` parameter. ``trials``: runs, seed, α, workers (:class:`Trials`).
+    Returns a JSON-able dict; ``exit_code`` 0 certified, 1 violation, 3 inconclusive.
+    InputError for bad input (before any simulation).
     """
+    runs, seed, alpha, workers = trials.runs, trials.seed, trials.alpha, trials.workers
     spec = registry.get(algo)
     theory = registry.identification(spec.name)
     if theory is None:

@@ -21,12 +21,13 @@ from dpaudit.auditing import audit
 from dpaudit.auditing.plugin import audit_code
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.checks.constants import constants
-from dpaudit.checks.correctness import check_correctness, default_runs, runs_to_certify, summary
+from dpaudit.checks.correctness import (Trials, check_correctness, default_runs, runs_to_certify,
+                                        summary)
 from dpaudit.core import interrupt, validate
 from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_MARGIN
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
-from dpaudit.gating.gate import gate
+from dpaudit.gating.gate import GateOptions, gate
 from dpaudit.reporting import report
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
@@ -251,8 +252,8 @@ _risk = _arg("--risk", validate.probability)
 
 def _check_correctness(a) -> int:
     validate.output_path("--json", a.json)
-    r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param), runs=a.runs,
-                          seed=a.seed, alpha=a.alpha, workers=a.workers or default_workers())
+    r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param),
+                          trials=Trials(a.runs, a.seed, a.alpha, a.workers or default_workers()))
     if a.json:
         write_json_atomic(a.json, r)
     _out(summary(r))
@@ -338,9 +339,8 @@ def _report(a) -> int:
 def _gate(a) -> int:
     if a.report_dir and not os.path.isdir(a.report_dir):
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
-    return gate(a.suite, baseline=a.baseline, junit=a.junit, report_dir=a.report_dir,
-                update_baseline=a.update_baseline, workers=a.workers, beta=a.beta,
-                margin=a.margin, echo=_out)
+    return gate(a.suite, GateOptions(a.baseline, a.junit, a.report_dir, a.update_baseline,
+                                     a.workers, a.beta, a.margin), echo=_out)
 
 
 def _bench(a) -> int:

@@ -469,21 +469,37 @@ def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
     return ET.tostring(ts, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def gate(path: str, *, baseline: str | None = None, junit: str | None = None,
-         report_dir: str | None = None, update_baseline: bool = False,
-         workers: int | None = None, echo=print, beta: float = 0.05,
-         margin: float = DEFAULT_MARGIN) -> int:
-    """Run the suite at ``path`` (module doc). Returns the exit code: 0 when every entry is as
-    expected and no stored event's loss rose, 1 otherwise. ``echo`` receives the progress and
-    summary lines. The default baseline is ``baseline.json`` beside the suite. Every entry's
-    upper bound ``eps_ub`` holds with confidence 1 − ``beta``; a pass needs it ≤
-    (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`).
+@dataclass(frozen=True)
+class GateOptions:
+    """How ``dpaudit gate`` runs: the ``baseline`` file (None: ``baseline.json`` beside the
+    suite), the ``junit`` XML and the ``report_dir`` to write (None: none),
+    ``update_baseline`` (write it instead of checking against it), ``workers`` (results do
+    not depend on it); every entry's upper bound ``eps_ub`` holds with confidence 1 −
+    ``beta``, and a pass needs it ≤ (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`)."""
+
+    baseline: str | None = None
+    junit: str | None = None
+    report_dir: str | None = None
+    update_baseline: bool = False
+    workers: int | None = None
+    beta: float = DEFAULT_BETA
+    margin: float = DEFAULT_MARGIN
+
+
+def gate(path: str, options: GateOptions = GateOptions(), echo=print) -> int:
+    """Run the suite at ``path`` (module doc) with ``options`` (:class:`GateOptions`).
+    Returns the exit code: 0 when every entry is as expected and no stored event's loss
+    rose, 1 otherwise. ``echo`` receives the progress and summary lines.
 
     Raises:
         InputError: before any audit runs, for a bad suite, an output folder that does not
             exist, or (without ``update_baseline``) a missing, corrupt or mismatched baseline
             (:func:`read_baseline`).
     """
+    o = options
+    baseline, junit, report_dir, update_baseline = (o.baseline, o.junit, o.report_dir,
+                                                    o.update_baseline)
+    workers, beta, margin = o.workers, o.beta, o.margin
     suite = load_suite(path)
     given = baseline is not None
     if baseline is None:

@@ -113,8 +113,7 @@ def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:
         return np.log(np.maximum(lo, 0.0)) - np.log(hi)
 
 
-def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas: int,
-               alpha: float, delta: float = 0.0, orderings=None,
+def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0, orderings=None,
                fallback: bool = False) -> Event | None:
     """Best event over all views, both directions and all orderings, or None if no union has
     a positive scored bound (with ``fallback``: the raw best likelihood-ratio union, the one
@@ -123,7 +122,7 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     A > B; measuring it costs no confidence, may still reveal a violation, and its small
     probability under the denominator lets the verdict name a budget).
 
-    ``rank``/``score``: (counts on d, counts on d') of the two pilot halves; ``n_meas``,
+    ``pilot`` = (rank, score): (counts on d, counts on d') of each pilot half; ``n_meas``,
     ``alpha``: the runs per side and level the measurement will use; ``delta``: the claimed DP
     δ (events are scored by the δ-loss bound). ``orderings(v, keys)``: optional extra
     orderings of a view's cells (list of (name, permutation of ``keys``)), e.g. the natural
@@ -132,6 +131,7 @@ def best_event(rank: tuple[Counts, Counts], score: tuple[Counts, Counts], n_meas
     unions is pre-ranked by :func:`_wilson_prediction` and its best :data:`SHORTLIST` unions
     are scored exactly; all segments are scored in one vectorised call.
     """
+    rank, score = pilot
     (r_d, r_dp), (s_d, s_dp) = rank, score
     if r_d.n_runs != r_dp.n_runs or s_d.n_runs != s_dp.n_runs:
         raise ValueError("both sides of a pilot half need the same number of runs")

@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from dpaudit.core.request import Budget, Claim
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics.events import Event
 from dpaudit.statistics.stats import eps_lower_bound, eps_upper_bound, p_value
@@ -103,9 +104,11 @@ def _add(a: Counts | None, b: Counts) -> Counts:
     return b if a is None else a.merged(b)
 
 
-def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: float,
-            seed: np.random.SeedSequence, beta: float = 0.05) -> Measurement:
-    """Measure ``finalists`` on fresh samples of up to ``n`` runs per side (see module doc).
+def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
+            seed: np.random.SeedSequence) -> Measurement:
+    """Measure ``finalists`` on fresh samples of up to ``budget.runs`` runs per side (see
+    module doc) against ``claim`` (δ None: 0), at the budget's α (violations, Bonferroni over
+    looks × finalists) and β (upper bounds).
 
     Each finalist also gets ``loss_ub``, an upper confidence bound on its event's δ-loss at
     level 1 − β: β is split over the looks by :data:`LOOK_WEIGHTS` (not over the finalists),
@@ -116,6 +119,8 @@ def measure(finalists: list[Finalist], n: int, eps: float, delta: float, alpha: 
     Deterministic for ``seed``: finalist i, look k, side s uses
     ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
     """
+    n, alpha, beta = budget.runs, budget.alpha, budget.beta
+    eps, delta = claim.eps, claim.delta or 0.0
     F = max(len(finalists), 1)
     sizes, levels = design(n, alpha / F)
     beta_levels = design(n, beta)[1]

@@ -271,8 +271,8 @@ class PowerCurve:
         return x
 
 
-def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
-                    alpha: float | list[float], delta: float = 0.0, beta: float = 0.05) -> float:
+def detectable_loss(hits_den: int, runs: int, plan: tuple, eps: float, delta: float = 0.0,
+                    beta: float = 0.05) -> float:
     """The detectable loss of a measured event at power 1 − β (:class:`PowerCurve`).
 
     Args:
@@ -280,9 +280,10 @@ def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
             probability is taken as hits/runs. Never seen there (0 hits), it may be as small
             as 0, where no loss is detectable: inf.
         runs: the runs measured on the denominator side (≥ 1).
-        sizes: cumulative runs per side at each planned look; the last is the budget.
+        plan: (sizes, alpha): the cumulative runs per side at each planned look (the last is
+            the budget) and the level of the test at each look, or one level for every look
+            (:func:`dpaudit.statistics.measure.design` gives both).
         eps: the claimed ε (> 0).
-        alpha: the level of the test at each look, or one level for every look.
         delta: the claimed δ.
         beta: 1 − the power asked for, in (0, 1).
 
@@ -292,4 +293,5 @@ def detectable_loss(hits_den: int, runs: int, sizes: list[int], eps: float,
     """
     if hits_den == 0:
         return float("inf")
+    sizes, alpha = plan
     return PowerCurve(hits_den / runs, sizes, eps, alpha, delta).detectable_loss(beta)

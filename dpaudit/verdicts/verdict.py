@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpaudit.core.request import DEFAULT_MARGIN
 from dpaudit.statistics.measure import design
 from dpaudit.statistics.stats import eps_upper_bound
 
@@ -82,12 +81,11 @@ def runs_needed(p_num: float, p_den: float, delta: float, beta: float, target: f
     return hi
 
 
-def decide(*, eps_lb: float, eps: float, margin: float, eps_ub: float,
-           measured: bool, separated: bool, coverage: dict, needed=None,
-           informative: bool = True) -> Verdict:
-    """The verdict (module doc) from what the audit observed.
+@dataclass(frozen=True)
+class Observation:
+    """What an audit observed, from which :func:`decide` concludes.
 
-    Args:
+    Attributes:
         eps_lb: the largest lower confidence bound over the tests performed.
         eps: the claimed ε.
         margin: pass needs eps_ub ≤ (1 + margin)·ε.
@@ -96,12 +94,29 @@ def decide(*, eps_lb: float, eps: float, margin: float, eps_ub: float,
         measured: an event was measured.
         separated: a measured event separated d from d′ on the pilot (predicted ε_lb > 0).
         coverage: the result's ``coverage`` (``measured`` False: nothing is known of it).
+        needed: a callable () -> runs needed for an underpowered result (None: not computed).
         informative: a measured event can carry a loss of (1 + margin)·ε at all (at its
             measured frequency on the denominator side, ln((1 − δ)/p̂_den) > (1 + margin)·ε);
             if none can, a small upper bound is no evidence the audit could fail (an empty
             pass), and the verdict is ``underpowered`` with no budget named.
-        needed: a callable () -> runs needed for an underpowered result (None: not computed).
     """
+
+    eps_lb: float
+    eps: float
+    margin: float
+    eps_ub: float
+    measured: bool
+    separated: bool
+    coverage: dict
+    needed: object = None
+    informative: bool = True
+
+
+def decide(observed: Observation) -> Verdict:
+    """The verdict (module doc) from what the audit ``observed``."""
+    o = observed
+    eps_lb, eps, margin, eps_ub, coverage = o.eps_lb, o.eps, o.margin, o.eps_ub, o.coverage
+    measured, separated, needed, informative = o.measured, o.separated, o.needed, o.informative
     if eps_lb > eps:
         return Verdict("violation")
     target = (1 + margin) * eps

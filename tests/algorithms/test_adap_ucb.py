@@ -18,6 +18,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.lazy_dp import adap_ucb as au
 from dpaudit.algorithms.lazy_dp import algorithm as ld
 from dpaudit.auditing import whitebox as wb
+from dpaudit.core.request import Claim
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, run_batch
@@ -315,11 +316,11 @@ def test_whitebox_release_loss_and_replay():
                                     {"name": "tied-mid"}, "row 0")
     for name, params in (("adap-ucb", {}), ("adap-ucb", {"index": "code"}), ("adap-klucb", {})):
         spec, p, prep = prepared(name, 1.0, means=ld.SETTING_1, **params)
-        w = wb.whitebox(spec, prep, pair, 1.0, runs=2000, seed=5)
+        w = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(2000, 5))
         assert w["releases_exceed_eps"] is False and w["replay"]["diverged_runs"] == 0
         assert w["max_loss"] == pytest.approx(1.0, abs=1e-9)
     spec, p, prep = prepared("adap-ucb-raw-init", 1.0, means=ld.SETTING_1)
-    w = wb.whitebox(spec, prep, pair, 1.0, runs=2000, seed=5)
+    w = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(2000, 5))
     assert w["replay"]["diverged_runs"] > 0
 
 

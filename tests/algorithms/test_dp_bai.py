@@ -17,6 +17,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_bai import algorithm as db
 from dpaudit.algorithms.dp_bai import linear as lin
 from dpaudit.auditing.whitebox import RELEASE_ROWS
+from dpaudit.core.request import Claim
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, STOPPED, run_batch
@@ -498,14 +499,14 @@ def test_dp_od_l2_calibration_leaks_on_diagonal_features(tmp_path):
     # The white-box loss of each run is exact; the maximum is attained in a run whose two
     # released coordinates both fall beyond both exact values (probability 1/4 per run: none
     # of the 400 runs attaining it has probability 0.75^400 < 1e-49).
-    from dpaudit.auditing.whitebox import whitebox
+    from dpaudit.auditing.whitebox import Replay, whitebox
     f = save_features(tmp_path, [[1.0, 1.0], [1.0, -1.0], [0.1, 0.1]])
     for norm, expect in (("l2", math.sqrt(2)), ("l1", 1.0)):
         spec, p, prep = prepared("dp-od", features=f, means=(0.6, 0.4, 0.06), norm=norm)
         H = spec.audit_horizon(p)
         pair = NeighbourPair.change("stream", np.zeros((3, H)), (0, 0), 0.0, 1.0,
                                     {"name": "tied-low"}, "test")
-        w = whitebox(spec, prep, pair, 1.0, runs=200, seed=1)
+        w = whitebox(spec, prep, pair, Claim(1.0), Replay(200, 1))
         assert w["max_loss"] == pytest.approx(expect, rel=1e-9)
 
 
@@ -627,8 +628,8 @@ def test_stream_search_positions_come_from_the_release_log():
     H = spec.audit_horizon(p)
     base = np.zeros((30, H))
     assert nbrs.release_positions(spec, prep, base, H) == {(0, 14), (2, 0), (2, 14)}
-    pairs, order, info = search.candidates("blackbox", spec, prep, p, table_seed=1,
-                                           screen_seed=np.random.SeedSequence(1), limit=H)
+    pairs, order, info = search.candidates("blackbox", spec, prep, p,
+                                           seeds=(1, np.random.SeedSequence(1)), limit=H)
     positions = {pr.position for pr in pairs}
     assert {(0, 14), (2, 0), (2, 14)} <= positions and len(positions) <= nbrs.MAX_POSITIONS
     assert all(pr.model == "stream" and pr.d.shape == (30, H) for pr in pairs)
@@ -680,16 +681,16 @@ def test_reuse_mutant_release_loss_exceeds_eps():
     # it when arm 0 survives both eliminations and its three released values fall beyond
     # both exact values: 259 of these 4000 runs (6.5 %); with any probability ≥ 2 % per run,
     # none of 4000 attaining it has probability ≤ 0.98^4000 < 1e-35
-    from dpaudit.auditing.whitebox import whitebox
+    from dpaudit.auditing.whitebox import Replay, whitebox
     spec, p, prep = prepared("dp-bai-reuse")
     H = spec.audit_horizon(p)
     pair = NeighbourPair.change("stream", np.zeros((5, H)), (0, 0), 0.0, 1.0,
                                 {"name": "tied-low"}, "test")
-    w = whitebox(spec, prep, pair, 1.0, runs=2000, seed=3)
+    w = whitebox(spec, prep, pair, Claim(1.0), Replay(2000, 3))
     assert w["releases_exceed_eps"] is True
     assert w["max_loss"] == pytest.approx(1 + 5 / 8 + 7 / 15, abs=1e-9)
     spec, p, prep = prepared("dp-bai", features="identity", means=K5_MEANS, horizon=60)
-    assert whitebox(spec, prep, pair, 1.0, runs=2000, seed=3)["max_loss"] == pytest.approx(1.0)
+    assert whitebox(spec, prep, pair, Claim(1.0), Replay(2000, 3))["max_loss"] == pytest.approx(1.0)
 
 
 def test_bench_reports_precomputation():

@@ -17,6 +17,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import baselines as baselines
 from dpaudit.algorithms.lazy_dp import algorithm as ld
 from dpaudit.auditing import whitebox as wb
+from dpaudit.core.request import Claim
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, run_batch
@@ -482,7 +483,7 @@ def test_rnm_epoch_zero_probabilities_on_the_kernel():
 
 def _wb(name, pair, eps=1.0, runs=2000, **params):
     spec, p, prep = prepared(name, eps, **params)
-    return wb.whitebox(spec, prep, pair, eps, runs=runs, seed=5)
+    return wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(runs, 5))
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.ldp_thresholding import algorithm as lt
 from dpaudit.auditing import whitebox as wb
 from dpaudit.auditing.audit import audit_algorithm
+from dpaudit.core.request import Claim
 from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.errors import InputError
@@ -509,13 +510,13 @@ def local_pair(r, rp):
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_privbern_whitebox_loss_is_exactly_eps_and_mutant_twice(eps):
     spec, _, prep = prepared("privbern", eps)
-    r = wb.whitebox(spec, prep, local_pair(0.0, 1.0), eps, runs=200, seed=1)
+    r = wb.whitebox(spec, prep, local_pair(0.0, 1.0), Claim(eps), wb.Replay(200, 1))
     assert r["max_loss"] == pytest.approx(eps, abs=1e-12)
     assert {round(q, 9) for q in r["quantiles"].values()} <= {round(eps, 9), round(-eps, 9)}
     assert r["releases_exceed_eps"] is False and r["replay"]["diverged_runs"] == 0
     assert r["worst_run"]["nonzero_contributions"] == 1      # only user 0 reads r
     spec, _, prep = prepared("privbern-wrong-exp", eps)
-    r = wb.whitebox(spec, prep, local_pair(0.0, 1.0), eps, runs=200, seed=1)
+    r = wb.whitebox(spec, prep, local_pair(0.0, 1.0), Claim(eps), wb.Replay(200, 1))
     assert r["max_loss"] == pytest.approx(2 * eps, abs=1e-12)
     assert r["releases_exceed_eps"] is True
 
@@ -525,15 +526,15 @@ def test_bandit_whitebox_replay_and_apt_divergence():
     pair = NeighbourPair.change_row(base, 3, 0.0, 1.0, {"kind": "constant", "value": 0.0},
                                     "row 3")
     spec, _, prep = prepared("ldp-tb-budget", 1.0)
-    r = wb.whitebox(spec, prep, pair, 1.0, runs=300, seed=2, limit=64)
+    r = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(300, 2, limit=64))
     assert r["max_loss"] == pytest.approx(1.0, abs=1e-12)
     assert r["replay"]["diverged_runs"] == 0
     spec, _, prep = prepared("ldp-tb-confidence", 1.0)
-    r = wb.whitebox(spec, prep, pair, 1.0, runs=100, seed=2, limit=400)
+    r = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(100, 2, limit=400))
     assert r["max_loss"] == pytest.approx(1.0, abs=1e-12)
     assert r["replay"]["diverged_runs"] == 0
     spec, _, prep = prepared("apt", 1.0)
-    r = wb.whitebox(spec, prep, pair, 1.0, runs=20, seed=2, limit=64)
+    r = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(20, 2, limit=64))
     # row 3 (arm 3's initial reward) decides the first adaptive pull (sample 4)
     assert r["replay"]["diverged_runs"] == 40 and r["replay"]["first_divergent_step"] == 4
 

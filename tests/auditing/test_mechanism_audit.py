@@ -17,7 +17,7 @@ import pytest
 from scipy.stats import binom
 
 import dpaudit
-from dpaudit.calibrate.calibration import soundness
+from dpaudit.calibrate.calibration import Plan, soundness
 from dpaudit.calibrate.mechanisms import FAMILIES, known_mechanism
 from dpaudit.errors import InputError
 from dpaudit.statistics.measure import look_sizes
@@ -49,7 +49,7 @@ def test_correct_laplace_bound_stays_below_eps_at_tiny_alpha():
 @pytest.mark.statistical
 @pytest.mark.slow
 def test_soundness_over_1000_small_audits():
-    s = soundness(1000, n=20_000, alpha=0.05, workers=2)
+    s = soundness(1000, Plan(n=20_000, alpha=0.05, workers=2))
     assert s["overall"]["n"] == 1000
     assert s["overall"]["k"] <= binom.isf(1e-6, 1000, 0.05)
 
@@ -136,8 +136,9 @@ def test_detectable_loss_is_the_power_of_the_reported_counts():
         k_den = m["hits_d"] if d["event"]["numerator"] == "d'" else m["hits_d_prime"]
         assert (d["beta"], d["power"]) == (beta, 1 - beta)
         assert d["coverage"]["measured"] is False and "black-box" in d["coverage"]["reason"]
-        assert d["detectable_loss"] == detectable_loss(k_den, m["runs_d"], look_sizes(n), 0.5,
-                                                       m["alpha_per_look"], 0.0, beta)
+        assert d["detectable_loss"] == detectable_loss(k_den, m["runs_d"],
+                                                       (look_sizes(n), m["alpha_per_look"]), 0.5,
+                                                       0.0, beta)
         got[n, beta] = d["detectable_loss"]
     assert 0.5 < got[200_000, 0.05] < got[20_000, 0.05]
     assert 0.5 < got[20_000, 0.5] < got[20_000, 0.05]

@@ -18,6 +18,7 @@ from scipy import stats
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.auditing import whitebox as wb
+from dpaudit.core.request import Claim
 from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
@@ -89,7 +90,7 @@ def test_log_ratio_edge_cases_and_errors():
     for dist in (LAPLACE, GAUSSIAN):
         assert (wb.log_density_ratio(dist, y, 0.3, 0.3, 1 / eps) == 0).all()
     # broadcasting and different scales on the two sides
-    got = wb.log_density_ratio(LAPLACE, y, 0.0, 1.0, 2.0, scale_prime=1.0)
+    got = wb.log_density_ratio(LAPLACE, y, 0.0, 1.0, 2.0, prime=(LAPLACE, 1.0))
     want = stats.laplace.logpdf(y, 0, 2) - stats.laplace.logpdf(y, 1, 1)
     assert got.shape == y.shape and np.allclose(got, want, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="dist=7"):
@@ -145,7 +146,7 @@ ROW0 = NeighbourPair.change_row(constant_table(0.5, 1, 2), 0, 0.0, 1.0,
 def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
     for dist, scale in ((LAPLACE, 1 / eps), (RANDOMISED_RESPONSE, eps)):
         spec, prep = mechanism(dist, scale)
-        r = wb.whitebox(spec, prep, ROW0, eps, runs=2000, seed=1)
+        r = wb.whitebox(spec, prep, ROW0, Claim(eps), wb.Replay(2000, 1))
         assert r["releases_exceed_eps"] is False and r["runs_above_eps"] == 0
         # Laplace: loss = ε(|y−1| − |y|) = ε whenever y ≤ 0 (probability 1/2 per run);
         # randomised response: loss = ε when y = 0 under d (probability e^ε/(1+e^ε))
@@ -156,7 +157,7 @@ def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
         assert len(w) == 1 and w[0]["loss"] == pytest.approx(eps, rel=1e-12)
         # under-scaled noise is caught deterministically (true loss 2ε)
         spec, prep = mechanism(dist, scale / 2 if dist == LAPLACE else 2 * scale)
-        r = wb.whitebox(spec, prep, ROW0, eps, runs=2000, seed=1)
+        r = wb.whitebox(spec, prep, ROW0, Claim(eps), wb.Replay(2000, 1))
         assert r["releases_exceed_eps"] is True
         assert r["max_loss"] == pytest.approx(2 * eps, rel=1e-12)
 
@@ -166,7 +167,7 @@ def test_gaussian_release_loss_is_the_gaussian_plrv():
     # PLRV of N(0, σ²) vs N(1, σ²) at Δ = 1, σ = 1: under d it is N(1/2, 1); mean = KL = 1/2,
     # sd of the mean over 2·10^4 runs (both directions) ≈ 0.0071: margin 0.043 = 6 sd.
     spec, prep = mechanism(GAUSSIAN, 1.0)
-    r = wb.whitebox(spec, prep, ROW0, 1.0, runs=10_000, seed=2)
+    r = wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(10_000, 2))
     for d in r["directions"].values():
         assert d["mean_loss"] == pytest.approx(0.5, abs=0.06)
     assert r["releases_exceed_eps"] is True   # unbounded loss: not pure DP
@@ -176,21 +177,21 @@ def test_gaussian_release_loss_is_the_gaussian_plrv():
 def test_kernel_ignoring_frozen_is_an_error(monkeypatch):
     spec, prep = mechanism(LAPLACE, 1.0, honour=False)
     with pytest.raises(RuntimeError, match="frozen"):
-        wb.whitebox(spec, prep, ROW0, 1.0, runs=5, seed=0)
+        wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(5, 0))
     spec, prep = mechanism(LAPLACE, 1.0)
     monkeypatch.setattr(wb, "RELEASE_ROWS", 0)
     monkeypatch.setattr(wb, "MAX_RELEASE_ROWS", 0)        # the buffer may not grow
     with pytest.raises(RuntimeError, match="releases"):
-        wb.whitebox(spec, prep, ROW0, 1.0, runs=5, seed=0)
+        wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(5, 0))
 
 
 def test_release_buffer_grows_to_fit_a_run(monkeypatch):
     # a run with more releases than the initial buffer is simulated again with room for all
     # of them: the results are those of a large enough buffer, bit for bit
     spec, prep = mechanism(LAPLACE, 1.0)
-    want = wb.whitebox(spec, prep, ROW0, 1.0, runs=50, seed=3)
+    want = wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(50, 3))
     monkeypatch.setattr(wb, "RELEASE_ROWS", 0)
-    got = wb.whitebox(spec, prep, ROW0, 1.0, runs=50, seed=3)
+    got = wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(50, 3))
     for key in ("max_loss", "quantiles", "directions", "worst_run", "replay"):
         assert got[key] == want[key]
     assert want["max_loss"] > 0
@@ -211,7 +212,8 @@ def adap_tt_results():
     for eps in (0.5, 1.0):
         spec, p, prep = setup("adap-tt", eps)
         for i, pair in enumerate(neighbours.candidates(spec, p, 1)):
-            out[eps, i] = (pair, wb.whitebox(spec, prep, pair, eps, runs=10_000, seed=100 + i))
+            out[eps, i] = (pair,
+                           wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(10_000, 100 + i)))
     return out
 
 
@@ -262,7 +264,7 @@ def test_no_forgetting_mutant_exceeds_eps():
     spec, p, prep = setup("adap-tt-no-forgetting", eps)
     found = []
     for pair in neighbours.candidates(spec, p, 1):
-        r = wb.whitebox(spec, prep, pair, eps, runs=2000, seed=3)
+        r = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(2000, 3))
         if r["releases_exceed_eps"] is True:
             found.append(r)
             break
@@ -283,7 +285,7 @@ def test_raw_leader_mutant_diverges_in_replay():
     assert spec.mutant_of == "adap-tt" and spec.kernel is registry.get("adap-tt").kernel
     pair = neighbours.candidates(spec, p, 1)[0]       # tied-high, row 0: 0 in d, 1 in d'
     assert pair.row == 0 and pair.base["name"] == "tied-high"
-    r = wb.whitebox(spec, prep, pair, eps, runs=2000, seed=4)
+    r = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(2000, 4))
     rep = r["replay"]
     assert rep["diverged_runs"] == 4000               # every run, both directions
     # the first leader (step K) reads arm 0's raw phase-1 mean: 0 on d (leader: arm 1, the
@@ -313,7 +315,7 @@ def test_ttucb_replay_diverges_where_it_must():
     K = len(p["means"])
     pair = neighbours.candidates(spec, p, 1)[0]
     assert pair.row == 0 and pair.base["name"] == "tied-high"
-    r = wb.whitebox(spec, prep, pair, 0.5, runs=500, seed=5)
+    r = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(500, 5))
     assert r["max_loss"] == 0.0 and r["worst_run"]["releases"] == 0
     assert r["replay"]["diverged_runs"] == 1000
     assert r["replay"]["first_divergent_step"] == K
@@ -324,7 +326,7 @@ def test_ttucb_replay_diverges_where_it_must():
     dp = d.copy()
     dp[0, 1] = 0.0
     quiet = NeighbourPair.from_tables(d, dp, {"kind": "constant"}, "unread entry")
-    r = wb.whitebox(spec, prep, quiet, 0.5, runs=200, seed=5)
+    r = wb.whitebox(spec, prep, quiet, Claim(0.5), wb.Replay(200, 5))
     assert r["replay"]["diverged_runs"] == 0
 
 
@@ -338,11 +340,11 @@ def test_coverage_counts_the_runs_whose_releases_read_the_entry():
     K = len(p["means"])
     pair = neighbours.candidates(spec, p, 1)[0]
     assert pair.row == 0
-    before = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K - 1)["coverage"]
+    before = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(100, 3, horizon=K - 1))["coverage"]
     assert before["measured"] and before["runs"] == 200
     assert before["runs_read"] == 0 and before["releases_read"] == []
     assert before["runs_read_any_time"] == 200            # read later, within the limit
-    after = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=3, horizon=K)["coverage"]
+    after = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(100, 3, horizon=K))["coverage"]
     assert after["fraction_read"] == 1.0
     assert after["releases_read"] == [{"phase": 1, "releases": 200, "runs": 200}]
     for side in ("d", "d_prime"):            # runs are cut at the white-box limit, 16 × T
@@ -355,13 +357,14 @@ def test_coverage_counts_decisions_that_read_the_entry_without_noise():
     spec, p, prep = setup("ttucb", 0.5)
     K = len(p["means"])
     pair = neighbours.candidates(spec, p, 1)[0]
-    c = wb.whitebox(spec, prep, pair, 0.5, runs=100, seed=5)["coverage"]
+    c = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(100, 5))["coverage"]
     assert c["fraction_read"] == 1.0 and c["releases_read"] == []
     d = constant_table(1.0, 32, K)
     dp = d.copy()
     dp[0, 1] = 0.0
     quiet = NeighbourPair.from_tables(d, dp, {"kind": "constant"}, "unread entry")
-    assert wb.whitebox(spec, prep, quiet, 0.5, runs=100, seed=5)["coverage"]["runs_read"] == 0
+    quiet_report = wb.whitebox(spec, prep, quiet, Claim(0.5), wb.Replay(100, 5))
+    assert quiet_report["coverage"]["runs_read"] == 0
 
 
 # ----------------------------------------------------------- frozen noise round trip
@@ -428,14 +431,14 @@ def test_whitebox_is_deterministic_for_a_seed():
 
     def strip(r):
         return {k: v for k, v in r.items() if k != "runtime_s"}
-    a = wb.whitebox(spec, prep, pair, 0.5, runs=300, seed=9)
-    b = wb.whitebox(spec, prep, pair, 0.5, runs=300, seed=9)
+    a = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(300, 9))
+    b = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(300, 9))
     assert strip(a) == strip(b)
     ss = np.random.SeedSequence(9)
-    c = wb.whitebox(spec, prep, pair, 0.5, runs=300, seed=ss)
-    d = wb.whitebox(spec, prep, pair, 0.5, runs=300, seed=ss)   # ss is not consumed
+    c = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(300, ss))
+    d = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(300, ss))   # ss is not consumed
     assert strip(c) == strip(d) == strip(a)
-    e = wb.whitebox(spec, prep, pair, 0.5, runs=300, seed=10)
+    e = wb.whitebox(spec, prep, pair, Claim(0.5), wb.Replay(300, 10))
     assert e["directions"]["d->d'"]["mean_loss"] != a["directions"]["d->d'"]["mean_loss"]
 
 
@@ -443,13 +446,13 @@ def test_result_is_json_ready():
     import json
     spec, p, prep = setup("adap-tt-raw-leader", 1.0)
     pair = neighbours.candidates(spec, p, 1)[0]
-    r = wb.whitebox(spec, prep, pair, 1.0, runs=50, seed=0, limit=40)
+    r = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(50, 0, limit=40))
     assert r["limit"] == 40
     back = json.loads(json.dumps(r, allow_nan=False))
     assert back["replay"]["example"]["step"] == r["replay"]["first_divergent_step"]
     assert set(back["quantiles"]) == {"50", "90", "99", "99.9", "max"}
     with pytest.raises(ValueError):
-        wb.whitebox(spec, prep, pair, 1.0, runs=0, seed=0)
+        wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(0, 0))
 
 
 @pytest.mark.slow

@@ -66,7 +66,8 @@ def test_verdict_on_constructed_counts(k, n, risk, expected):
 def test_certified_when_answer_is_deterministic():
     # means (1, 0): every reward is deterministic, TTUCB always stops with arm 0 (no
     # randomness in the answer: false-failure probability 0)
-    r = C.check_correctness("ttucb", 0.05, params={"means": "1,0"}, runs=300, seed=3)
+    r = C.check_correctness("ttucb", 0.05, params={"means": "1,0"},
+                            trials=C.Trials(runs=300, seed=3))
     assert r["errors"] == 0 and r["status"]["stopped"] == 300
     assert r["verdict"] == "certified" and r["exit_code"] == 0
     assert r["params"]["risk"] == 0.05          # the algorithm runs at the checked risk
@@ -79,8 +80,8 @@ def test_certified_when_answer_is_deterministic():
 def test_unstopped_runs_are_counted_as_errors():
     # max_steps far below any stopping time: every run is CAPPED, none is dropped, each is an
     # error (deterministic: the cap binds whatever the rewards; false-failure probability 0)
-    r = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": "50"}, runs=130,
-                            seed=0)
+    r = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": "50"},
+                            trials=C.Trials(runs=130, seed=0))
     assert r["runs"] == 130 and r["status"]["capped"] == 130
     assert r["unstopped_counted_as_errors"] == 130 and r["errors"] == 130
     assert r["wrong_answers"] == 0
@@ -91,7 +92,7 @@ def test_unstopped_runs_are_counted_as_errors():
 def test_mixed_capped_and_stopped_counts_add_up():
     # TTUCB on an easy instance with a cap that some runs reach: all runs accounted for
     r = C.check_correctness("ttucb", 0.2, params={"means": "0.7,0.3", "max_steps": "60"},
-                            runs=200, seed=5)
+                            trials=C.Trials(runs=200, seed=5))
     s = r["status"]
     assert s["stopped"] + s["capped"] + s["truncated"] == 200
     assert r["errors"] == r["wrong_answers"] + s["capped"] + s["truncated"]
@@ -107,7 +108,7 @@ def test_wrong_by_construction_gives_violation():
     # ≤ 27) < 1e-100: false-failure probability < 1e-6.
     r = C.check_correctness("apt", 0.05, params={"means": "0.55,0.65", "threshold": "0.6",
                                                  "tolerance": "0", "horizon": "2"},
-                            runs=400, seed=11)
+                            trials=C.Trials(runs=400, seed=11))
     assert r["kind"] == "fixed-budget" and r["status"]["stopped"] == 400
     assert r["verdict"] == "violation"
     # the observed rate lies within ±8 standard deviations of 0.7075 (sd 0.0227): failure
@@ -117,10 +118,11 @@ def test_wrong_by_construction_gives_violation():
 
 
 def test_deterministic_for_a_seed_and_independent_of_workers():
-    kw = dict(params={"means": "0.6,0.4"}, runs=3 * OUTCOME_CHUNK + 5)
-    a = C.check_correctness("ttucb", 0.1, seed=7, workers=1, **kw)
-    b = C.check_correctness("ttucb", 0.1, seed=7, workers=2, **kw)
-    c = C.check_correctness("ttucb", 0.1, seed=8, workers=1, **kw)
+    kw = dict(params={"means": "0.6,0.4"})
+    n = 3 * OUTCOME_CHUNK + 5
+    a = C.check_correctness("ttucb", 0.1, **kw, trials=C.Trials(n, seed=7, workers=1))
+    b = C.check_correctness("ttucb", 0.1, **kw, trials=C.Trials(n, seed=7, workers=2))
+    c = C.check_correctness("ttucb", 0.1, **kw, trials=C.Trials(n, seed=8, workers=1))
     strip = lambda r: {k: v for k, v in r.items() if k not in ("seconds", "workers")}
     assert strip(a) == strip(b)
     # another seed gives other stopping times: P(identical τ statistics) is negligible
@@ -129,16 +131,17 @@ def test_deterministic_for_a_seed_and_independent_of_workers():
 
 
 def test_lower_bound_and_paper_bound_labels():
-    r = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": "50"}, runs=1)
+    r = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": "50"},
+                            trials=C.Trials(runs=1))
     lb = r["lower_bound"]
     from dpaudit.algorithms.adap_tt.theory import t_star_eps
     T, _ = t_star_eps(r["means"], 1.0)
     assert lb["applicable"] and lb["value"] == pytest.approx(T * math.log(1 / 0.15))
     assert "Thm 2" in lb["name"]
     r = C.check_correctness("ldp-tb-confidence", 0.05, eps=1.0, params={"max_steps": "50"},
-                            runs=1)
+                            trials=C.Trials(runs=1))
     assert r["lower_bound"]["applicable"] is False
-    r = C.check_correctness("dp-bai", 0.5, eps=1.0, runs=1)   # default instance: d = 2
+    r = C.check_correctness("dp-bai", 0.5, eps=1.0, trials=C.Trials(runs=1))   # default: d = 2
     assert r["paper_bound"]["applicable"] is False and "d = 2" in r["paper_bound"]["reason"]
 
 
@@ -205,15 +208,16 @@ def test_papers_upper_bounds_next_to_the_stopping_times():
     App. D implicit bound equal the digest's worked numbers (001 §3.6: 557209 and 76015.7);
     AdaP-TT gets Theorem 5's asymptotic bound, whose slope is > the Thm 2 lower bound's.
     Deterministic given the seed (no statistical assertion)."""
-    r = C.check_correctness("ldp-tb-confidence", 0.05, eps=1.0, runs=20, seed=3)
+    r = C.check_correctness("ldp-tb-confidence", 0.05, eps=1.0, trials=C.Trials(runs=20, seed=3))
     got = [ub["value"] for ub in r["upper_bounds"]]
     assert got[0] == pytest.approx(557209, rel=1e-5)
     assert got[1] == pytest.approx(76015.7, rel=1e-5)
-    a = C.check_correctness("adap-tt", 0.05, eps=1.0, runs=2, seed=3,
-                            params={"max_steps": 1000})
+    a = C.check_correctness("adap-tt", 0.05, eps=1.0, params={"max_steps": 1000},
+                            trials=C.Trials(runs=2, seed=3))
     (ub,) = a["upper_bounds"]
     assert ub["applicable"] and ub["value"] > a["lower_bound"]["value"]
-    t = C.check_correctness("ttucb", 0.05, runs=2, seed=3, params={"max_steps": 1000})
+    t = C.check_correctness("ttucb", 0.05, params={"max_steps": 1000},
+                            trials=C.Trials(runs=2, seed=3))
     assert not t["upper_bounds"][0]["applicable"]
 
 
@@ -253,8 +257,9 @@ def test_an_identification_without_a_lower_bound_or_with_an_unknown_kind_is_refu
 def test_dp_bai_is_checked_against_theorem_4_2_when_d_exceeds_2():
     # identity features, d = K = 4: eq. (16)'s bound exp(-T'/(65 M H)) with the paper's H
     from dpaudit.algorithms.dp_bai import linear
-    r = C.check_correctness("dp-bai", 0.5, eps=1.0, runs=1, params={
-        "features": "identity", "means": "0.5,0.45,0.4,0.3", "horizon": "4000"})
+    r = C.check_correctness("dp-bai", 0.5, eps=1.0, params={
+        "features": "identity", "means": "0.5,0.45,0.4,0.3", "horizon": "4000"},
+        trials=C.Trials(runs=1))
     b = r["paper_bound"]
     assert b["applicable"] and "Thm 4.2" in b["name"]
     assert b["H"] == pytest.approx(linear.hardness(np.array([0.5, 0.45, 0.4, 0.3]), 4, 1.0)["H"])

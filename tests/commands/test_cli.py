@@ -320,7 +320,7 @@ def _no_audit(monkeypatch):
 
     def started(*a, **k):
         raise AssertionError("an audit started before the output path was checked")
-    monkeypatch.setattr(audit, "audit_algorithm", started)
+    monkeypatch.setattr(audit, "audit_registered", started)
     monkeypatch.setattr(gate, "run_entry", started)
 
 

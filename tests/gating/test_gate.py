@@ -47,7 +47,7 @@ def suite_dir(tmp_path, text=SMALL):
 
 def run_gate(path, **kw):
     lines = []
-    code = gate.gate(path, workers=1, echo=lines.append, **kw)
+    code = gate.gate(path, gate.GateOptions(workers=1, **kw), echo=lines.append)
     return code, "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 from two_cells import EVENT, two_cell_counts
 
+from dpaudit.core.request import Budget, Claim
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics.events import best_event
 from dpaudit.statistics.measure import Finalist, LOOKS, LOOK_WEIGHTS, design, look_sizes, measure
@@ -48,22 +49,22 @@ def test_early_stopping_keeps_the_false_violation_rate_below_alpha():
     p_d = 0.2
     draw = binomial_source(p_d, p_d * math.exp(eps))      # true loss exactly ε
     root = np.random.SeedSequence(99)
-    false = sum(measure([Finalist(EVENT, draw)], 20_000, eps, 0.0, alpha, s).stopped
+    false = sum(measure([Finalist(EVENT, draw)], Claim(eps, 0.0), Budget(20_000, alpha), s).stopped
                 == "violation" for s in root.spawn(reps))
     assert false <= binom.isf(1e-6, reps, alpha)
 
 
 @pytest.mark.statistical
 def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility():
-    m = measure([Finalist(EVENT, binomial_source(0.1, 0.1 * math.exp(1.0)))], 800_000, 0.5,
-                0.0, 0.05, np.random.SeedSequence(1))
+    m = measure([Finalist(EVENT, binomial_source(0.1, 0.1 * math.exp(1.0)))], Claim(0.5, 0.0),
+                Budget(800_000, 0.05), np.random.SeedSequence(1))
     assert m.stopped == "violation" and m.best.n == 100_000 and len(m.looks) == 1
     assert m.best.eps_lb > 0.5 and m.p_adjusted <= 0.05
-    safe = measure([Finalist(EVENT, binomial_source(0.3, 0.3))], 800_000, 0.5, 0.0, 0.05,
-                   np.random.SeedSequence(2))
+    safe = measure([Finalist(EVENT, binomial_source(0.3, 0.3))], Claim(0.5, 0.0),
+                   Budget(800_000, 0.05), np.random.SeedSequence(2))
     assert safe.stopped == "futility" and safe.best.n == 100_000 and safe.p_adjusted == 1.0
-    undecided = measure([Finalist(EVENT, binomial_source(0.2, 0.2 * math.exp(0.5)))], 800_000,
-                        0.5, 0.0, 0.05, np.random.SeedSequence(3))
+    undecided = measure([Finalist(EVENT, binomial_source(0.2, 0.2 * math.exp(0.5)))],
+                        Claim(0.5, 0.0), Budget(800_000, 0.05), np.random.SeedSequence(3))
     assert undecided.stopped == "budget" and undecided.best.n == 800_000
     assert undecided.tests == LOOKS and undecided.alpha_per_look == pytest.approx(
         [0.05 * w / sum(LOOK_WEIGHTS) for w in LOOK_WEIGHTS])
@@ -72,8 +73,8 @@ def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility
 def test_the_adjusted_p_value_is_the_weighted_bonferroni_one():
     # the event is twice as likely on d': the first look, at level α/16, stops for violation;
     # its p-value counts 16 times (4 times under an even split)
-    m = measure([Finalist(EVENT, binomial_source(0.1, 0.2))], 40_000, 0.05, 0.0, 0.05,
-                np.random.SeedSequence(6))
+    m = measure([Finalist(EVENT, binomial_source(0.1, 0.2))], Claim(0.05, 0.0),
+                Budget(40_000, 0.05), np.random.SeedSequence(6))
     assert m.stopped == "violation" and len(m.looks) == 1
     assert m.p_adjusted == pytest.approx(16 * m.best.p_values[0]) and m.p_adjusted < 0.05
 
@@ -82,8 +83,9 @@ def test_the_adjusted_p_value_is_the_weighted_bonferroni_one():
 def test_delta_claims_tolerate_delta_extra_mass():
     # P_d'(S) = e^0.5·P_d(S) + 0.05: a violation of (0.5, 0)-DP, not of (0.5, 0.06)-DP
     draw = binomial_source(0.2, 0.2 * math.exp(0.5) + 0.05)
-    pure = measure([Finalist(EVENT, draw)], 400_000, 0.5, 0.0, 0.05, np.random.SeedSequence(4))
-    approx = measure([Finalist(EVENT, draw)], 400_000, 0.5, 0.06, 0.05,
+    pure = measure([Finalist(EVENT, draw)], Claim(0.5, 0.0), Budget(400_000, 0.05),
+                   np.random.SeedSequence(4))
+    approx = measure([Finalist(EVENT, draw)], Claim(0.5, 0.06), Budget(400_000, 0.05),
                      np.random.SeedSequence(4))
     assert pure.stopped == "violation"
     assert approx.stopped != "violation" and approx.best.eps_lb < 0.5
@@ -91,8 +93,10 @@ def test_delta_claims_tolerate_delta_extra_mass():
 
 def test_measurement_is_deterministic_for_a_seed():
     draw = binomial_source(0.2, 0.3)
-    a = measure([Finalist(EVENT, draw)] * 2, 10_000, 0.5, 0.0, 0.05, np.random.SeedSequence(5))
-    b = measure([Finalist(EVENT, draw)] * 2, 10_000, 0.5, 0.0, 0.05, np.random.SeedSequence(5))
+    a = measure([Finalist(EVENT, draw)] * 2, Claim(0.5, 0.0), Budget(10_000, 0.05),
+                np.random.SeedSequence(5))
+    b = measure([Finalist(EVENT, draw)] * 2, Claim(0.5, 0.0), Budget(10_000, 0.05),
+                np.random.SeedSequence(5))
     assert a.looks == b.looks and [m.hits for m in a.measured] == [m.hits for m in b.measured]
     assert a.tests == 2 * LOOKS
 
@@ -111,8 +115,8 @@ cell_counts = st.lists(st.integers(0, 300), min_size=4, max_size=4)
 def test_swapping_d_and_d_prime_mirrors_the_chosen_event(a, b, c, e):
     n = 1200
     rank, score = (_counts(a, n), _counts(b, n)), (_counts(c, n), _counts(e, n))
-    ev = best_event(rank, score, 10 ** 5, 0.05)
-    ev2 = best_event(rank[::-1], score[::-1], 10 ** 5, 0.05)
+    ev = best_event((rank, score), 10 ** 5, 0.05)
+    ev2 = best_event((rank[::-1], score[::-1]), 10 ** 5, 0.05)
     assert (ev is None) == (ev2 is None)
     if ev is not None:
         assert ev.predicted_lb == ev2.predicted_lb
@@ -128,10 +132,10 @@ def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
     # (3.5/1.5 for "d"), not the union with the most excess hits (7 on either side)
     n, d, dp = 100, [50, 3, 47], [45, 1, 54]
     halves = (_counts(d, n), _counts(dp, n))
-    assert best_event(halves, halves, n, 0.05) is None
-    ev = best_event(halves, halves, n, 0.05, fallback=True)
+    assert best_event((halves, halves), n, 0.05) is None
+    ev = best_event((halves, halves), n, 0.05, fallback=True)
     assert ev.predicted_lb == 0.0 and ev.numerator == "d"
     assert ev.cells.tolist() == [2] and ev.scoring_hits == (3, 1)
-    mirrored = best_event(halves[::-1], halves[::-1], n, 0.05, fallback=True)
+    mirrored = best_event((halves[::-1], halves[::-1]), n, 0.05, fallback=True)
     assert mirrored.numerator == "d_prime" and mirrored.cells.tolist() == [2]
-    assert best_event((halves[0],) * 2, (halves[0],) * 2, n, 0.05, fallback=True) is None
+    assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback=True) is None

@@ -182,13 +182,13 @@ def test_detectable_loss_is_where_the_power_reaches_one_minus_beta():
     assert curve.detectable_loss(0.5) == pytest.approx(
         detectable_eps(0.1, 200_000, 0.5, 0.05 / 8), abs=3e-3)
     # from the counts: fewer runs, a larger detectable loss; 100 runs cannot certify ε = 10
-    assert detectable_loss(2_000, 20_000, [20_000], 0.5, 0.05) > curve.detectable_loss(0.05)
-    assert detectable_loss(1, 100, [100], 10.0, 0.05) == math.inf
-    assert detectable_loss(0, 100, [100], 10.0, 0.05) == math.inf
+    assert detectable_loss(2_000, 20_000, ([20_000], 0.05), 0.5) > curve.detectable_loss(0.05)
+    assert detectable_loss(1, 100, ([100], 0.05), 10.0) == math.inf
+    assert detectable_loss(0, 100, ([100], 0.05), 10.0) == math.inf
     # never seen on the denominator side: its probability may be 0, where nothing is
     # detectable (it used to be taken as 1/n, which gave a finite figure)
-    assert detectable_loss(0, 10 ** 6, [10 ** 6], 0.5, 0.05) == math.inf
-    assert detectable_loss(1, 10 ** 6, [10 ** 6], 0.5, 0.05) < math.inf
+    assert detectable_loss(0, 10 ** 6, ([10 ** 6], 0.05), 0.5) == math.inf
+    assert detectable_loss(1, 10 ** 6, ([10 ** 6], 0.05), 0.5) < math.inf
 
 
 @pytest.mark.parametrize("old, new", [((0.3, 0.1), (0.3, 0.1)), ((0.5, 0.5), (0.5, 0.5)),

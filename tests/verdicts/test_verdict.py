@@ -12,10 +12,11 @@ from two_cells import EVENT, two_cell_counts
 import dpaudit
 from dpaudit.auditing.audit import _can_carry, audit_algorithm
 from dpaudit.auditing.plugin import audit_callable
+from dpaudit.core.request import Budget, Claim
 from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.statistics.measure import Finalist, design, measure
 from dpaudit.statistics.stats import detectable_loss, eps_lower_bound, eps_upper_bound
-from dpaudit.verdicts.verdict import decide, runs_needed
+from dpaudit.verdicts.verdict import Observation, decide, runs_needed
 
 READ = {"measured": True, "runs": 200, "runs_read": 200, "runs_read_any_time": 200,
         "horizon": 32}
@@ -24,9 +25,9 @@ GOOD = dict(eps_lb=0.48, eps=0.5, margin=0.25, eps_ub=0.52, measured=True,
 
 
 def test_pass_needs_a_separating_event_a_read_entry_and_an_upper_bound_in_reach():
-    assert decide(**GOOD).verdict == "pass"
-    assert decide(**{**GOOD, "coverage": {"measured": False}}).verdict == "pass"  # black box
-    assert decide(**{**GOOD, "eps_ub": 0.625}).verdict == "pass"                 # (1 + 0.25)·ε
+    assert decide(Observation(**GOOD)).verdict == "pass"
+    assert decide(Observation(**{**GOOD, "coverage": {"measured": False}})).verdict == "pass"
+    assert decide(Observation(**{**GOOD, "eps_ub": 0.625})).verdict == "pass"  # (1 + 0.25)·ε
 
 
 @pytest.mark.parametrize("change,code", [
@@ -38,7 +39,7 @@ def test_pass_needs_a_separating_event_a_read_entry_and_an_upper_bound_in_reach(
     ({"eps_ub": 0.7, "margin": 0.3}, "underpowered"),
 ])
 def test_each_reason_of_an_inconclusive_verdict(change, code):
-    v = decide(**{**GOOD, **change})
+    v = decide(Observation(**{**GOOD, **change}))
     assert v.verdict == "inconclusive" and v.reason.startswith(code + ":")
     assert "\n" not in v.reason
 
@@ -46,12 +47,12 @@ def test_each_reason_of_an_inconclusive_verdict(change, code):
 def test_a_violation_is_a_violation_whatever_the_power_or_coverage():
     bad = {**GOOD, "eps_lb": 0.51, "eps_ub": math.inf, "separated": False,
            "coverage": {**READ, "runs_read": 0, "runs_read_any_time": 0}}
-    assert decide(**bad) .verdict == "violation"
-    assert decide(**{**GOOD, "eps_lb": 0.5}).verdict == "pass"                   # not above
+    assert decide(Observation(**bad)) .verdict == "violation"
+    assert decide(Observation(**{**GOOD, "eps_lb": 0.5})).verdict == "pass"   # not above
 
 
 def test_underpowered_states_the_runs_needed_and_that_a_rerun_is_a_new_audit():
-    v = decide(**{**GOOD, "eps_ub": 0.9}, needed=lambda: 12345)
+    v = decide(Observation(**{**GOOD, "eps_ub": 0.9}, needed=lambda: 12345))
     assert v.runs_needed == 12345 and "(--runs 12345;" in v.reason
     assert "frequencies stay those measured" in v.reason and "new audit" in v.reason
 
@@ -61,7 +62,7 @@ def test_no_budget_is_needed_for_a_loss_the_event_cannot_carry():
     # brings the bound under it; nor one for an event never seen on the denominator side
     assert runs_needed(0.3, 0.1, 0.0, 0.05, 0.625, 2500) is None
     assert runs_needed(0.3, 0.0, 0.0, 0.05, 0.625, 2500) is None
-    v = decide(**{**GOOD, "eps_ub": math.inf, "separated": False}, needed=lambda: None)
+    v = decide(Observation(**{**GOOD, "eps_ub": math.inf, "separated": False}, needed=lambda: None))
     assert v.reason.startswith("no event:") and v.runs_needed is None
     assert "no budget would bring" in v.reason
 
@@ -69,10 +70,10 @@ def test_no_budget_is_needed_for_a_loss_the_event_cannot_carry():
 def test_a_small_bound_on_an_event_that_cannot_carry_the_loss_is_no_pass():
     # an event too likely on d' to carry (1 + margin)·ε has a small upper bound whatever the
     # algorithm does: passing on it would be empty
-    v = decide(**{**GOOD, "informative": False}, needed=lambda: 99)
+    v = decide(Observation(**{**GOOD, "informative": False}, needed=lambda: 99))
     assert v.verdict == "inconclusive" and v.runs_needed is None
     assert v.reason.startswith("underpowered: no measured event can carry")
-    v = decide(**{**GOOD, "informative": False, "separated": False})
+    v = decide(Observation(**{**GOOD, "informative": False, "separated": False}))
     assert v.reason.startswith("no event:") and "cannot carry a loss" in v.reason
 
 
@@ -167,7 +168,7 @@ def _exact_pass_probability(p_num, p_den, n, eps, alpha=0.05, beta=0.05, margin=
         ends = (stop | (j == len(sizes) - 1)) & ~viol
         new_rule += float((low * (ends & carry)).sum())
         mass = ((fresh + low) * ends).sum(axis=0)
-        detectable = np.array([detectable_loss(int(x), size, sizes, eps, levels, 0.0, beta)
+        detectable = np.array([detectable_loss(int(x), size, (sizes, levels), eps, 0.0, beta)
                                if mass[x] > 1e-14 else math.inf for x in k])
         old_rule += float(((fresh + low) * (ends & (detectable <= target))).sum())
         fresh, low = fresh * ~(stop | viol), low * ~(stop | viol)
@@ -185,7 +186,8 @@ def test_a_planted_loss_of_1_25_eps_passes_at_most_beta_exactly_and_did_not_befo
     no false-failure rate."""
     new_rule, old_rule = _exact_pass_probability(0.2 * math.exp(1.25), 0.2, 1100, 1.0)
     assert new_rule <= 0.05 and old_rule > 0.05
-    assert new_rule == pytest.approx(0.00399, abs=5e-5) and old_rule == pytest.approx(0.0715, abs=5e-4)
+    assert new_rule == pytest.approx(0.00399, abs=5e-5) and old_rule == pytest.approx(0.0715,
+                                                                                      abs=5e-4)
     # at the budget today's tool names for the correct event (loss ε, its frequencies known)
     named = runs_needed(0.2 * math.e, 0.2, 0.0, 0.05, 1.25, 200)
     assert named is not None and _exact_pass_probability(0.2 * math.exp(1.25), 0.2, named,
@@ -211,12 +213,12 @@ def test_the_exact_pass_rule_is_the_one_measure_and_decide_apply(loss):
         def draw(side, m, seed, queue=queue):
             k = int(queue[side].pop(0))
             return two_cell_counts(k, m)
-        meas = measure([Finalist(EVENT, draw)], n, eps, 0.0, 0.05, np.random.SeedSequence(0),
-                       beta=0.05)
+        meas = measure([Finalist(EVENT, draw)], Claim(eps, 0.0), Budget(n, 0.05),
+                       np.random.SeedSequence(0))
         ms = meas.measured[0]
-        got = decide(eps_lb=ms.eps_lb, eps=eps, margin=0.25, eps_ub=ms.loss_ub, measured=True,
-                     separated=True, coverage={"measured": False},
-                     informative=_can_carry(ms, 0.0, target)).verdict == "pass"
+        got = decide(Observation(eps_lb=ms.eps_lb, eps=eps, margin=0.25, eps_ub=ms.loss_ub,
+                                 measured=True, separated=True, coverage={"measured": False},
+                                 informative=_can_carry(ms, 0.0, target))).verdict == "pass"
         want, any_low = False, False
         k_den, k_num = np.cumsum(path[0]), np.cumsum(path[1])
         for j, size in enumerate(sizes):
