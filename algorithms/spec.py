@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import Request
@@ -143,7 +144,7 @@ class AlgorithmSpec:
     name: str
     title: str
     paper: str
-    model: str  # "user" | "stream" | "full" | "local" (README "Architecture")
+    model: PrivacyModel  # README "Architecture"
     private: bool  # claims eps-DP; False for non-private comparators (positive controls)
     kernel: Any  # numba dispatcher following the kernel contract of dpaudit.simulation.simulate
     params: tuple[Param, ...]

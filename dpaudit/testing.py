@@ -21,11 +21,12 @@ correct mechanism fails the assertion with probability at most ``alpha`` over se
 from __future__ import annotations
 
 from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN
+from dpaudit.core.terms import PrivacyModel, Verdict
 
 DEFAULT_ALPHA = 1e-6
 
 
-def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str = "user",
+def assert_dp(mechanism, eps: float, *, delta: float | None = None, model: str = PrivacyModel.USER,
               params: dict | None = None, means=(0.9, 0.5), horizon: int = 8,
               runs: int | None = None, seed: int = 0, alpha: float = DEFAULT_ALPHA,
               allow_inconclusive: bool = False, beta: float = DEFAULT_BETA,
@@ -65,7 +66,8 @@ def assert_request(request: AuditRequest, allow_inconclusive: bool = False):
     else:
         from dpaudit.auditing.plugin import audit_code
         res = audit_code(request)
-    if res.verdict == "violation" or (res.verdict == "inconclusive" and not allow_inconclusive):
+    if res.verdict == Verdict.VIOLATION or (res.verdict == Verdict.INCONCLUSIVE
+                                            and not allow_inconclusive):
         c = request.claim
         raise AssertionError(f"not ({c.eps:g}, {c.delta or 0:g})-DP at confidence "
                              f"{1 - request.budget.alpha:.6g}:\n{res.summary()}")

@@ -3,11 +3,12 @@ the verdict: :data:`EVENT` is {IN} with d′ on the numerator side; :func:`two_c
 is the :class:`dpaudit.simulation.simulate.Counts` of n runs, k of them in IN."""
 import numpy as np
 
+from dpaudit.core.terms import Side
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics.events import Event
 
 IN, OUT = np.uint64(1), np.uint64(2)
-EVENT = Event(view=1, view_index=0, cells=np.array([IN], np.uint64), numerator="d_prime",
+EVENT = Event(view=1, view_index=0, cells=np.array([IN], np.uint64), numerator=Side.D_PRIME,
               predicted_lb=1.0, scoring_hits=(0, 0))
 
 

@@ -44,6 +44,7 @@ import numpy as np
 from scipy.special import zeta
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import argmax, log_release, reward
@@ -300,14 +301,14 @@ HORIZON = 32
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
-    name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model="user",
+    name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=adap_tt_kernel, params=_params(HORIZON), prepare=_prepare(True),
     structure=_structure, audit_horizon=lambda p: p["horizon"],
     description="ε-global-DP Top Two with per-arm doubling, forgetting and Laplace phase means"))
 
 SPECS.append(AlgorithmSpec(
     name="adap-tt-no-forgetting", title="AdaP-TT mutant: no forgetting", paper=PAPER,
-    model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
+    model=PrivacyModel.USER, private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(False), structure=_structure, audit_horizon=lambda p: p["horizon"],
     mutant_of="adap-tt",
     description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
@@ -315,7 +316,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="adap-tt-raw-leader", title="AdaP-TT mutant: leader on raw means", paper=PAPER,
-    model="user", private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
+    model=PrivacyModel.USER, private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(True, raw_leader=True), structure=_structure,
     audit_horizon=lambda p: p["horizon"], mutant_of="adap-tt",
     description="UCB leader (eq. 22) computed from the exact phase means μ̂ instead of μ̃: a "

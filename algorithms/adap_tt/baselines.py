@@ -53,6 +53,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import argmax, log_release, reward
@@ -319,7 +320,7 @@ DPSE_HORIZON = int(len(MU1) * epoch_length(len(MU1), 1, math.inf, 0.01) + 1)
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
-    name="ttucb", title="TTUCB (non-private Top Two, [JD22])", paper=PAPER, model="user",
+    name="ttucb", title="TTUCB (non-private Top Two, [JD22])", paper=PAPER, model=PrivacyModel.USER,
     private=False, kernel=ttucb_kernel,
     params=(_SHARED["means"], _SHARED["risk"], _SHARED["beta"], _SHARED["max_steps"],
             dataclasses.replace(_SHARED["horizon"], default=TTUCB_HORIZON)),
@@ -329,7 +330,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="dp-se", title="DP-SE converted to FC-BAI ([SS19], digest §2.7)", paper=PAPER,
-    model="user", private=True, kernel=dpse_kernel,
+    model=PrivacyModel.USER, private=True, kernel=dpse_kernel,
     params=(_SHARED["means"], _SHARED["risk"],
             Param("epoch_mean", "epoch", "choice", "ambiguity option: epoch mean divided by R_e "
                   "(digest) or by the arm's cumulative count (draft-code quirk)",

@@ -85,6 +85,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
@@ -601,7 +602,8 @@ def _bai_horizon(maxdet_on: bool):
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
-    name="dp-bai", title="DP-BAI (Algorithm 1)", paper=PAPER, model="stream", private=True,
+    name="dp-bai", title="DP-BAI (Algorithm 1)", paper=PAPER, model=PrivacyModel.STREAM,
+    private=True,
     kernel=dp_bai_kernel, params=BAI_PARAMS, prepare=_bai_prepare(NOISE_LAPLACE, True),
     structure=_bai_structure(True), audit_horizon=_bai_horizon(True),
     description="fixed-budget linear BAI: MAX-DET collections, phase-local means + "
@@ -610,7 +612,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="dp-bai-gauss", title="DP-BAI-GAUSS (Algorithm 2, App. D)", paper=PAPER,
-    model="stream", private=True, kernel=dp_bai_kernel, params=BAI_PARAMS + (P_DELTA,),
+    model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel, params=BAI_PARAMS + (P_DELTA,),
     prepare=_bai_prepare(NOISE_GAUSS, True), structure=_bai_structure(True),
     audit_horizon=_bai_horizon(True), default_delta=GAUSS_DELTA,
     description="DP-BAI with Gaussian noise sigma = sqrt(2 ln(1.25/delta))/(eps n)",
@@ -618,7 +620,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="dp-bai-baseline", title="BASELINE (Sec. 5: DP-BAI without MAX-DET)", paper=PAPER,
-    model="stream", private=True, kernel=dp_bai_kernel,
+    model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel,
     params=(P_FEATURES, P_MEANS, P_HORIZON, P_READING, P_OVERRUN),
     prepare=_bai_prepare(NOISE_LAPLACE, False), structure=_bai_structure(False),
     audit_horizon=_bai_horizon(False),
@@ -626,7 +628,7 @@ SPECS.append(AlgorithmSpec(
     extra={"info": _info("bai", False)}))
 
 SPECS.append(AlgorithmSpec(
-    name="dp-od", title="DP-OD (App. E.1)", paper=PAPER, model="stream", private=True,
+    name="dp-od", title="DP-OD (App. E.1)", paper=PAPER, model=PrivacyModel.STREAM, private=True,
     kernel=od_kernel, params=(P_FEATURES, P_MEANS, P_HORIZON, P_NORM),
     prepare=_od_prepare(True), structure=_od_structure,
     audit_horizon=lambda p: _od_setup(p).max_pulls,
@@ -635,7 +637,8 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="od-linbai", title="OD-LinBAI (Yang & Tan 2022; digest §2.6)", paper=PAPER,
-    model="stream", private=False, kernel=od_kernel, params=(P_FEATURES, P_MEANS, P_HORIZON),
+    model=PrivacyModel.STREAM, private=False, kernel=od_kernel, params=(P_FEATURES, P_MEANS,
+                                                                        P_HORIZON),
     prepare=_od_prepare(False), structure=_od_structure,
     audit_horizon=lambda p: _od_setup(p).max_pulls,
     description="non-private G-optimal-design elimination (positive control: must be flagged)",
@@ -643,7 +646,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="dp-bai-reuse", title="DP-BAI mutant: phase means reuse earlier phases", paper=PAPER,
-    model="stream", private=True, kernel=dp_bai_kernel,
+    model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel,
     params=(dataclasses.replace(P_FEATURES, default="identity"),
             dataclasses.replace(P_MEANS, default=REUSE_MEANS),
             dataclasses.replace(P_HORIZON, default=REUSE_HORIZON), P_READING, P_OVERRUN,

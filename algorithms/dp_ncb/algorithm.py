@@ -99,6 +99,7 @@ import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
@@ -507,7 +508,8 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 def _reg(name, title, mode, private=True, anytime=False, params=None, mutant_of=None,
          description="", **kw):
     SPECS.append(AlgorithmSpec(
-        name=name, title=title, paper=PAPER, model="user", private=private, kernel=ncb_kernel,
+        name=name, title=title, paper=PAPER, model=PrivacyModel.USER, private=private,
+        kernel=ncb_kernel,
         params=params or _params(), prepare=_prepare(mode, anytime, **kw),
         structure=_structure, audit_horizon=lambda p: int(p["horizon"]), mutant_of=mutant_of,
         description=description))
@@ -568,7 +570,7 @@ for _name, _mult, _mut, _desc in (
     SPECS.append(AlgorithmSpec(
         name=_name, title=("LDP-NCB local randomiser" if _mut is None else
                            "LDP-NCB randomiser mutant: noise of half the scale"),
-        paper=PAPER, model="local", private=True, kernel=laplace_randomiser_kernel,
+        paper=PAPER, model=PrivacyModel.LOCAL, private=True, kernel=laplace_randomiser_kernel,
         params=_randomiser_params(), prepare=_prepare_randomiser(_mult),
         structure=lambda p: [], audit_horizon=lambda p: 1, mutant_of=_mut,
         description=_desc))

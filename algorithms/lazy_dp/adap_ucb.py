@@ -105,6 +105,7 @@ import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import log_release, reward
@@ -309,7 +310,7 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 
 SPECS.append(AlgorithmSpec(
     name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by seeds 002/003",
-    paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
+    paper=PAPER_UCB, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_INIT, P_MAX_STEPS),
     prepare=_prepare(False), structure=_structure, audit_horizon=audit_rows,
     description="per-arm doubling episodes chosen by a UCB index at episode start; each "
@@ -317,7 +318,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="adap-klucb", title="AdaP-KLUCB (Azize & Basu 2022), index as recalled",
-    paper=PAPER_KL, model="user", private=True, kernel=adap_kernel,
+    paper=PAPER_KL, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_KL, P_HORIZON, P_ROWS, P_ALPHA, P_MAX_STEPS),
     prepare=_prepare(True), structure=_structure, audit_horizon=audit_rows,
     description="AdaP-UCB's episodes and releases with a KL-UCB index on the optimistic "
@@ -325,7 +326,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="adap-ucb-raw-init", title="AdaP-UCB mutant: raw first reward as the private mean",
-    paper=PAPER_UCB, model="user", private=True, kernel=adap_kernel,
+    paper=PAPER_UCB, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_MAX_STEPS),
     prepare=_prepare(False, raw=True), structure=_structure, audit_horizon=audit_rows,
     mutant_of="adap-ucb",

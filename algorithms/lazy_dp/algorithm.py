@@ -131,6 +131,7 @@ import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
@@ -643,7 +644,7 @@ def _full_structure(p: dict) -> list[tuple[int, str]]:
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
-    name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model="user",
+    name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=lazy_kernel, params=_bandit_params(), prepare=_prepare_lazy(UCB),
     structure=_lazy_structure, audit_horizon=audit_rows,
     description="UCB on lazily refreshed private means: per-arm doubling epochs, each epoch's "
@@ -651,7 +652,7 @@ SPECS.append(AlgorithmSpec(
                 "3 ln t/(εO) (Thm 2: ε-DP)"))
 
 SPECS.append(AlgorithmSpec(
-    name="lazy-dp-ts", title="Lazy-DP-TS (Algorithm 3)", paper=PAPER, model="user",
+    name="lazy-dp-ts", title="Lazy-DP-TS (Algorithm 3)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=lazy_kernel,
     params=_bandit_params(extra=(Param(
         "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
@@ -663,14 +664,15 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="ts-beta", title="Thompson sampling, Beta(1,1) priors (Algorithm 2, not private)",
-    paper=PAPER, model="user", private=False, kernel=lazy_kernel, params=_bandit_params(),
+    paper=PAPER, model=PrivacyModel.USER, private=False, kernel=lazy_kernel,
+    params=_bandit_params(),
     prepare=_prepare_lazy(TS), structure=_ts_structure, audit_horizon=audit_rows,
     description="non-private reference: posteriors over every reward so far (positive control: "
                 "must be flagged as a violation)"))
 
 SPECS.append(AlgorithmSpec(
     name="lazy-ucb-reuse", title="Anytime-Lazy-UCB mutant: lazy but not forgetful", paper=PAPER,
-    model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
+    model=PrivacyModel.USER, private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=audit_rows,
     mutant_of="lazy-ucb",
     description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
@@ -678,7 +680,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="lazy-ucb-eager", title="Anytime-Lazy-UCB mutant: not lazy, not forgetful",
-    paper=PAPER, model="user", private=True, kernel=lazy_kernel, params=_bandit_params(),
+    paper=PAPER, model=PrivacyModel.USER, private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False, eager=True), structure=_lazy_structure,
     audit_horizon=audit_rows, mutant_of="lazy-ucb",
     description="a fresh release after every pull from the running sums, (S_all + "
@@ -687,7 +689,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="rnm-ftnl", title="RNM-FTNL (Algorithm 4, full information)", paper=PAPER,
-    model="full", private=True, kernel=ftnl_kernel,
+    model=PrivacyModel.FULL, private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS),
             Param("rnm_scale", "paper", "choice", "Laplace scale of Report Noisy Max: paper = "
                   "1/ε (Thm 8's claim); corrected = 2/ε (needed when a row moves actions in "
@@ -698,7 +700,8 @@ SPECS.append(AlgorithmSpec(
                 "is played for the whole next epoch (Thm 8 claims ε-DP; see the module note)"))
 
 SPECS.append(AlgorithmSpec(
-    name="ftnl", title="Naive FTNL (Sec. 5: Lap(K/ε) per action)", paper=PAPER, model="full",
+    name="ftnl", title="Naive FTNL (Sec. 5: Lap(K/ε) per action)", paper=PAPER,
+    model=PrivacyModel.FULL,
     private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS), P_MAX_STEPS),
     prepare=_prepare_ftnl(True), structure=_full_structure, audit_horizon=audit_rows,
@@ -707,7 +710,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="dp-se-regret", title="DP-SE for regret (Sajed & Sheffet 2019; Sec. 6 baseline)",
-    paper=PAPER, model="user", private=True, kernel=dpse_regret_kernel,
+    paper=PAPER, model=PrivacyModel.USER, private=True, kernel=dpse_regret_kernel,
     params=(P_MEANS, P_HORIZON,
             Param("risk", DPSE_AUDIT_RISK, "float", "confidence δ of the eliminations "
                   "(default 0.01: the audit instance, 5 311 audit rows; the paper's regret "

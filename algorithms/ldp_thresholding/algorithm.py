@@ -111,6 +111,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, TRUNCATED,
                                          batch_buffers, batch_record, outcomes)
@@ -665,7 +666,7 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 
 SPECS.append(AlgorithmSpec(
     name="privbern", title="PrivBern(ε) local randomiser (Definition 2.1)", paper=PAPER,
-    model="local", private=True, kernel=privbern_kernel,
+    model=PrivacyModel.LOCAL, private=True, kernel=privbern_kernel,
     params=_privbern_params(),
     prepare=_prepare_privbern(), structure=lambda p: [], audit_horizon=lambda p: 1,
     description="one reward r in [0, 1] -> one bit ~ Bernoulli(r·expit(ε) + (1−r)·expit(−ε)); "
@@ -673,7 +674,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="ldp-tb-budget", title="LDP thresholding, fixed budget (Algorithm 1)", paper=PAPER,
-    model="user", private=True, kernel=tb_kernel, params=_budget_params(),
+    model=PrivacyModel.USER, private=True, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, True), structure=_budget_structure,
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"]),
     description="APT on PrivBern bits with τ_ε (eq. 5), ζ_ε (eq. 6): argmin sqrt(N)·(|τ_ε − μ̂| "
@@ -681,7 +682,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="ldp-tb-confidence", title="LDP thresholding, fixed confidence (Algorithm 2)",
-    paper=PAPER, model="user", private=True, kernel=tb_kernel,
+    paper=PAPER, model=PrivacyModel.USER, private=True, kernel=tb_kernel,
     params=(_p_means(INSTANCE_B["means"]),
             dataclasses.replace(P_THRESHOLD, default=INSTANCE_B["threshold"]),
             P_RISK, P_MAX_STEPS,
@@ -695,7 +696,8 @@ SPECS.append(AlgorithmSpec(
                 "stop when no arm is ambiguous, else pull the ambiguous arm with fewest pulls"))
 
 SPECS.append(AlgorithmSpec(
-    name="apt", title="APT (Locatelli et al. 2016), non-private", paper=PAPER, model="user",
+    name="apt", title="APT (Locatelli et al. 2016), non-private", paper=PAPER,
+    model=PrivacyModel.USER,
     private=False, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, False), structure=_budget_structure,
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"]),
@@ -704,7 +706,7 @@ SPECS.append(AlgorithmSpec(
 
 SPECS.append(AlgorithmSpec(
     name="privbern-wrong-exp", title="PrivBern mutant: e^{2ε} in place of e^ε", paper=PAPER,
-    model="local", private=True, kernel=privbern_kernel,
+    model=PrivacyModel.LOCAL, private=True, kernel=privbern_kernel,
     params=_privbern_params(),
     prepare=_prepare_privbern(2.0), structure=lambda p: [], audit_horizon=lambda p: 1,
     mutant_of="privbern",

@@ -32,6 +32,7 @@ from dpaudit.auditing import search
 from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, FINALISTS, WHITEBOX_RUNS)
+from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.data import tables
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (STATUS_NAMES, TRUNCATED, as_views, child_seed,
@@ -66,7 +67,7 @@ def source_views(pair, K: int, horizon: int) -> np.ndarray:
     the actions right after the changed row, where a leak of that row shows first (a prefix
     that long is unique to almost every run; earlier rows are covered by the prefixes)."""
     views = [(0, L) for L in view_lengths(K, horizon)]
-    if pair.model in ("user", "full") and pair.row >= WINDOW_FROM:
+    if pair.model in (PrivacyModel.USER, PrivacyModel.FULL) and pair.row >= WINDOW_FROM:
         start, w = pair.row + 1, 1
         while start < horizon:
             views.append((start, min(start + w, horizon)))
@@ -79,7 +80,7 @@ def source_views(pair, K: int, horizon: int) -> np.ndarray:
 class Source:
     """Runs of one mechanism on one neighbouring pair, as feature cells.
 
-    Subclasses implement ``draw(side, n, seed) -> Counts`` (side 0 = d, 1 = d'),
+    Subclasses implement ``draw(side, n, seed) -> Counts`` (``side``: a :class:`Side`),
     ``neighbours()`` (the pair's JSON) and may override :meth:`pilot` (e.g. to fit the cell map
     on the ranking half), ``orderings`` (extra event orderings, :func:`best_event`),
     :meth:`describe` and :meth:`cell_text`.
@@ -91,8 +92,8 @@ class Source:
     def pilot(self, half: int, seed: np.random.SeedSequence):
         """(rank, score): each (Counts on d, Counts on d') of ``half`` runs per side."""
         s = seed.spawn(4)
-        rank = (self.draw(0, half, s[0]), self.draw(1, half, s[1]))
-        score = (self.draw(0, half, s[2]), self.draw(1, half, s[3]))
+        rank = (self.draw(Side.D, half, s[0]), self.draw(Side.D_PRIME, half, s[1]))
+        score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
     def describe(self, ev: Event) -> dict:
@@ -231,7 +232,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         detect = detectable_eps(k_den / best.n, best.n, eps, m.alpha_per_look[-1], delta)
         detect_power = detectable_loss(k_den, best.n, design(runs, b.alpha / len(m.measured)),
                                        eps, delta, beta)
-        event = {**src.describe(ev), "ordering": ev.ordering, "numerator": side_name(ev.numerator),
+        event = {**src.describe(ev), "ordering": ev.ordering, "numerator": ev.numerator.label,
                  "n_cells": int(ev.cells.size), "predicted_eps_lb": ev.predicted_lb,
                  "scoring_hits": list(ev.scoring_hits)}
         loss_table = _loss_table(src, found.pilots[i], best.counts, ev.view_index, b.alpha, eps)
@@ -275,11 +276,11 @@ def _draws(srcs: list, n: int, seeds: list) -> list:
     sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``."""
     if srcs and all(hasattr(s, "request") for s in srcs):
         reqs = [s.request(side, n, sd) for s, seed in zip(srcs, seeds)
-                for side, sd in enumerate(seed.spawn(2))]
+                for side, sd in zip(Side, seed.spawn(2))]
         bar = srcs[0].bar
         c = simulate_many(reqs, workers=srcs[0].workers, progress=bar.update if bar else None)
         return [(c[2 * j], c[2 * j + 1]) for j in range(len(srcs))]
-    return [tuple(s.draw(side, n, sd) for side, sd in enumerate(seed.spawn(2)))
+    return [tuple(s.draw(side, n, sd) for side, sd in zip(Side, seed.spawn(2)))
             for s, seed in zip(srcs, seeds)]
 
 
@@ -314,13 +315,13 @@ class KernelSource(Source):
     bar: object = None
 
     def request(self, side, n, seed):
-        table = self.pair.d if side == 0 else self.pair.d_prime
+        table = (self.pair.d, self.pair.d_prime)[side.index]
         return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
 
     def pilot_requests(self, half, seed):
         """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
         s = seed.spawn(4)
-        return [self.request(side, half, s[j]) for j, side in enumerate((0, 1, 0, 1))]
+        return [self.request(side, half, s[j]) for j, side in enumerate((*Side, *Side))]
 
     def draw(self, side, n, seed):
         return simulate_many([self.request(side, n, seed)], workers=self.workers,
@@ -417,7 +418,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
             raise InputError(f"the pair is a {pair.model} pair but {spec.name} uses "
                              f"{spec.model} tables")
         m = tables.MODELS[spec.model]
-        if spec.model != "local":                   # (a local pair is two rewards)
+        if spec.model != PrivacyModel.LOCAL:                   # (a local pair is two rewards)
             if pair.d.shape[m.arm_axis] != K:
                 raise InputError(f"the pair's tables have {pair.d.shape[m.arm_axis]} arms but "
                                  f"means has {K}")
@@ -453,10 +454,6 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     search={"views": views, "screen": info["screen"]},
                     command=command_line(request))
     return conclude(resolved, cand, found, checks, t0)
-
-
-def side_name(numerator: str) -> str:
-    return "d'" if numerator == "d_prime" else "d"
 
 
 def _jsonable_params(p: dict) -> dict:
@@ -527,7 +524,7 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
 
 def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     """Readable event: decode a few of its cells into actions by sampling transcripts."""
-    table = pair.d_prime if ev.numerator == "d_prime" else pair.d
+    table = (pair.d, pair.d_prime)[ev.numerator.index]
     start, end = ev.view
     cells, taus, recs, stats, kept = run_batch(
         spec.request(prep, table, 20_000, 0, np.array([ev.view], np.int64), limit), 20_000)
@@ -548,10 +545,10 @@ def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
     unit = "0-based arms"
-    if spec.model == "local":      # a local randomiser's "actions" are its outputs
+    if spec.model == PrivacyModel.LOCAL:      # a local randomiser's "actions" are its outputs
         what, unit = what.replace("actions", "outputs"), "the randomiser's output values"
     text = (f"{what} ({unit}) are one of {ev.cells.size} sequences chosen on the pilot "
-            f"sample as more likely under {side_name(ev.numerator)}; e.g. {shown}")
+            f"sample as more likely under {ev.numerator.label}; e.g. {shown}")
     return {"text": text, "view": list(ev.view), "examples": examples}
 
 

@@ -17,10 +17,10 @@ from dataclasses import replace
 import numpy as np
 from tqdm import tqdm
 
-from dpaudit.auditing.audit import (Candidates, Checks, Source, conclude, draw_seed, run_audit,
-                                   side_name)
+from dpaudit.auditing.audit import Candidates, Checks, Source, conclude, draw_seed, run_audit
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN)
+from dpaudit.core.terms import Side
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics import features
@@ -43,11 +43,11 @@ class MechanismSource(Source):
         self.mechanism, self.data = mechanism, (_read_only(d), _read_only(d_prime))
         self.nb, self.bar, self.feat = neighbours, bar, None
 
-    def _outputs(self, side: int, n: int, seed: np.random.SeedSequence):
+    def _outputs(self, side: Side, n: int, seed: np.random.SeedSequence):
         sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
         for size, child in zip(sizes, seed.spawn(len(sizes))):
             y = features.as_outputs(
-                self.mechanism(np.random.default_rng(child), self.data[side], size), size)
+                self.mechanism(np.random.default_rng(child), self.data[side.index], size), size)
             if self.bar is not None:
                 self.bar.update(size)
             yield y
@@ -58,10 +58,11 @@ class MechanismSource(Source):
 
     def pilot(self, half, seed):
         s = seed.spawn(4)
-        y_d, y_dp = (np.concatenate(list(self._outputs(i, half, s[i]))) for i in (0, 1))
+        y_d, y_dp = (np.concatenate(list(self._outputs(side, half, s[side.index])))
+                     for side in Side)
         self.feat = features.fit(y_d, y_dp)
         rank = (_counts(self.feat.cells(y_d), half), _counts(self.feat.cells(y_dp), half))
-        score = (self.draw(0, half, s[2]), self.draw(1, half, s[3]))
+        score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
     def orderings(self, v, keys):
@@ -74,7 +75,7 @@ class MechanismSource(Source):
 
     def describe(self, ev):
         return {"text": f"{self.feat.describe(ev.cells)} (more likely under "
-                        f"{side_name(ev.numerator)}; {self.feat.kind} output)", "view": None}
+                        f"{ev.numerator.label}; {self.feat.kind} output)", "view": None}
 
     def cell_text(self, v, key):
         return self.feat.cell_text(key)

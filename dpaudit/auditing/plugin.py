@@ -38,6 +38,7 @@ from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN)
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
@@ -150,7 +151,7 @@ class CallableMechanism:
             return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
 
 
-def audit_callable(ref, eps: float, *, model: str = "user", delta: float = 0.0,
+def audit_callable(ref, eps: float, *, model: str = PrivacyModel.USER, delta: float = 0.0,
                    means=(0.9, 0.5), horizon: int = 8, alpha: float = DEFAULT_ALPHA,
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False, beta: float = DEFAULT_BETA,
@@ -215,7 +216,7 @@ def audit_code(request: AuditRequest):
         UserCodeError: the callable fails or, under ``strict``, is not reproducible.
     """
     t0 = time.perf_counter()
-    model = request.model or "user"
+    model = request.model or PrivacyModel.USER
     if request.pair is not None:
         raise InputError("--pair applies to registered algorithms only")
     if request.neighbours not in ("search", "blackbox"):
@@ -266,6 +267,6 @@ def reproducible(mech: CallableMechanism, data, seed: int) -> bool:
 
 def _inputs(pair):
     """(d, d') as the callable receives them: tables, or floats for ``local``."""
-    if pair.model == "local":
+    if pair.model == PrivacyModel.LOCAL:
         return float(pair.d), float(pair.d_prime)
     return pair.d, pair.d_prime

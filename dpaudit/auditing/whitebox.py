@@ -61,6 +61,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.core.request import Claim
+from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
                                          child_seed, seed_sequence)
 
@@ -333,7 +334,7 @@ def coverage(reads: list, runs: int) -> dict:
                           for p in phases],
         "stopping_time": {side: {"min": int(r.tau.min()), "median": float(np.median(r.tau)),
                                  "max": int(r.tau.max())}
-                          for side, r in zip(("d", "d_prime"), reads)},
+                          for side, r in zip(Side, reads)},
         "note": (f"a run read the changed position when a release made by sample "
                  f"{reads[0].horizon} had another exact value on the neighbouring table, or a "
                  f"decision did (the replay diverged); runs_read_any_time counts the same up "
@@ -463,7 +464,7 @@ def whitebox(spec, prep, pair, claim: Claim, replay: Replay) -> dict:
         raise ValueError(f"runs must be >= 1, got {runs}")
     d = np.ascontiguousarray(pair.d, dtype=np.float64)
     dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
-    T = d.shape[1] if pair.model == "stream" else d.shape[0]     # the table's horizon
+    T = d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0]     # the table's horizon
     limit = DEFAULT_LIMIT_FACTOR * T if limit is None else int(limit)
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")

@@ -24,6 +24,7 @@ import numpy as np
 from dpaudit.auditing.mechanism import audit_mechanism
 from dpaudit.calibrate.mechanisms import FAMILIES, known_mechanism
 from dpaudit.core import interrupt
+from dpaudit.core.terms import Verdict
 from dpaudit.statistics.stats import cp_lower, cp_upper
 
 
@@ -89,9 +90,9 @@ def soundness(audits: int, plan: Plan = Plan()) -> dict:
     rows = run_tasks(tasks, plan.workers)
     out = {"alpha": plan.alpha, "n": plan.n, "eps": plan.eps, "by_family": {}}
     for f in families:
-        k = sum(r["verdict"] == "violation" for r in rows if r["family"] == f)
+        k = sum(r["verdict"] == Verdict.VIOLATION for r in rows if r["family"] == f)
         out["by_family"][f] = rate(k, sum(r["family"] == f for r in rows))
-    out["overall"] = rate(sum(r["verdict"] == "violation" for r in rows), len(rows))
+    out["overall"] = rate(sum(r["verdict"] == Verdict.VIOLATION for r in rows), len(rows))
     return out
 
 
@@ -108,7 +109,7 @@ def power(audits: int, factors=(0.5, 0.6, 0.7, 0.8, 0.9), plan: Plan = Plan()) -
     for f in families:
         for x in factors:
             rs = [r for r in rows if r["family"] == f and r["factor"] == x]
-            k = sum(r["verdict"] == "violation" for r in rs)
+            k = sum(r["verdict"] == Verdict.VIOLATION for r in rs)
             out.append({"family": f, "factor": x, "true_eps": rs[0]["true_eps"],
                         "ratio": rs[0]["true_eps"] / eps, **rate(k, len(rs)),
                         "mean_seconds": float(np.mean([r["seconds"] for r in rs])),

@@ -21,6 +21,7 @@ import numba as nb
 import numpy as np
 
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import (RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
@@ -79,7 +80,7 @@ def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
 
     return AlgorithmSpec(
         name="planted", title="planted worst position (synthetic)", paper="dpaudit calibration",
-        model="user", private=True, kernel=planted_kernel,
+        model=PrivacyModel.USER, private=True, kernel=planted_kernel,
         params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
                       high=1.0, min_len=2),
                 Param("horizon", horizon, "int", "table rows", low=1, high=1 << 20)),

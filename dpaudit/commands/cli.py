@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="claimed DP δ (default 0: pure ε-DP; algorithms calibrated by δ, "
                           "e.g. dp-bai-gauss, run with the δ they are audited at and default "
                           "to their own, see `dpaudit list`)")
-    run.add_argument("--model", choices=MODELS, default=None,
+    run.add_argument("--model", choices=[str(m) for m in MODELS], default=None,
                      help="privacy model of a FILE.py:FUNCTION algorithm (default user): its "
                           "input is a (T, K) table (user, full), a (K, T) table (stream) or "
                           "one reward (local); set T and K with --param horizon=T means=...")

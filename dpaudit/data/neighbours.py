@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit.auditing.whitebox import RELEASE_ROWS
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.tables import MODELS, NeighbourPair, base_tables
 
 MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the release log's
@@ -50,9 +51,9 @@ def structured(model_name: str, means, horizon: int, seed: int,
 
 
 def _why(model_name: str, pos: tuple) -> str:
-    if model_name == "local":
+    if model_name == PrivacyModel.LOCAL:
         return "the local reward"
-    if model_name == "stream":
+    if model_name == PrivacyModel.STREAM:
         return f"pull {pos[1]} of arm {pos[0]}"
     return f"round {pos[0]}"
 
@@ -66,7 +67,7 @@ def select_positions(model_name: str, shape: tuple, marks, limit: int = MAX_POSI
     every = m.positions(shape)
     if len(every) <= limit:
         return every
-    if model_name == "stream":
+    if model_name == PrivacyModel.STREAM:
         K, T = shape
         first = [(a, n) for n in range(min(2, T)) for a in range(K)]
         grid = [(a, int(n)) for n in np.unique(np.geomspace(1, T, 24).astype(int) - 1)
@@ -101,7 +102,7 @@ def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
         samples = {int(s) for s in releases[:min(n_rel, RELEASE_ROWS), 0]}
         samples = {x for s in samples for x in (s - 1, s)} | {tau - 1}
         samples = {s for s in samples if 0 <= s < min(tau, limit)}
-        if spec.model == "stream":
+        if spec.model == PrivacyModel.STREAM:
             pulls = np.zeros(prep.means.shape[0], np.int64)
             index = np.empty(tau, np.int64)
             for t, a in enumerate(actions[:tau]):
@@ -122,15 +123,15 @@ def candidates(spec, params: dict, table_seed: int) -> list[NeighbourPair]:
     m = MODELS[spec.model]
     K = len(params["means"])
     H = spec.audit_horizon(params)
-    if spec.model == "local":     # one reward, no position to name: its value patterns
-        return structured("local", params["means"], H, table_seed)
+    if spec.model == PrivacyModel.LOCAL:     # one reward, no position to name: its value patterns
+        return structured(PrivacyModel.LOCAL, params["means"], H, table_seed)
     shape = m.shape(K, H)
     bases = {r["name"]: (t, r) for t, r in base_tables(spec.model, params["means"], H,
                                                       table_seed)}
     out = []
     for pos, why in spec.structure(params):
         pos = (int(pos),) if np.isscalar(pos) else tuple(int(x) for x in pos)
-        if len(pos) != len(shape) - 1 + (spec.model == "stream") or \
+        if len(pos) != len(shape) - 1 + (spec.model == PrivacyModel.STREAM) or \
                 not all(0 <= x < n for x, n in zip(pos, shape)):
             continue
         for name in ("tied-high", "tied-mid", "instance"):

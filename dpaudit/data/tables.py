@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 
 MAX_ARM_PATTERNS = 8   # ``full`` rows: "arm a up, every other arm down" for the first 8 arms
@@ -41,8 +42,8 @@ class TableModel:
     # ------------------------------------------------------------------ shapes and checks
     def shape(self, K: int, horizon: int) -> tuple:
         """Table shape for K arms and horizon T: (T, K), (K, T) or () (local)."""
-        return {"user": (horizon, K), "full": (horizon, K), "stream": (K, horizon),
-                "local": ()}[self.name]
+        return {PrivacyModel.USER: (horizon, K), PrivacyModel.FULL: (horizon, K),
+                PrivacyModel.STREAM: (K, horizon), PrivacyModel.LOCAL: ()}[self.name]
 
     def validate(self, table, name: str = "table") -> np.ndarray:
         """``table`` as a C-contiguous float64 array of this model's shape; InputError (one
@@ -53,11 +54,11 @@ class TableModel:
             t = np.ascontiguousarray(t) if t.ndim else t   # (ascontiguousarray makes 0-d 1-d)
         except (TypeError, ValueError):
             raise InputError(f"{name} is not a numeric array")
-        if self.name == "local":
+        if self.name == PrivacyModel.LOCAL:
             if t.ndim != 0:
                 raise InputError(f"{name} has shape {t.shape}: a local reward is one number")
         elif t.ndim != 2 or min(t.shape) < 1 or t.shape[self.arm_axis] < 2:
-            want = "(K, T)" if self.name == "stream" else "(T, K)"
+            want = "(K, T)" if self.name == PrivacyModel.STREAM else "(T, K)"
             raise InputError(f"{name} has shape {t.shape}: expected {want} with T >= 1, K >= 2")
         bad = ~np.isfinite(t) | (t < 0) | (t > 1)
         if bad.any():
@@ -68,7 +69,7 @@ class TableModel:
 
     @property
     def arm_axis(self) -> int:
-        return 0 if self.name == "stream" else 1
+        return 0 if self.name == PrivacyModel.STREAM else 1
 
     def fresh(self, K: int) -> np.ndarray:
         """An empty float64 table of K arms ((K, 0) for ``stream``, else (0, K)): every reward
@@ -79,9 +80,9 @@ class TableModel:
     # ---------------------------------------------------------------------- positions
     def positions(self, shape: tuple) -> list[tuple]:
         """Every position neighbours may change, in table order."""
-        if self.name == "local":
+        if self.name == PrivacyModel.LOCAL:
             return [()]
-        if self.name == "stream":
+        if self.name == PrivacyModel.STREAM:
             return [(a, n) for a in range(shape[0]) for n in range(shape[1])]
         return [(t,) for t in range(shape[0])]
 
@@ -90,13 +91,13 @@ class TableModel:
         differ or they differ in no position or in more than one."""
         if d.shape != d_prime.shape:
             raise InputError(f"d has shape {d.shape} but d' has shape {d_prime.shape}")
-        if self.name == "local":
+        if self.name == PrivacyModel.LOCAL:
             if d == d_prime:
                 raise InputError("d and d' are identical: local neighbours differ in their "
                                  "one reward")
             return ()
         diff = d != d_prime
-        if self.name == "stream":
+        if self.name == PrivacyModel.STREAM:
             where = [tuple(int(i) for i in ix) for ix in np.argwhere(diff)]
             unit = "entries"
         else:
@@ -120,13 +121,13 @@ class TableModel:
         down); full rows also ``arm a up`` (arm a 0 → 1, every other arm 1 → 0). local:
         0 vs 1, 0 vs ½, ½ vs 1. Patterns that change nothing are left out.
         """
-        if self.name == "local":
+        if self.name == PrivacyModel.LOCAL:
             return [("0→1", np.float64(0.0), np.float64(1.0)),
                     ("0→½", np.float64(0.0), np.float64(0.5)),
                     ("½→1", np.float64(0.5), np.float64(1.0))]
         b = np.asarray(base_value, dtype=np.float64)
         out = [("0→1", np.zeros_like(b), np.ones_like(b)), ("flip", b.copy(), 1.0 - b)]
-        if self.name == "full":
+        if self.name == PrivacyModel.FULL:
             for a in range(min(b.size, MAX_ARM_PATTERNS)):
                 up = np.zeros_like(b)
                 up[a] = 1.0
@@ -135,7 +136,7 @@ class TableModel:
 
     def set(self, table: np.ndarray, position: tuple, value) -> np.ndarray:
         """A copy of ``table`` with ``position`` set to ``value``."""
-        if self.name == "local":
+        if self.name == PrivacyModel.LOCAL:
             return np.float64(value)
         t = np.array(table, dtype=np.float64, copy=True)
         t[position] = value
@@ -143,13 +144,15 @@ class TableModel:
 
 
 MODELS = {m.name: m for m in (
-    TableModel("user", "(T, K) table; round t reads d[t, a_t]; neighbours differ in one row"),
-    TableModel("stream", "(K, T) table; the n-th pull of arm a reads d[a, n]; neighbours "
-                         "differ in one entry"),
-    TableModel("full", "(T, K) table; round t reads the whole row; neighbours differ in one "
-                       "row"),
-    TableModel("local", "one reward r in [0, 1] through the local randomiser; neighbours: any "
-                        "r, r'"),
+    TableModel(PrivacyModel.USER,
+               "(T, K) table; round t reads d[t, a_t]; neighbours differ in one row"),
+    TableModel(PrivacyModel.STREAM,
+               "(K, T) table; the n-th pull of arm a reads d[a, n]; neighbours differ in one "
+               "entry"),
+    TableModel(PrivacyModel.FULL,
+               "(T, K) table; round t reads the whole row; neighbours differ in one row"),
+    TableModel(PrivacyModel.LOCAL,
+               "one reward r in [0, 1] through the local randomiser; neighbours: any r, r'"),
 )}
 
 
@@ -162,7 +165,7 @@ def model(name: str) -> TableModel:
 
 def validate_table(table, name: str = "table") -> np.ndarray:
     """A ``user`` table (T, K), validated (:meth:`TableModel.validate`)."""
-    return MODELS["user"].validate(table, name)
+    return MODELS[PrivacyModel.USER].validate(table, name)
 
 
 def bernoulli_table(means, horizon: int, seed: int) -> np.ndarray:
@@ -188,7 +191,7 @@ def base_tables(model_name: str, means, horizon: int, seed: int) -> list[tuple]:
     0/1 patterns. ``stream`` tables are the transposes; ``local`` has no table (one recipe
     ``none`` with table None).
     """
-    if model_name == "local":
+    if model_name == PrivacyModel.LOCAL:
         return [(None, {"kind": "none", "name": "none"})]
     m = np.asarray(means, dtype=np.float64)
     K = m.size
@@ -209,7 +212,7 @@ def base_tables(model_name: str, means, horizon: int, seed: int) -> list[tuple]:
         (np.tile(1.0 - hot, (horizon, 1)), {"kind": "rows", "row": (1.0 - hot).tolist(),
                                             "name": "one-cold"}),
     ]
-    if model_name == "stream":
+    if model_name == PrivacyModel.STREAM:
         rows = [(np.ascontiguousarray(t.T), r) for t, r in rows]
     return rows
 
@@ -228,7 +231,7 @@ class NeighbourPair:
     position: tuple
     base: dict
     label: str
-    model: str = "user"
+    model: PrivacyModel = PrivacyModel.USER
     pattern: str = "0→1"
     extra: dict = field(default_factory=dict)
 
@@ -250,10 +253,11 @@ class NeighbourPair:
     @classmethod
     def change_row(cls, base_table, row: int, value_d, value_d_prime, base: dict, label: str):
         """``user`` neighbours with row ``row`` set to ``value_d`` / ``value_d_prime``."""
-        return cls.change("user", base_table, (row,), value_d, value_d_prime, base, label)
+        return cls.change(PrivacyModel.USER, base_table, (row,), value_d, value_d_prime, base,
+        label)
 
     @classmethod
-    def from_tables(cls, d, d_prime, base: dict, label: str, model_name: str = "user"):
+    def from_tables(cls, d, d_prime, base: dict, label: str, model_name: str = PrivacyModel.USER):
         """Validate an explicit pair; InputError unless they are ``model_name`` neighbours."""
         m = model(model_name)
         d, dp = m.validate(d, "d"), m.validate(d_prime, "d'")
@@ -264,10 +268,10 @@ class NeighbourPair:
         changed position and its values in d and d', the pattern and why it was chosen."""
         out = {"model": self.model, "base": self.base, "pattern": self.pattern,
                "position": list(self.position), "why": self.label}
-        if self.model == "local":
+        if self.model == PrivacyModel.LOCAL:
             return {**out, "d": float(self.d), "d_prime": float(self.d_prime)}
         out["shape"] = list(self.d.shape)
-        if self.model == "stream":
+        if self.model == PrivacyModel.STREAM:
             return {**out, "arms": int(self.d.shape[0]), "rows": int(self.d.shape[1]),
                     "changed_entry": list(self.position),
                     "value_d": float(self.d[self.position]),

@@ -76,6 +76,7 @@ from dpaudit.auditing.audit import KernelSource, audit_registered
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.core import validate
 from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN
+from dpaudit.core.terms import Side, Verdict
 from dpaudit.data import tables
 from dpaudit.data.tables import load_pair
 from dpaudit.errors import InputError
@@ -91,7 +92,7 @@ REMEASURE_KEY = 0x6761_7465   # spawn key of the stored events' fresh runs
 BASELINE_STREAM, CHECK_STREAM = 0, 1   # the stored event's runs: at --update-baseline, at a check
 DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
-VERDICTS = ("pass", "violation", "inconclusive")
+VERDICTS = tuple(Verdict)
 ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
               "pair", "reason"}
 
@@ -103,7 +104,7 @@ class Entry:
     algo: str
     eps: float
     seed: int
-    expect: str
+    expect: Verdict
     runs: int
     delta: float | None = None
     params: dict = field(default_factory=dict)
@@ -193,7 +194,7 @@ def load_suite(path: str) -> Suite:
             raise InputError(f"{where} ({name}): expect={e['expect']!r} is not valid: "
                              f"expected one of {', '.join(VERDICTS)}")
         reason = e.get("reason")
-        if (e["expect"] == "inconclusive") != isinstance(reason, str) or reason == "":
+        if (e["expect"] == Verdict.INCONCLUSIVE) != isinstance(reason, str) or reason == "":
             raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
                              "(why the audit cannot decide), and only it takes a reason")
         eps = validate.eps(e["eps"], f"{where} ({name}): eps")
@@ -217,7 +218,7 @@ def load_suite(path: str) -> Suite:
             except InputError as err:
                 raise InputError(f"{where} ({name}): {err}") from None
         entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
-                             expect=e["expect"], runs=runs, delta=e.get("delta"),
+                             expect=Verdict(e["expect"]), runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", "search"),
                              pair=e.get("pair"), pair_path=pair_path, reason=reason))
     return Suite(path=f, alpha=alpha, entries=tuple(entries))
@@ -234,8 +235,9 @@ def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[
              + (f"; stored event p = {rise['p_value']:.3g}" if rise else ""))
     problems = []
     if got != entry.expect:
-        what = {"pass": "no violation found", "inconclusive": result.get("reason") or "",
-                "violation": f"eps_lb {lb:.4f} > eps {entry.eps:g}"}[got]
+        what = {Verdict.PASS: "no violation found",
+                Verdict.INCONCLUSIVE: result.get("reason") or "",
+                Verdict.VIOLATION: f"eps_lb {lb:.4f} > eps {entry.eps:g}"}[got]
         problems.append(("unexpected verdict", f"expected {entry.expect.upper()}, got "
                                                f"{got.upper()} ({what})"))
     if rise and rise["p_value"] <= alpha:
@@ -272,7 +274,7 @@ def evidence(result: dict, source, event) -> dict:
     and the measurement's counts; ``saturated`` when the denominator side had no hit (its
     loss then has no finite upper bound, so no rise can be shown on it)."""
     pair, m = source.pair, result["counts"]["measurement"]
-    num = "d_prime" if event.numerator == "d_prime" else "d"
+    num = Side(event.numerator)
     k_num, k_den = ((m["hits_d_prime"], m["hits_d"]) if num == "d_prime" else
                     (m["hits_d"], m["hits_d_prime"]))
     return {"pair": {"model": pair.model, "d": np.asarray(pair.d).tolist(),
@@ -301,7 +303,7 @@ def stored_event(stored: dict):
                       ("hits_num", int), ("hits_den", int), ("runs", int)):
         if not isinstance(stored.get(key), kind) or isinstance(stored.get(key), bool):
             raise bad(f"{key} = {stored.get(key)!r}: expected {kind.__name__}")
-    if stored.get("numerator") not in ("d", "d_prime"):
+    if stored.get("numerator") not in tuple(Side):
         raise bad(f"numerator = {stored.get('numerator')!r}: expected d or d_prime")
     if not (stored["horizon"] >= 1 and stored["runs"] >= 1
             and 0 <= stored["hits_num"] <= stored["runs"]
@@ -340,8 +342,8 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
     src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
                        workers or 1)
     seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY, stream)).spawn(2)
-    hits = [int(src.draw(side, entry.runs, seeds[side]).hits(0, cells)) for side in (0, 1)]
-    return (hits[1], hits[0]) if stored["numerator"] == "d_prime" else (hits[0], hits[1])
+    hits = [int(src.draw(side, entry.runs, seeds[side.index]).hits(0, cells)) for side in Side]
+    return (hits[1], hits[0]) if stored["numerator"] == Side.D_PRIME else (hits[0], hits[1])
 
 
 def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict:
@@ -532,13 +534,13 @@ def gate(path: str, options: GateOptions = GateOptions(), echo=print) -> int:
     for i, e in enumerate(suite.entries):
         t_e = time.perf_counter()
         res, ev = run_entry(e, a_i, workers, beta, margin)
-        if update_baseline and e.expect != "violation" and ev and not ev["saturated"]:
+        if update_baseline and e.expect != Verdict.VIOLATION and ev and not ev["saturated"]:
             ev = fixed_n_evidence(e, ev, workers)
         stored = (base.get(e.name) or {}).get("event")
         rise, why_not = None, None
         if not doc:
             why_not = "no baseline yet"
-        elif e.expect == "violation":
+        elif e.expect == Verdict.VIOLATION:
             why_not = "not re-measured: a violation is expected"
         elif not stored:
             why_not = "not re-measured: the baseline measured no event"

@@ -25,6 +25,7 @@ import jinja2
 import numpy as np
 
 from dpaudit.core import validate
+from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
 from dpaudit.verdicts.result import coverage_text, levels_text, releases_text, write_text_atomic
 
@@ -474,7 +475,7 @@ def _verdict_text(doc: dict) -> str:
     note = (f" For the (ε, δ) claim the loss is ln((P[E | d] − δ) / P[E | d′]) with δ = "
             f"{num(delta)}." if delta else "")
     lb, conf = fixed(doc.get("eps_lb")), pct(doc.get("confidence", 1 - doc.get("alpha", 0.05)))
-    if v == "pass":
+    if v == Verdict.PASS:
         return (f"No evidence of a violation at this budget: on the pair and event below the "
                 f"privacy loss is at least {lb} with confidence {conf}, which does not exceed "
                 f"the claim ε = {eps}, and the loss of every measured event is below "
@@ -482,7 +483,7 @@ def _verdict_text(doc: dict) -> str:
                 f"{pct(1 - doc.get('beta', 0.05))}. A pass is not a proof of privacy: it says "
                 "nothing of the events and pairs that were not measured. (Planning figure, not "
                 "the pass rule: " + _detectable_text(doc) + ".)" + note)
-    if v == "violation":
+    if v == Verdict.VIOLATION:
         return (f"With confidence {conf} the privacy loss of the released transcript exceeds "
                 f"the claim: on the pair and event below it is at least ε_lb = {lb} > ε = "
                 f"{eps}. This verdict is wrong with probability at most α = "
@@ -634,7 +635,7 @@ def _constants_view(doc: dict) -> dict:
     bad = sum(not c["ok"] for c in checks)
     return {"kind": "constants", "source": doc.get("_source"), "paper": str(doc.get("paper")),
             "scalars": scalars, "tables": tables, "checks": checks,
-            "verdict": "pass" if not bad else "violation",
+            "verdict": Verdict.PASS if not bad else Verdict.VIOLATION,
             "summary": f"{len(checks) - bad} of {len(checks)} checks pass"}
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
+from dpaudit.core.terms import Side
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics.stats import cp_lower, cp_upper, eps_lower_bound
 
@@ -45,7 +46,7 @@ class Event:
     view: tuple        # the view's window (start, end) of samples (start 0: a prefix)
     view_index: int
     cells: np.ndarray  # sorted uint64
-    numerator: str
+    numerator: Side
     predicted_lb: float
     scoring_hits: tuple[int, int]  # (numerator, denominator) hits on the scoring half
     ordering: str = "likelihood ratio"  # the cell ordering whose prefix this event is
@@ -93,7 +94,7 @@ def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alp
     basis for comparing events chosen on different pilots (the best of many unions scored
     on one sample overrates itself)."""
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
-    num, den = (hits[1], hits[0]) if event.numerator == "d_prime" else hits
+    num, den = (hits[1], hits[0]) if event.numerator == Side.D_PRIME else hits
     scale = n_meas / fresh[0].n_runs
     return float(eps_lower_bound(num * scale, n_meas, den * scale, n_meas, alpha, delta))
 
@@ -145,7 +146,8 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0, orde
             continue
         extra = orderings(v, keys) if orderings else []
         js = _union_sizes(keys.size)
-        for numerator, rn, rx, sn, sx in (("d_prime", rdp, rd, sdp, sd), ("d", rd, rdp, sd, sdp)):
+        for numerator, rn, rx, sn, sx in ((Side.D_PRIME, rdp, rd, sdp, sd),
+                                          (Side.D, rd, rdp, sd, sdp)):
             ratio = (rn + 0.5) / (rx + 0.5)
             for name, order in [("likelihood ratio", np.argsort(-ratio, kind="stable"))] + extra:
                 segments.append((v, L, keys, numerator, name, order, js,

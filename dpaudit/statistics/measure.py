@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from dpaudit.core.request import Budget, Claim
+from dpaudit.core.terms import Side
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics.events import Event
 from dpaudit.statistics.stats import eps_lower_bound, eps_upper_bound, p_value
@@ -62,7 +63,7 @@ class Measured:
 
     def num_den(self) -> tuple[int, int]:
         hd, hdp = self.hits
-        return (hdp, hd) if self.finalist.event.numerator == "d_prime" else (hd, hdp)
+        return (hdp, hd) if self.finalist.event.numerator == Side.D_PRIME else (hd, hdp)
 
 
 @dataclass
@@ -133,8 +134,8 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         for i, ms in enumerate(out):
             s_d, s_dp = seeds[i][k].spawn(2)
             extra = size - ms.n
-            ms.counts = [_add(ms.counts[0], ms.finalist.draw(0, extra, s_d)),
-                         _add(ms.counts[1], ms.finalist.draw(1, extra, s_dp))]
+            ms.counts = [_add(ms.counts[0], ms.finalist.draw(Side.D, extra, s_d)),
+                         _add(ms.counts[1], ms.finalist.draw(Side.D_PRIME, extra, s_dp))]
             ev = ms.finalist.event
             ms.hits = (ms.counts[0].hits(ev.view_index, ev.cells),
                        ms.counts[1].hits(ev.view_index, ev.cells))

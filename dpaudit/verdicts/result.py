@@ -17,9 +17,10 @@ import statsmodels
 
 from dpaudit.core import interrupt
 from dpaudit.core.request import DEFAULT_MARGIN
+from dpaudit.core.terms import Side, Verdict
 
 SCHEMA_VERSION = 1
-EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3}
+EXIT_CODES = {Verdict.PASS: 0, Verdict.VIOLATION: 1, Verdict.INCONCLUSIVE: 3}
 
 
 def versions() -> dict:
@@ -47,7 +48,7 @@ class AuditResult:
     params: dict
     eps: float
     delta: float
-    verdict: str
+    verdict: Verdict
     eps_lb: float
     eps_hat: float | None       # the δ-loss estimate on the measured event; None: nothing measured
     alpha: float
@@ -144,7 +145,7 @@ def bound_text(doc: dict) -> str:
         text += " at the stopping look, biased upward by the early stop"
     text += ")"
     if doc.get("eps_lb_saturated"):
-        den = "d'" if doc["event"].get("numerator") == "d" else "d"
+        den = Side.D_PRIME.label if doc["event"].get("numerator") == Side.D.label else Side.D.label
         text += (f"; saturated: no hit on {den} in {m['runs_d']} runs, so this is the largest "
                  "bound that budget can give at this alpha, not a measured size (the loss may "
                  "be infinite)")

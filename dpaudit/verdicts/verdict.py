@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dpaudit.core.terms import Verdict
 from dpaudit.statistics.measure import design
 from dpaudit.statistics.stats import eps_upper_bound
 
@@ -38,8 +39,10 @@ MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out o
 
 
 @dataclass(frozen=True)
-class Verdict:
-    verdict: str                  # "violation", "pass" or "inconclusive"
+class Decision:
+    """A verdict, with the reason and the budget that would change an inconclusive one."""
+
+    verdict: Verdict
     reason: str | None = None     # inconclusive: "<code>: <one line with the fix>"
     runs_needed: int | None = None
 
@@ -112,27 +115,27 @@ class Observation:
     informative: bool = True
 
 
-def decide(observed: Observation) -> Verdict:
+def decide(observed: Observation) -> Decision:
     """The verdict (module doc) from what the audit ``observed``."""
     o = observed
     eps_lb, eps, margin, eps_ub, coverage = o.eps_lb, o.eps, o.margin, o.eps_ub, o.coverage
     measured, separated, needed, informative = o.measured, o.separated, o.needed, o.informative
     if eps_lb > eps:
-        return Verdict("violation")
+        return Decision(Verdict.VIOLATION)
     target = (1 + margin) * eps
     if coverage.get("measured"):
         if coverage.get("runs_read_any_time", coverage["runs_read"]) == 0:
-            return Verdict("inconclusive", (
+            return Decision(Verdict.INCONCLUSIVE, (
                 f"vacuous: in none of {coverage['runs']} white-box runs did the transcript "
                 "depend on the changed entry; choose a pair whose entry the algorithm reads "
                 "(the default --neighbours search does)"))
         if coverage["runs_read"] == 0:
-            return Verdict("inconclusive", (
+            return Decision(Verdict.INCONCLUSIVE, (
                 f"not reached: the entry is read only after the audited horizon "
                 f"({coverage['horizon']} samples); choose an earlier position or a longer "
                 "horizon"))
     if not measured:
-        return Verdict("inconclusive", (
+        return Decision(Verdict.INCONCLUSIVE, (
             "no event: no output of the pilot runs was more frequent on one table than on "
             "the other; more runs (--runs) or another pair"))
     if eps_ub > target or not informative:
@@ -141,7 +144,7 @@ def decide(observed: Observation) -> Verdict:
             why = ("cannot carry a loss of (1 + margin)·eps" if not informative else
                    "has an upper bound no budget would bring under (1 + margin)·eps at the "
                    "frequencies measured")
-            return Verdict("inconclusive", (
+            return Decision(Verdict.INCONCLUSIVE, (
                 f"no event: nothing separated d from d' on the pilot sample, and the event "
                 f"measured anyway {why}; more runs (--runs) or another pair"))
         what = (f"the upper bound {eps_ub:.4f} on the measured event's loss exceeds "
@@ -152,9 +155,9 @@ def decide(observed: Observation) -> Verdict:
                f"per side would bring it under (--runs {n}; a new audit, with its own alpha "
                "and beta)" if n else
                "no feasible number of runs would do on this event at the frequencies measured")
-        return Verdict("inconclusive", f"underpowered: {what}; {fix}", n)
+        return Decision(Verdict.INCONCLUSIVE, f"underpowered: {what}; {fix}", n)
     if not separated:
-        return Verdict("inconclusive", (
+        return Decision(Verdict.INCONCLUSIVE, (
             "no event: nothing separated d from d' on the pilot sample (the event measured "
             "anyway is the pilot's raw best); more runs (--runs) or another pair"))
-    return Verdict("pass")
+    return Decision(Verdict.PASS)

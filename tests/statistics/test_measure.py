@@ -22,7 +22,7 @@ from dpaudit.statistics.measure import Finalist, LOOKS, LOOK_WEIGHTS, design, lo
 def binomial_source(p_d, p_dp):
     """draw(side, n, seed): n runs whose event indicator is Bernoulli(p_d or p_dp)."""
     def draw(side, n, seed):
-        k = np.random.default_rng(seed).binomial(n, (p_d, p_dp)[side])
+        k = np.random.default_rng(seed).binomial(n, (p_d, p_dp)[side.index])
         return two_cell_counts(int(k), n)
     return draw
 

@@ -211,7 +211,7 @@ def test_the_exact_pass_rule_is_the_one_measure_and_decide_apply(loss):
         queue = [list(path[0]), list(path[1])]      # side 0 is d (denominator: EVENT's num is d')
 
         def draw(side, m, seed, queue=queue):
-            k = int(queue[side].pop(0))
+            k = int(queue[side.index].pop(0))
             return two_cell_counts(k, m)
         meas = measure([Finalist(EVENT, draw)], Claim(eps, 0.0), Budget(n, 0.05),
                        np.random.SeedSequence(0))
