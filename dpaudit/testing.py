@@ -60,6 +60,7 @@ def assert_request(request: AuditRequest, allow_inconclusive: bool = False):
     result unless ``allow_inconclusive``)."""
     # imported on the call: pytest loads this plugin in every session of a project that has
     # dpaudit installed, and the audit takes 1.3 s to import
+    from dpaudit.reporting import report                  # (as above)
     if isinstance(request.algorithm, str) and ":" not in request.algorithm:
         from dpaudit.auditing.audit import audit_registered
         res = audit_registered(request)
@@ -68,9 +69,9 @@ def assert_request(request: AuditRequest, allow_inconclusive: bool = False):
         res = audit_code(request)
     if res.verdict == Verdict.VIOLATION or (res.verdict == Verdict.INCONCLUSIVE
                                             and not allow_inconclusive):
-        c = request.claim
+        c, text = request.claim, report.summary(res.to_dict())
         raise AssertionError(f"not ({c.eps:g}, {c.delta or 0:g})-DP at confidence "
-                             f"{1 - request.budget.alpha:.6g}:\n{res.summary()}")
+                             f"{1 - request.budget.alpha:.6g}:\n{text}")
     return res
 
 

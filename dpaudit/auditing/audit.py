@@ -313,6 +313,7 @@ class KernelSource(Source):
     limit: int
     workers: int = 1
     bar: object = None
+    decoded: dict = field(default_factory=dict, repr=False)   # view -> cell -> transcript
 
     def request(self, side, n, seed):
         table = (self.pair.d, self.pair.d_prime)[side.index]
@@ -332,6 +333,17 @@ class KernelSource(Source):
 
     def describe(self, ev):
         return _describe(self.spec, self.prep, self.pair, ev, self.limit)
+
+    def cell_text(self, v: int, key: int) -> str:
+        """The transcript behind cell ``key`` of view ``v`` (:func:`transcript_text`), met in
+        runs on d or else on d'; its hash when neither met it."""
+        view = tuple(int(x) for x in self.views[v])
+        if view not in self.decoded:
+            d, dp = (transcripts(self.spec, self.prep, t, view, self.limit)
+                     for t in (self.pair.d, self.pair.d_prime))
+            self.decoded[view] = {**dp, **d}
+        item = self.decoded[view].get(int(key))
+        return super().cell_text(v, key) if item is None else transcript_text(item)
 
 
 def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
@@ -522,26 +534,45 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
     return out
 
 
-def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
-    """Readable event: decode a few of its cells into actions by sampling transcripts."""
-    table = (pair.d, pair.d_prime)[ev.numerator.index]
-    start, end = ev.view
+DECODE_RUNS = 20_000   # runs sampled to read a view's cells as the transcripts behind them
+
+
+def transcripts(spec, prep, table, view: tuple, limit: int) -> dict[int, dict]:
+    """The transcript behind each cell of ``view`` ((start, end) samples) met in
+    :data:`DECODE_RUNS` runs on ``table`` (seed 0), in the order first met: cell hash →
+    {"actions": the actions (a local randomiser's outputs) in the view, and
+    ``stopping_time``, ``recommendation``, ``status`` when the run stopped within it}."""
+    start, end = view
     cells, taus, recs, stats, kept = run_batch(
-        spec.request(prep, table, 20_000, 0, np.array([ev.view], np.int64), limit), 20_000)
-    inside = np.isin(cells[:, 0], ev.cells)
-    examples, seen = [], set()
-    for j in np.flatnonzero(inside):
-        key = int(cells[j, 0])
-        if key in seen:
-            continue
-        seen.add(key)
+        spec.request(prep, table, DECODE_RUNS, 0, np.array([view], np.int64), limit),
+        DECODE_RUNS)
+    _, first = np.unique(cells[:, 0], return_index=True)
+    out = {}
+    for j in np.sort(first):
         item = {"actions": [int(a) for a in kept[j, start:end] if a >= 0]}
         if stats[j] != TRUNCATED and taus[j] <= end:
             item.update(stopping_time=int(taus[j]), recommendation=int(recs[j]),
                         status=STATUS_NAMES[stats[j]])
-        examples.append(item)
-        if len(examples) == n_examples:
-            break
+        out[int(cells[j, 0])] = item
+    return out
+
+
+def transcript_text(item: dict) -> str:
+    """A cell's transcript (:func:`transcripts`) in one line: the actions, and where the run
+    stopped within the view, its stopping time and recommendation."""
+    text = " ".join(map(str, item["actions"]))
+    if "stopping_time" in item:
+        text += f" (stopped: tau = {item['stopping_time']}, recommends {item['recommendation']})"
+    return text
+
+
+def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
+    """Readable event: a few of its cells as the transcripts behind them."""
+    table = (pair.d, pair.d_prime)[ev.numerator.index]
+    start, end = ev.view
+    inside = set(int(c) for c in ev.cells)
+    examples = [item for key, item in transcripts(spec, prep, table, ev.view, limit).items()
+                if key in inside][:n_examples]
     shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
     unit = "0-based arms"

@@ -305,7 +305,7 @@ def _run(a) -> int:
     res = _audit(a)
     if a.json:
         write_json_atomic(a.json, res.to_dict())
-    _out(res.summary())
+    _out(report.summary(res.to_dict()))
     return res.exit_code
 
 

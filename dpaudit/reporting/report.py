@@ -27,7 +27,8 @@ import numpy as np
 from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
-from dpaudit.verdicts.result import coverage_text, levels_text, releases_text, write_text_atomic
+from dpaudit.reporting.text import coverage_text, levels_text, releases_text, summary_lines
+from dpaudit.verdicts.result import write_text_atomic
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 MAX_LOSS_ROWS = 40          # loss-table rows shown (largest |ln ratio| first when there are more)
@@ -522,8 +523,10 @@ def _detectable_text(doc: dict) -> str:
             f"({median} with probability 50 %)")
 
 
-def _audit_view(doc: dict) -> dict:
-    """Everything the templates show of one audit JSON, formatted."""
+def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
+    """Everything the templates show of one audit JSON, formatted: the view model the HTML,
+    Markdown and text templates render (``figures``: draw the HTML report's figures;
+    ``text``: add the text summary's lines, :func:`dpaudit.reporting.text.summary_lines`)."""
     claim = doc.get("claim") or {}
     delta = _finite(claim.get("delta")) or 0.0
     ev = doc.get("event") or {}
@@ -531,8 +534,8 @@ def _audit_view(doc: dict) -> dict:
     for e in (ev.get("examples") or [])[:5]:
         examples.append(" ".join(num(x) for x in e.get("actions", []))
                         if isinstance(e, dict) else num(e))
-    loss_fig = loss_figure(doc)
-    figures = [(cap, uri) for cap, uri in (
+    loss_fig = loss_figure(doc) if figures else None
+    figures = [] if not figures else [(cap, uri) for cap, uri in (
         ("The measurement's confidence interval for the loss of each finalist pair at each "
          "sequential look; the verdict is a violation once a lower end exceeds ε.",
          looks_figure(doc)),
@@ -573,6 +576,7 @@ def _audit_view(doc: dict) -> dict:
         "versions": [(str(k), str(v)) for k, v in (doc.get("versions") or {}).items()],
         "command": doc.get("command"),
         "schema": num(doc.get("schema_version")),
+        "text": summary_lines(doc) if text else None,
     }
 
 
@@ -677,6 +681,12 @@ def _env(markdown: bool) -> jinja2.Environment:
 def render_html(docs: list[dict]) -> str:
     """The self-contained HTML report of ``docs`` (audit, correctness and constants JSON)."""
     return _env(False).get_template("report.html.j2").render(**_context(docs))
+
+
+def summary(doc: dict) -> str:
+    """The text summary of an audit result (what ``dpaudit run`` prints): the text template
+    over the same view model as the reports."""
+    return _env(True).get_template("summary.txt.j2").render(t=_audit_view(doc, figures=False, text=True)["text"])
 
 
 def render_markdown(docs: list[dict]) -> str:

@@ -16,7 +16,7 @@ from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.auditing import audit
 from dpaudit.auditing.audit import audit_algorithm, view_lengths
 from dpaudit.data.tables import NeighbourPair
-from dpaudit.simulation.simulate import STOPPED
+from dpaudit.simulation.simulate import STOPPED, TRUNCATED
 
 EDGES = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])
 
@@ -162,3 +162,28 @@ def test_the_docs_state_the_pilot_budget_the_code_uses():
     assert f"draws {k} × `runs` pilot runs per side" in readme        # `dpaudit run`
     assert f"the neighbour search draws {k}× as many pilot runs" in readme   # the gate
     assert f"uses {k}x as many pilot runs" in suite
+
+
+def test_a_cell_reads_as_the_transcript_behind_it():
+    """The loss table's cells are action sequences (and where the run stopped), found by
+    decoding runs of the pair; a cell no decoded run met keeps its hash."""
+    from dpaudit.algorithms import registry
+    from dpaudit.data import neighbours
+    from dpaudit.simulation.simulate import run_batch
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"horizon": "12"})
+    prep = spec.prepare(1.0, p)
+    pair = neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[0]
+    K, H = prep.means.size, 12
+    views = audit.source_views(pair, K, H)
+    src = audit.KernelSource(spec, prep, pair, views, H)
+    v = len(views) - 1                                  # the whole horizon
+    window = tuple(int(x) for x in views[v])
+    cells, taus, recs, stats, kept = run_batch(spec.request(prep, pair.d, 50, 3, [window], H),
+                                               50)
+    for j in range(5):
+        actions = [int(a) for a in kept[j, window[0]:window[1]] if a >= 0]
+        text = src.cell_text(v, int(cells[j, 0]))
+        assert text.split(" (stopped")[0] == " ".join(map(str, actions))
+        assert ("stopped: tau = " in text) == (stats[j] != TRUNCATED and taus[j] <= H)
+    assert src.cell_text(v, 12345) == f"{12345:016x}"

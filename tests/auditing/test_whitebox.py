@@ -21,6 +21,7 @@ from dpaudit.auditing import whitebox as wb
 from dpaudit.core.request import Claim
 from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
+from dpaudit.reporting.report import summary
 from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None)
@@ -464,6 +465,6 @@ def test_report_noisy_max_releases_above_eps_are_not_called_a_violation():
     r = audit_algorithm("rnm-ftnl", 1.0, params={"rnm_scale": "corrected"}, runs=20000,
                         seed=1, workers=1)
     assert r.whitebox["releases_exceed_eps"] is True and r.whitebox["max_loss"] > 1.0
-    line = next(x for x in r.summary().splitlines() if x.startswith("  white-box:"))
+    line = next(x for x in summary(r.to_dict()).splitlines() if x.startswith("  white-box:"))
     assert "above eps in" in line and "violation" not in line
     assert "the black-box verdict decides" in line and r.verdict != "violation"

@@ -136,6 +136,12 @@ def test_live_mechanism_audit():
             in text
         assert f"planning figure: detectable loss {d['detectable_loss']:.4f} at power 95 %" in text
         assert "Coverage: not measured (black-box" in text
+    # the text summary renders the same view: the same verdict, bounds and coverage
+    text = report.summary(d)
+    assert text.startswith("dpaudit: laplace  claim eps=1 (pure DP)  verdict: PASS\n")
+    assert f"eps_lb = {d['eps_lb']:.4f} at confidence 95%" in text
+    assert f"eps_ub = {d['eps_ub']:.4f}: the measured events' loss is below it" in text
+    assert "  coverage: not measured (black-box" in text and text.endswith(" s")
 
 
 def test_an_inconclusive_result_shows_its_reason():

@@ -1,4 +1,4 @@
-"""The verdict's numbers in words (dpaudit.verdicts.result.bound_text, the reports): saturated
+"""The verdict's numbers in words (dpaudit.reporting.text.bound_text, the reports): saturated
 bounds,
 the δ-loss estimate, no estimate when nothing was measured, the early-stop bias."""
 import math
@@ -8,8 +8,9 @@ import pytest
 
 from dpaudit.auditing.mechanism import audit_mechanism
 from dpaudit.reporting import report
+from dpaudit.reporting.report import summary
+from dpaudit.reporting.text import bound_text
 from dpaudit.statistics.stats import log_ratio
-from dpaudit.verdicts.result import bound_text
 
 
 def test_the_estimate_is_the_delta_loss():
@@ -32,7 +33,7 @@ def test_a_bound_from_zero_denominator_hits_is_labelled_saturated():
     doc = r.to_dict()
     assert r.verdict == "violation" and doc["eps_lb_saturated"] is True
     assert doc["eps_hat"] == "inf"
-    text = r.summary()
+    text = summary(r.to_dict())
     assert "saturated: no hit on" in text and "the largest bound that budget can give" in text
     assert "biased upward by the early stop" in text        # stopped at its first look
     view = report._audit_view(doc)
@@ -43,7 +44,7 @@ def test_nothing_measured_has_no_estimate():
     r = audit_mechanism(_constant, [0], [1], eps=1.0, n=4000, seed=1)
     doc = r.to_dict()
     assert doc["eps_hat"] is None and doc["eps_lb_saturated"] is False
-    assert "nothing measured, no point estimate" in r.summary()
+    assert "nothing measured, no point estimate" in summary(r.to_dict())
     assert report._audit_view(doc)["eps_hat"] == "n/a (nothing measured)"
 
 

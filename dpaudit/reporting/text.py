@@ -1,0 +1,173 @@
+"""A result's numbers in words: the lines of the text summary that ``dpaudit run`` prints
+and the sentences the reports share (:mod:`dpaudit.reporting.report` renders them with the
+templates). Every function reads the result's JSON (README "Verdict JSON")."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.terms import Side
+
+
+def summary_lines(doc: dict) -> dict:
+    """The parts of the text summary of an audit result ``doc`` (template
+    ``summary.txt.j2``): head, reason, bounds, planning figure, neighbours, event, counts,
+    search, white-box, coverage, reproducibility, seed and time."""
+    m = doc["counts"]["measurement"]
+    claim = doc["claim"]
+    eps, delta, beta = claim["eps"], claim["delta"], doc["beta"]
+    shown = f"eps={eps:g}" + (f", delta={delta:g}" if delta else " (pure DP)")
+    return {
+        "algorithm": doc["algorithm"], "claim": shown, "verdict": doc["verdict"].upper(),
+        "reason": doc.get("reason"), "bound": bound_text(doc),
+        "upper": upper_line(float(doc["eps_ub"]), beta, eps, doc["margin"]),
+        "detectable": detectable_line(float(doc["detectable_loss"]), beta,
+                                      float(doc["detectable_eps"]), m["runs_d"] > 0),
+        "neighbours": neighbours_lines(doc["neighbours"]), "event": doc["event"]["text"],
+        "counts": (f"d {m['hits_d']}/{m['runs_d']}, d' {m['hits_d_prime']}/"
+                   f"{m['runs_d_prime']}; {m['tests']} tests at alpha {levels_text(m)}, "
+                   f"stopped: {m['stopped']}"),
+        "search": search_lines(doc["search"]), "whitebox": whitebox_lines(doc.get("whitebox")),
+        "coverage": coverage_text(doc["coverage"]),
+        "not_reproducible": doc.get("reproducible") is False,
+        "seed": doc["seed"], "runtime": f"{float(doc['runtime_s']):.1f}"}
+
+
+def bound_text(doc: dict) -> str:
+    """ε_lb and the point estimate of a result (JSON) in words, for the text output and the
+    reports: a saturated bound (no hit on the denominator side: the largest bound the budget
+    can give, whatever the loss) is labelled so; the estimate is the δ-loss
+    ln((p̂_num − δ)/p̂_den) of the measured event, absent when nothing was measured, and
+    flagged as biased upward when the measurement stopped early on a violation."""
+    m = doc["counts"]["measurement"]
+    text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
+            f"{100 * (1 - doc['alpha']):.6g}% (alpha = {doc['alpha']:g}")
+    hat = doc.get("eps_hat")
+    if hat is None:
+        return text + "; nothing measured, no point estimate)"
+    name = "delta-loss" if doc["claim"].get("delta") else "point"
+    hat = float(hat)                       # ("inf", "nan" in JSON parse too)
+    text += f"; {name} estimate {hat:.4f}"
+    if m.get("stopped") == "violation":
+        text += " at the stopping look, biased upward by the early stop"
+    text += ")"
+    if doc.get("eps_lb_saturated"):
+        den = Side.D_PRIME.label if doc["event"].get("numerator") == Side.D.label else Side.D.label
+        text += (f"; saturated: no hit on {den} in {m['runs_d']} runs, so this is the largest "
+                 "bound that budget can give at this alpha, not a measured size (the loss may "
+                 "be infinite)")
+    return text
+
+
+def levels_text(m: dict) -> str:
+    """The tests' levels of a result's ``counts.measurement``: per look (``alpha_per_look``)
+    or, in results written before the looks were weighted, one level for all
+    (``alpha_per_test``)."""
+    if m.get("alpha_per_look"):
+        return " / ".join(f"{a:.3g}" for a in m["alpha_per_look"]) + " at the looks"
+    a = m.get("alpha_per_test")
+    return f"{a:.3g} each" if isinstance(a, (int, float)) else "unknown"
+
+
+def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
+    """What a pass promises (:mod:`dpaudit.verdicts.verdict`): the measured events' loss is below
+    ``eps_ub`` with confidence 1 − β."""
+    conf = f"{100 * (1 - beta):.6g}%"
+    target = (1 + margin) * eps
+    if math.isinf(eps_ub):
+        return (f"  eps_ub = inf: no upper bound on a measured event's loss at confidence {conf} "
+                f"(a pass needs <= (1 + margin)·eps = {target:.4g})")
+    return (f"  eps_ub = {eps_ub:.4f}: the measured events' loss is below it with confidence "
+            f"{conf} (beta = {beta:g}; a pass needs <= (1 + margin)·eps = {target:.4g}); "
+            "nothing is said of events not measured")
+
+
+def detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
+    power = f"{100 * (1 - beta):.6g}%"
+    head = f"  planning figure (not the pass rule): detectable loss at {power} power"
+    if not measured:
+        return f"{head}: inf (no event was measured)"
+    if math.isinf(loss):
+        return (f"{head}: inf (no loss on the measured event reaches that power with these "
+                f"runs; {median:.4g} at 50%)")
+    return (f"{head} (beta = {beta:g}): {loss:.4f} on the measured event ({median:.4f} at "
+            "50%), from the counts measured")
+
+
+def coverage_text(c: dict) -> str:
+    """The ``coverage`` of a result (JSON) in one sentence (text output and reports)."""
+    if not c or not c.get("measured"):
+        return f"not measured ({(c or {}).get('reason', 'this result has no coverage record')})"
+    phases = ", ".join(f"phase {r['phase']}: {r['releases']} in {r['runs']} runs"
+                       for r in c["releases_read"]) or "none"
+    st = c["stopping_time"]
+    return (f"{100 * c['fraction_read']:.4g}% of {c['runs']} white-box runs read the "
+            f"changed entry within the audited {c['horizon']} samples (releases that read it: "
+            f"{phases}); "
+            f"stopping time on d {st['d']['min']}-{st['d']['max']}, on d' "
+            f"{st['d_prime']['min']}-{st['d_prime']['max']}")
+
+
+def search_lines(s: dict) -> list[str]:
+    if not s:
+        return []
+    b = s["budget"]
+    rounds = " -> ".join(str(r["candidates"]) for r in b["rounds"])
+    screen = s.get("screen")
+    kept = (f", {screen['kept']} kept by the white-box screen" if screen else "")
+    return [f"  search ({s['strategy']}): {s['candidates']} candidate pairs{kept}; pilot rounds "
+            f"{rounds} pairs, {b['pilot_runs_per_side_used']} pilot runs per side in all"]
+
+
+def whitebox_lines(w: dict) -> list[str]:
+    if not w:
+        return []
+    rp = w["replay"]
+    step = rp["first_divergent_step"]
+    replay = ("no run diverged" if not rp["diverged_runs"] else
+              f"{rp['diverged_runs']} runs diverged (first at step {step}): raw data reached a "
+              "decision without noise")
+    what = releases_text(w)
+    return [f"  white-box: largest privacy loss of the releases over {2 * w['runs']} runs = "
+            f"{float(w['max_loss']):.4f} ({what})",
+            f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
+
+
+def releases_text(w: dict) -> str:
+    """The white-box releases' loss against ε in words (text output and reports): above ε is
+    a fact about the releases, not a verdict on the released transcript."""
+    if w.get("releases_exceed_eps") is None:
+        return f"(eps, delta) claim: {w['runs_above_eps']} runs above eps, which it allows"
+    if not w["releases_exceed_eps"]:
+        return "within eps"
+    return (f"above eps in {w['runs_above_eps']} runs: the internal releases alone are not "
+            "eps-DP; the released transcript may still be (e.g. report-noisy-max), the "
+            "black-box verdict decides")
+
+
+def neighbours_lines(nb: dict) -> list[str]:
+    if "changed_row" in nb:
+        where = (f"{nb['model']} tables {nb['rows']}x{nb['arms']}, base {nb['base']['name']}, "
+                 f"row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
+                 f"{_row(nb['row_d_prime'])} in d'")
+    elif "changed_entry" in nb:
+        a, n = nb["changed_entry"]
+        where = (f"stream tables {nb['arms']}x{nb['rows']}, base {nb['base']['name']}, pull {n} "
+                 f"of arm {a} = {nb['value_d']:g} in d vs {nb['value_d_prime']:g} in d'")
+    else:                              # a local reward or a generic mechanism's inputs
+        return [f"  neighbours: d = {_row(nb['d'])} vs d' = {_row(nb['d_prime'])}"]
+    return [f"  neighbours: {where}", f"    ({nb['why']}; pattern {nb.get('pattern', '0→1')})"]
+
+
+def _row(values) -> str:
+    values = list(np.ravel(values))
+    if len(values) > 12:
+        return f"array of {len(values)} values"
+    if len(values) == 1:
+        return f"{values[0]:g}"
+    if len(set(values)) == 1:
+        return f"all {values[0]:g}"
+    return "(" + ", ".join(f"{v:g}" for v in values) + ")"
+
+
