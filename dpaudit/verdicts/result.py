@@ -40,7 +40,7 @@ def jsonable(x):
     return x
 
 
-@dataclass
+@dataclass(frozen=True)
 class AuditResult:
     """Outcome of one audit. ``to_dict()`` is the stable JSON of README "Verdict JSON"."""
 
