@@ -24,7 +24,8 @@ from dpaudit.checks.constants import constants
 from dpaudit.checks.correctness import (Trials, check_correctness, default_runs, runs_to_certify,
                                         summary)
 from dpaudit.core import interrupt, validate
-from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_MARGIN
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
+                                  DEFAULT_MARGIN, DEFAULT_NEIGHBOURS)
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import GateOptions, gate
@@ -115,9 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=_arg("--runs", validate.runs, int),
                      help="measurement runs per side per finalist pair at the last look "
                           "(default 2000000; 200000 for FILE.py:FUNCTION callables)")
-    run.add_argument("--alpha", type=_alpha, default=0.05,
+    run.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA,
                      help="total error probability of the verdict (default 0.05)")
-    run.add_argument("--beta", type=_beta, default=0.05,
+    run.add_argument("--beta", type=_beta, default=DEFAULT_BETA,
                      help="the upper bound eps_ub on the measured events' loss holds with "
                           "confidence 1 - beta (default 0.05)")
     run.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
@@ -128,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                      help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
-    run.add_argument("--neighbours", choices=STRATEGIES, default="search",
+    run.add_argument("--neighbours", choices=STRATEGIES, default=DEFAULT_NEIGHBOURS,
                      help="how the neighbouring pair is found (default search: every position x "
                           "value pattern x base table, white-box screen, successive halving; "
                           "blackbox: without the screen; structure: the algorithm's hand-picked "
@@ -172,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
                         "index.html, into DIR")
     g.add_argument("--workers", type=_positive_int("--workers"),
                    help="processes per audit (default: all cores); results do not depend on it")
-    g.add_argument("--beta", type=_beta, default=0.05,
+    g.add_argument("--beta", type=_beta, default=DEFAULT_BETA,
                    help="each entry's upper bound eps_ub holds with confidence 1 - beta "
                         "(default 0.05)")
     g.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,

@@ -75,7 +75,8 @@ from dpaudit.algorithms import registry
 from dpaudit.auditing.audit import KernelSource, audit_registered
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.core import validate
-from dpaudit.core.request import AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN,
+                                  DEFAULT_NEIGHBOURS)
 from dpaudit.core.terms import Side, Verdict
 from dpaudit.data import tables
 from dpaudit.data.tables import load_pair
@@ -108,7 +109,7 @@ class Entry:
     runs: int
     delta: float | None = None
     params: dict = field(default_factory=dict)
-    neighbours: str = "search"
+    neighbours: str = DEFAULT_NEIGHBOURS
     pair: str | None = None              # as written in the suite (relative to its folder)
     pair_path: str | None = None         # resolved
     reason: str | None = None            # why an entry is expected to be inconclusive
@@ -202,7 +203,7 @@ def load_suite(path: str) -> Suite:
         seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
         if e.get("delta") is not None:
             validate.delta(e["delta"], f"{where} ({name}): delta")
-        if e.get("neighbours", "search") not in STRATEGIES:
+        if e.get("neighbours", DEFAULT_NEIGHBOURS) not in STRATEGIES:
             raise InputError(f"{where} ({name}): neighbours = {e['neighbours']!r} is not valid: "
                              f"expected one of {', '.join(STRATEGIES)}")
         params = {str(k): str(v) for k, v in e.get("params", {}).items()}
@@ -219,7 +220,7 @@ def load_suite(path: str) -> Suite:
                 raise InputError(f"{where} ({name}): {err}") from None
         entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
                              expect=Verdict(e["expect"]), runs=runs, delta=e.get("delta"),
-                             params=params, neighbours=e.get("neighbours", "search"),
+                             params=params, neighbours=e.get("neighbours", DEFAULT_NEIGHBOURS),
                              pair=e.get("pair"), pair_path=pair_path, reason=reason))
     return Suite(path=f, alpha=alpha, entries=tuple(entries))
 
@@ -257,8 +258,8 @@ def _num(x) -> str:
     return f"{x:.4f}" if math.isfinite(x) else str(x)
 
 
-def run_entry(entry: Entry, alpha: float, workers: int | None = None,
-              beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
+def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: float = DEFAULT_BETA,
+              margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
     """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
     (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
     :func:`evidence` of its ε_lb, None when no event was measured)."""

@@ -16,7 +16,7 @@ import scipy
 import statsmodels
 
 from dpaudit.core import interrupt
-from dpaudit.core.request import DEFAULT_MARGIN
+from dpaudit.core.request import DEFAULT_BETA, DEFAULT_MARGIN
 from dpaudit.core.terms import Verdict
 
 SCHEMA_VERSION = 1
@@ -59,7 +59,7 @@ class AuditResult:
     seed: int
     runtime_s: float
     detectable_eps: float
-    beta: float = 0.05         # eps_ub holds with confidence 1 - beta; detectable_loss at power 1 - beta
+    beta: float = DEFAULT_BETA  # eps_ub at confidence 1 - beta; detectable_loss at power 1 - beta
     detectable_loss: float = float("inf")   # a planning figure (observed power): never decides
     eps_ub: float = float("inf")  # the largest finalist's upper bound on its event's loss
     search: dict = field(default_factory=dict)
