@@ -63,7 +63,7 @@ import numpy as np
 from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
-                                         child_seed, seed_sequence)
+                                         child_seed, run_batch, seed_sequence)
 
 RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
 MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
@@ -363,6 +363,36 @@ def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
     pooled = np.concatenate(losses)
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
             "diverged_runs": diverged, "feeds": feeds}
+
+
+def coupled_divergence(spec, prep, pair, replay: Replay) -> dict:
+    """The coupled screen of a neighbouring pair: run i on d and run i on d′ draw from the
+    same generator (``child_seed(replay.seed, i)``), and ``p_div`` is the share of the
+    ``replay.runs`` pairs whose transcripts within ``replay.limit`` samples (None: the
+    table's length) differ: the actions, the stopping time, the recommendation, the status.
+
+    Any coupling of two runs gives P(outputs differ) ≥ the total variation distance between
+    the output distributions on d and on d′, so ``p_div`` estimates an upper bound of it, and
+    ``p_div`` = 0 over every coupled pair is evidence that the pair shows nothing at this
+    instance (the runs never read the changed entry, or read it without effect). It bounds
+    from above only: a pair whose randomness merely falls out of step diverges without
+    leaking. Returns ``runs``, ``diverged``, ``p_div`` and ``first`` (the index of the first
+    diverging pair, or None).
+    """
+    d = np.ascontiguousarray(pair.d, dtype=np.float64)
+    dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
+    T = d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0]
+    limit = T if replay.limit is None else int(replay.limit)
+    root, runs = seed_sequence(replay.seed), int(replay.runs)
+    view = np.array([[0, limit]], np.int64)
+    diverged = []
+    for i in range(runs):
+        child = child_seed(root, i)
+        a, b = (run_batch(spec.request(prep, t, 1, child, view, limit), 1) for t in (d, dp))
+        if not all(np.array_equal(x, y) for x, y in zip(a, b)):
+            diverged.append(i)
+    return {"runs": runs, "diverged": len(diverged), "p_div": len(diverged) / runs,
+            "first": diverged[0] if diverged else None}
 
 
 def _feeds(runner, child, at_most: int = 4) -> list:

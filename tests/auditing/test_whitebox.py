@@ -6,6 +6,7 @@ mechanism's mean loss, the KL divergence) has a margin of 6 standard deviations:
 probability < 1e-8.
 """
 import math
+from types import SimpleNamespace
 
 import mpmath
 import numba as nb
@@ -468,3 +469,23 @@ def test_report_noisy_max_releases_above_eps_are_not_called_a_violation():
     line = next(x for x in summary(r.to_dict()).splitlines() if x.startswith("  white-box:"))
     assert "above eps in" in line and "violation" not in line
     assert "the black-box verdict decides" in line and r.verdict != "violation"
+
+
+def test_coupled_screen_proves_a_pair_silent_and_finds_the_instances_that_diverge():
+    """GDP-NCB at the registry's instance (C_I = 1600): Phase I never ends within 128 rows, play
+    is uniform whatever the rewards, so coupled runs on d and d' never differ (p_div = 0:
+    exact, every run compared). At C_I = 0.01, T = 16, Phase I ends and the changed row moves
+    the runs apart: p_div ≈ 0.1–0.35 per pair (design study); seeded, and P(0 of 256 | p ≥
+    0.1) < 1e-11, so the check cannot fail by chance."""
+    spec = registry.get("gdp-ncb")
+    for extra, silent in (({}, True), ({"phase1_constant": "0.01", "horizon": "16"}, False)):
+        p = spec.resolve_params(extra)
+        prep = spec.prepare(1.0, p)
+        for pair in neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[:2]:
+            r = wb.coupled_divergence(spec, prep, pair, wb.Replay(256, 1))
+            assert r["runs"] == 256 and (r["p_div"] == 0) == silent, (extra, r)
+            assert (r["first"] is None) == silent and r["diverged"] == r["p_div"] * 256
+            # the coupling itself: a table against itself never diverges, even where the
+            # runs are random (independent draws for d and d' would diverge here)
+            same = SimpleNamespace(d=pair.d, d_prime=pair.d, model=pair.model)
+            assert wb.coupled_divergence(spec, prep, same, wb.Replay(64, 1))["p_div"] == 0
