@@ -1,5 +1,5 @@
 """Success rates of DP-BAI, BASELINE, DP-OD and OD-LinBAI on the Section 5 instance (seed 000,
-Figure 1; digest ../shared/specs/000_dp_bai.md §4.1), next to the digest's reference values.
+Figure 1), next to reference values read off that figure.
 
     python benchmarks/accuracy_dp_bai.py                 # 1000 trials per cell (the paper's)
     python benchmarks/accuracy_dp_bai.py --runs 20000    # tighter intervals

@@ -1,5 +1,5 @@
 """Accuracy of the LDP thresholding algorithms (seed 001) against the digest's Monte Carlo
-reference values (../shared/specs/001_ldp_thresholding.md §3.6; the paper has no experiments).
+reference values (computed from the paper's bounds; the paper has no experiments).
 
     python benchmarks/accuracy_ldp.py [--runs N] [--confidence-runs M] [--seed S]
 

@@ -1,5 +1,5 @@
 """Cumulative pseudo-regret of the seed 003 bandit algorithms on the paper's two settings
-(Sec. 6, Figures 1–2; ../shared/specs/003_lazy_dp.md §4). The paper prints no numbers, so this
+(Sec. 6, Figures 1–2). The paper prints no numbers, so this
 reproduces the experiment's design, not values.
 
     python benchmarks/regret_lazy.py [--horizon T] [--runs R] [--eps 0.25,0.5,1] [--seed S]

@@ -3,7 +3,7 @@
 ε-global-DP fixed-confidence best-arm identification in the ``user`` table model: row t of the
 table is user t's potential rewards, read at round t for the pulled arm only.
 
-Faithful to Algorithm 2 and the digest ../shared/specs/004_adap_tt.md §2.2:
+Faithful to Algorithm 2 of Azize, Al Marjani, Jourdan and Basu 2023 (arXiv:2309.02202):
 
 * initialisation pulls arms 1..K once; phase 1 of arm a is that single sample, released as
   μ̃ = x + Lap(1/ε) with Ñ = 1 (ambiguity A1: the paper never defines the phase-1 estimate);

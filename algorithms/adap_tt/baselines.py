@@ -2,7 +2,8 @@
 
 Both are fixed-confidence best-arm identification algorithms in the ``user`` table model (row t
 of the table is user t's potential rewards, read at round t for the pulled arm only), compiled
-to the kernel contract of :mod:`dpaudit.simulation.simulate`. Digest ../shared/specs/004_adap_tt.md.
+to the kernel contract of :mod:`dpaudit.simulation.simulate`. Source: Azize, Al Marjani,
+Jourdan and Basu 2023 (arXiv:2309.02202), Section 4.
 
 ``ttucb`` — non-private TTUCB of [JD22] as described in the paper's Section 4 (digest §2.6):
 
@@ -109,7 +110,8 @@ def _ttucb_next(mu, N, L, M, beta, n):
 
 @nb.njit(cache=True)
 def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of TTUCB (digest §2.6). Kernel contract: dpaudit.simulation.simulate.
+    """One run of TTUCB (Azize et al. 2023, Section 4). Kernel contract:
+    dpaudit.simulation.simulate.
 
     ``theta`` = (δ, β, max_steps, C_G(½·ln((K−1)/δ))), shape (4,) (indices TT_*); ``aux``,
     ``releases`` and ``frozen`` unused. Other shapes as in the contract (``table`` (T, K),
@@ -209,7 +211,7 @@ def epoch_length(n_active, e, eps, risk):
 
 @nb.njit(cache=True)
 def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of DP-SE converted to FC-BAI (digest §2.7). Kernel contract:
+    """One run of DP-SE converted to FC-BAI (Azize et al. 2023, Section 4). Kernel contract:
     dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, max_steps, epoch_mean 0 = epoch / 1 = cumulative-count) (indices SE_*);

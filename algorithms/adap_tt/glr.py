@@ -2,7 +2,7 @@
 
 All logs are natural. Sources: eq. (15) (C_G, from Kaufmann & Koolen 2021), eq. (14)
 (non-private per-phase threshold c_k, Lemma 4), eq. (4) = eq. (17) (private threshold
-c_{ε,k1,k2}, Theorem 4); digest ../shared/specs/004_adap_tt.md §2.1.
+c_{ε,k1,k2}, Theorem 4) of Azize, Al Marjani, Jourdan and Basu 2023 (arXiv:2309.02202).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """DP-BAI and its comparators (seed 000: Chen, Karthik, Chee, Tan, "Fixed-Budget Differentially
-Private Best Arm Identification", ICLR 2024, arXiv 2401.09073; digest
-../shared/specs/000_dp_bai.md). Privacy model ``stream``: the table is (K, T) and the n-th pull
-of arm a reads ``d[a, n]`` (Sec. 2); neighbours differ in one entry.
+Private Best Arm Identification", ICLR 2024, arXiv 2401.09073). Privacy model ``stream``: the
+table is (K, T) and the n-th pull of arm a reads ``d[a, n]`` (Sec. 2); neighbours differ in one
+entry.
 
 Registered algorithms (two compiled kernels, the differences are ``theta`` flags):
 

@@ -1,5 +1,5 @@
 """Linear-bandit building blocks of seed 000 (Chen, Karthik, Chee, Tan, "Fixed-Budget
-Differentially Private Best Arm Identification", ICLR 2024; digest ../shared/specs/000_dp_bai.md).
+Differentially Private Best Arm Identification", ICLR 2024, arXiv 2401.09073).
 
 Public, data-independent pieces (pure Python/NumPy/SciPy):
 

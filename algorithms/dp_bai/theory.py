@@ -89,7 +89,7 @@ def thm42_error_bound(p: dict, prep, eps: float) -> dict:
     d = st.features.shape[1]
     if d <= 2:
         return {"name": name, "applicable": False,
-                "reason": f"d = {d} <= 2: Thm 4.2 is not established (digest 000 §5.7: "
+                "reason": f"d = {d} <= 2: Thm 4.2 is not established (Chen et al. 2024, Lemma G.3: "
                           "Delta_(ceil(d^2/4)) = 0)"}
     H = linear.hardness(st.means, d, eps)["H"]
     if not math.isfinite(H):
@@ -97,7 +97,7 @@ def thm42_error_bound(p: dict, prep, eps: float) -> dict:
     val = linear.thm42_bound(st.sched.T_prime, st.sched.M, H)
     return {"name": name, "applicable": True, "value": val, "T_prime": st.sched.T_prime,
             "M": st.sched.M, "H": H,
-            "note": "for sufficiently large T; digest 000 §5.7: Lemma G.3's step at "
+            "note": "for sufficiently large T; Chen et al. 2024, Lemma G.3's step at "
                     "p = M_1 is not proved for g_0 >= 2"}
 
 

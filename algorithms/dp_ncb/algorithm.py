@@ -1,7 +1,7 @@
 """DP-NCB: privacy-preserving fair bandits (seed 002: Sarkar, Pandey, Ray Chowdhury).
 
-Paper ``../shared/seeds/002_bc262e19d367a313.txt`` (authoritative), digest
-``../shared/specs/002_dp_ncb.md``. Registered names:
+Source: Sarkar, Pandey, Ray Chowdhury, "DP-NCB: Privacy Preserving Fair Bandits" (the
+algorithm numbers below are the paper's). Registered names:
 
 ``gdp-ncb`` (Algorithm 4, model ``user``)
     Phase I: uniform arms; after each pull the pulled arm's Phase-I mean is re-noised with a

@@ -2,23 +2,23 @@
 refined analysis of differentially private bandits", NeurIPS 2022): the baselines of seed 002
 (AdaP-UCB) and seed 003 (AdaP-KLUCB).
 
-**The source paper is not among the project's sources** (``../shared/seeds/``). This module is
-assembled from what the seeds and digests say about it; every piece below names its source.
+**The source paper was not at hand** when this was written. This module is assembled from
+what the DP-NCB and lazy-DP papers say about it; every piece below names its source.
 Readings that no source fixes are marked [READING]; the KL-UCB index is [RECALLED] (to verify
 against Azize & Basu 2022).
 
 Sources
 
-* [S002-text] seed 002's paper, ``../shared/seeds/002_bc262e19d367a313.txt`` line ~106: "we
+* [S002-text] the DP-NCB paper (Sarkar, Pandey, Ray Chowdhury), Section 5: "we
   follow the batch arm selection idea of azize2022privacy, where a single arm is selected for a
   fixed duration (episode)"; the index is computed at the beginning of each episode.
-* [S002-2.4] digest ``../shared/specs/002_dp_ncb.md`` §2.4, AdaP-UCB bullet: per-arm doubling
+* [S002-2.4] the DP-NCB paper's description of AdaP-UCB: per-arm doubling
   episodes; the private mean uses only the last episode ("forgetting") plus Laplace noise
   calibrated to 1/(ε·episode length); α > 3; and what the authors' code ([CODE]) does: the raw
   first reward stored as μ̃ (no noise), the index μ̃ + √(α ln(t+1)/n) + 2α ln(t+1)/n (no 1/ε
   term). §4: α = 3.1 (and ε = 0.2, k = 50) in the experiments.
-* [S003-2.7] digest ``../shared/specs/003_lazy_dp.md`` §2.7 and seed 003's paper
-  ``../shared/seeds/003_7fdd135d06c1835d.txt`` lines 171–175: AdaP-UCB "is essentially
+* [S003-2.7] the lazy-DP paper (Hu, Huang, Mehta, Hegde, arXiv 2102.07929), its related-work
+  paragraph: AdaP-UCB "is essentially
   equivalent" to Anytime-Lazy-UCB (:mod:`lazy_dp`) except (a) the private statistic is computed
   when the arm's *accumulated* number of observations reaches exactly 2^r (the logarithmic
   mechanism of Chan et al. 2011) and (b) the noise is added to the empirical mean (Lap(1/(ε·n))

@@ -1,7 +1,7 @@
 """Lazy / forgetful DP bandits and RNM-FTNL (seed 003: Hu, Huang, Mehta, Hegde, arXiv 2102.07929).
 
-Paper ``../shared/seeds/003_7fdd135d06c1835d.txt`` (authoritative), digest
-``../shared/specs/003_lazy_dp.md``. Two kernels, each shared by several registered names through
+Source: Hu, Huang, Mehta, Hegde, arXiv 2102.07929 (the algorithm numbers below are the
+paper's). Two kernels, each shared by several registered names through
 theta flags (no copied kernels):
 
 :func:`lazy_kernel` (bandit feedback, ``user`` tables (T, K): round t reads ``d[t, J_t]`` only)

@@ -1,7 +1,7 @@
 """Locally differentially private thresholding bandits (seed 001: Barbara, Lazzaro, Pike-Burke).
 
-Paper ``../shared/seeds/001_1de455d29a6733e5.txt`` (authoritative), digest
-``../shared/specs/001_ldp_thresholding.md``. Registered names:
+Source: Barbara, Lazzaro, Pike-Burke, "Locally Differentially Private Thresholding Bandits"
+(the algorithm and equation numbers below are the paper's). Registered names:
 
 ``privbern`` (Definition 2.1, model ``local``)
     The local randomiser: a reward r ∈ [0, 1] goes out as one bit

@@ -1,6 +1,6 @@
 """Tests of seed 000 (algorithms/dp_bai/algorithm.py, algorithms/dp_bai/linear.py): DP-BAI, DP-BAI-GAUSS,
 BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against the digest's worked numbers
-(../shared/specs/000_dp_bai.md §3.6, §2.9) and its invariants (§5.8).
+(the paper's eqs. 4-8 and 14-15) and its invariants.
 
 Deterministic unless stated. The statistical tests are seeded and state their false-failure
 probability (each ≤ 1e-6, from Hoeffding's inequality P(|p̂ − p| ≥ t) ≤ 2·exp(−2nt²)).

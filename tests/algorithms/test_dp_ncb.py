@@ -1,6 +1,6 @@
 """Seed 002, DP-NCB (algorithms/dp_ncb/algorithm.py): GDP-NCB (Alg. 4), LDP-NCB (Alg. 5), the anytime
 wrapper (Alg. 7), the baselines NCB and LDP-UCB, the LDP randomiser and its half-scale mutant,
-against the digest's worked numbers (../shared/specs/002_dp_ncb.md §3), a plain-Python
+against worked numbers derived from the paper's Algorithms 4-5, a plain-Python
 reference written from the digest's pseudo-code (§2.1–§2.4), and the white-box release log.
 
 Deterministic unless stated. Statistical tests are seeded; each states its false-failure

@@ -1,6 +1,6 @@
 """Seed 003, lazy DP bandits (algorithms/lazy_dp/algorithm.py): Anytime-Lazy-UCB, Lazy-DP-TS, Thompson
 sampling, the lazy-ucb mutants, RNM-FTNL, naive FTNL and DP-SE for regret, against the digest's
-worked numbers (../shared/specs/003_lazy_dp.md §2.4, §3.5, §5.2–§5.5), plain-Python references
+worked numbers derived from the paper's Algorithms 1-3, plain-Python references
 written from the paper's pseudo-code (Algorithms 1–4) and the bookkeeping invariants (epoch
 doubling, fresh-sample sums, noise scales, the lazy schedule).
 

@@ -1,7 +1,7 @@
 """Seed 001, LDP thresholding bandits (algorithms/ldp_thresholding/algorithm.py): PrivBern, Algorithm 1
 (``ldp-tb-budget``), Algorithm 2 (``ldp-tb-confidence``), APT and the ``privbern-wrong-exp``
-mutant, against the digest's worked numbers (../shared/specs/001_ldp_thresholding.md §2.4,
-§3.6, §5.1), plain-Python references written from the paper's pseudo-code, and the audit
+mutant, against worked numbers derived from the paper's eqs. 4-8 and Theorems 3.1-4.2,
+plain-Python references written from the paper's pseudo-code, and the audit
 pipeline on the ``local`` model.
 
 Deterministic unless stated. Statistical tests are seeded; each states its false-failure
