@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.algorithms.space import Axis, ClaimSpace, Dimension
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError
@@ -43,7 +44,9 @@ class Param:
     ``features``: a preset name or a file path). ``low``/``high`` bound numeric values (and every element of
     ``floats``); ``open_low``/``open_high`` make the bound strict. ``default=None`` means
     "derived by the algorithm" (e.g. ``means`` computed from the features): the parsed value
-    stays None unless one is given.
+    stays None unless one is given. ``claim``: the parameter's place in the space the
+    algorithm's privacy claim covers (:class:`~dpaudit.algorithms.space.Dimension`); None: not
+    a dimension of the claim (an audit window, a data-independent cap, a bench setting).
     """
 
     name: str
@@ -56,6 +59,7 @@ class Param:
     open_high: bool = False
     choices: tuple[str, ...] = ()
     min_len: int = 1
+    claim: Dimension | None = None
 
     def range_text(self) -> str:
         if self.kind == "choice":
@@ -95,7 +99,7 @@ class Param:
                     raise ValueError
                 return v
             if self.kind == "text":
-                return str(value)
+                return value if isinstance(value, str) else matrix_text(value)
             if self.kind == "int":
                 f = float(value)
                 if not math.isfinite(f) or f != int(f):
@@ -121,6 +125,17 @@ class Param:
         except (TypeError, ValueError):
             raise InputError(f"{self.name}={shown} is not valid: expected {self.range_text()}")
         raise AssertionError(self.kind)
+
+
+def matrix_text(value) -> str:
+    """A numeric matrix (array-like, shape (K, d) or (K,)) as the text rows
+    ``a11,a12;a21,a22`` that a ``text`` parameter such as ``features`` accepts: exact (each
+    float's shortest round-trip form), hashable, and a command line can carry it. ValueError for
+    a non-numeric value or more than 2 dimensions."""
+    a = np.asarray(value, dtype=np.float64)
+    if a.ndim > 2:
+        raise ValueError(a.ndim)
+    return ";".join(",".join(repr(float(x)) for x in row) for row in np.atleast_2d(a))
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,9 @@ class AlgorithmSpec:
     # the claim when an audit is given none. Such a spec has a parameter "delta" that its
     # ``prepare`` reads; :meth:`resolve_claim` sets it to the audited delta. 0: pure eps-DP.
     default_delta: float = 0.0
+    # the privacy claim and where the paper makes it (e.g. "ε-DP: Thm 2, proved in App. C");
+    # "" for a positive control, which claims nothing. Its space: :meth:`space`.
+    theorem: str = ""
 
     def __post_init__(self):
         if self.default_delta and "delta" not in [p.name for p in self.params]:
@@ -212,6 +230,16 @@ class AlgorithmSpec:
             delta = given.get("delta", self.default_delta)
         p = self.resolve_params({**given, "delta": delta})
         return p, float(p["delta"])
+
+    def space(self, pinned=()) -> ClaimSpace:
+        """The space the claim covers: the parameters that carry a
+        :class:`~dpaudit.algorithms.space.Dimension`, those named in ``pinned`` (given by the
+        user) marked pinned; cost model: the audit's samples per run
+        (:attr:`audit_horizon`)."""
+        pinned = set(pinned)
+        axes = tuple(Axis(p, p.claim, p.name in pinned) for p in self.params
+                     if p.claim is not None)
+        return ClaimSpace(self.name, self.theorem, axes, self.audit_horizon)
 
     def param(self, name: str) -> Param:
         for p in self.params:

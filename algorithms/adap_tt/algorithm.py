@@ -43,6 +43,7 @@ import numba as nb
 import numpy as np
 from scipy.special import zeta
 
+from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
@@ -248,22 +249,35 @@ def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 BATCH_LOOPS = {adap_tt_kernel: adap_tt_batch}
 
 
+THM3 = "Thm 3 (App. C.2)"
+CLAIM = "ε-global DP for rewards in [0, 1]: Azize et al. 2023, " + THM3
+
+
 def _params(horizon_default: int) -> tuple[Param, ...]:
     return (
         Param("means", MU1, "floats", "Bernoulli instance: base tables and rows beyond the table",
-              low=0.0, high=1.0, min_len=2),
-        Param("risk", 0.01, "float", "BAI risk δ", low=0.0, high=1.0, open_low=True, open_high=True),
+              low=0.0, high=1.0, min_len=2,
+              claim=theorem(f"{THM3}: any instance with rewards in [0, 1]", Scale.GENERATED,
+                            (2, 6))),
+        Param("risk", 0.01, "float", "BAI risk δ", low=0.0, high=1.0, open_low=True, open_high=True,
+              claim=theorem(f"{THM3}: every risk δ in (0, 1)", Scale.LOG, (1e-3, 0.5))),
         Param("beta", 0.5, "float", "Top Two tracking proportion β", low=0.0, high=1.0,
-              open_low=True, open_high=True),
+              open_low=True, open_high=True,
+              claim=theorem(f"{THM3}: every β in (0, 1)", Scale.LINEAR, (0.1, 0.9))),
         Param("s", 2.0, "float", "exponent s > 1 of the threshold's union bound (paper: unstated)",
-              low=1.0, high=100.0, open_low=True),
+              low=1.0, high=100.0, open_low=True,
+              claim=proof(f"the stopping threshold (eq. (4)) is post-processing in {THM3}'s "
+                          "proof, which never uses s", Scale.LOG, (1.01, 10.0))),
         Param("threshold", "theory", "choice", "stopping threshold: eq. (4) or the draft code's",
-              choices=THRESHOLDS),
-        Param("bonus", "phase", "choice", "leader bonus: k_a (eq. 22) or ln n", choices=BONUSES),
+              choices=THRESHOLDS, claim=option("eq. (4) vs the draft code's threshold")),
+        Param("bonus", "phase", "choice", "leader bonus: k_a (eq. 22) or ln n", choices=BONUSES,
+              claim=option("eq. (22)'s exploration bonus")),
         Param("max_steps", 1 << 24, "int", "data-independent cap on samples (capped runs are "
               "reported)", low=1, high=2.0 ** 62),
         Param("horizon", horizon_default, "int", "audit table rows: transcripts are audited up to "
-              "this many samples", low=2, high=1 << 20),
+              "this many samples", low=2, high=1 << 20,
+              claim=theorem(f"{THM3} covers the whole run, so every prefix of the transcript",
+                            Scale.INT_LOG, (8, 512))),
     )
 
 
@@ -303,14 +317,14 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 SPECS.append(AlgorithmSpec(
     name="adap-tt", title="AdaP-TT (Algorithm 2 + App. D)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=adap_tt_kernel, params=_params(HORIZON), prepare=_prepare(True),
-    structure=_structure, audit_horizon=lambda p: p["horizon"],
+    structure=_structure, audit_horizon=lambda p: p["horizon"], theorem=CLAIM,
     description="ε-global-DP Top Two with per-arm doubling, forgetting and Laplace phase means"))
 
 SPECS.append(AlgorithmSpec(
     name="adap-tt-no-forgetting", title="AdaP-TT mutant: no forgetting", paper=PAPER,
     model=PrivacyModel.USER, private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(False), structure=_structure, audit_horizon=lambda p: p["horizon"],
-    mutant_of="adap-tt",
+    mutant_of="adap-tt", theorem=CLAIM,
     description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
                 "re-enters every later release of its arm (digest §6.4, first row)"))
 
@@ -318,7 +332,7 @@ SPECS.append(AlgorithmSpec(
     name="adap-tt-raw-leader", title="AdaP-TT mutant: leader on raw means", paper=PAPER,
     model=PrivacyModel.USER, private=True, kernel=adap_tt_kernel, params=_params(HORIZON),
     prepare=_prepare(True, raw_leader=True), structure=_structure,
-    audit_horizon=lambda p: p["horizon"], mutant_of="adap-tt",
+    audit_horizon=lambda p: p["horizon"], mutant_of="adap-tt", theorem=CLAIM,
     description="UCB leader (eq. 22) computed from the exact phase means μ̂ instead of μ̃: a "
                 "decision reads raw rewards without noise (digest §6.1 checklist (iii): leader "
                 "and challenger must use μ̃)"))

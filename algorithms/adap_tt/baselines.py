@@ -53,6 +53,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
@@ -336,9 +337,13 @@ SPECS.append(AlgorithmSpec(
     params=(_SHARED["means"], _SHARED["risk"],
             Param("epoch_mean", "epoch", "choice", "ambiguity option: epoch mean divided by R_e "
                   "(digest) or by the arm's cumulative count (draft-code quirk)",
-                  choices=EPOCH_MEANS),
+                  choices=EPOCH_MEANS, claim=option("the epoch mean's divisor")),
             _SHARED["max_steps"],
-            dataclasses.replace(_SHARED["horizon"], default=DPSE_HORIZON)),
+            dataclasses.replace(_SHARED["horizon"], default=DPSE_HORIZON, claim=theorem(
+                "every prefix of the transcript (the claim covers the whole run); long "
+                "enough to reach the first elimination", Scale.INT_LOG, (64, 8192)))),
     prepare=_dpse_prepare, structure=_dpse_structure, audit_horizon=lambda p: p["horizon"],
+    theorem="ε-DP (Laplace epoch means over disjoint samples): Sajed & Sheffet 2019, DP-SE, "
+            "as run by Azize et al. 2023, Sec. 5",
     description="ε-DP successive elimination: epochs of geometric length, one Laplace epoch "
                 "mean per active arm, stop when one arm remains"))

@@ -84,6 +84,7 @@ import time
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
@@ -577,22 +578,44 @@ HORIZON = 32          # audit default budget T: small tables, every phase-1 entr
 REUSE_HORIZON = 60    # the mutant's K = d = 5 instance: T' = 41, n_p = 3 / 5 / 7
 REUSE_MEANS = (0.5, 0.45, 0.4, 0.35, 0.3)   # digest §3.6 (b)
 
+PROP41 = "Prop. 4.1"
+CLAIMS = {"bai": "ε-DP: Chen, Karthik, Chee, Tan 2024, Prop. 4.1",
+          "gauss": "(ε, δ)-DP: Chen, Karthik, Chee, Tan 2024, Prop. D.2",
+          "baseline": "ε-DP: Chen, Karthik, Chee, Tan 2024, Sec. 5 (Prop. 4.1's argument, "
+                      "uniform phases)",
+          "od": "ε-DP: Chen, Karthik, Chee, Tan 2024, App. E.1 (stated informally)"}
+
 P_FEATURES = Param("features", "sec5", "text",
-                   "features: sec5 | identity | collinear | a K x d .npy/.csv file")
+                   "features: sec5 | identity | collinear | a K x d .npy/.csv file | rows "
+                   "'a11,a12;a21,a22' (a Python array also works)",
+                   claim=theorem(f"{PROP41}: any features a_i in R^d (the means follow them)",
+                                 Scale.GENERATED, (2, 6)))
 P_MEANS = Param("means", None, "floats", "arm means for base tables and rewards beyond the "
                 "table (default: a_i . theta* of the preset)", low=0.0, high=1.0, min_len=2)
 P_HORIZON = Param("horizon", HORIZON, "int", "the budget T (the audited tables have as many "
-                  "rows as the longest run)", low=2, high=1 << 20)
+                  "rows as the longest run)", low=2, high=1 << 20,
+                  claim=theorem(f"{PROP41}: every budget T with T' >= 1", Scale.INT_LOG,
+                                (8, 512)))
 P_READING = Param("reading", "A", "choice", "schedule reading of eqs. (7)-(8) (A3)",
-                  choices=READINGS)
-P_OVERRUN = Param("overrun", "allow", "choice", "budget overrun policy (A6)", choices=OVERRUNS)
+                  choices=READINGS, claim=option("eqs. (7)-(8): the phase schedule"))
+P_OVERRUN = Param("overrun", "allow", "choice", "budget overrun policy (A6)", choices=OVERRUNS,
+                  claim=option("phases that would exceed the budget T"))
 P_MAXDET = Param("maxdet", "auto", "choice", "MAX-DET search (A13)",
-                 choices=lin.MAXDET_METHODS)
+                 choices=lin.MAXDET_METHODS, claim=option("MAX-DET: exact or approximate"))
 P_DELTA = Param("delta", GAUSS_DELTA, "float", "DP delta of the Gaussian mechanism",
-                low=0.0, high=1.0, open_low=True, open_high=True)
-P_NORM = Param("norm", "l2", "choice", "norm of L = max_i ||a_i|| (A18)", choices=NORMS)
+                low=0.0, high=1.0, open_low=True, open_high=True,
+                claim=theorem("Prop. D.2: every δ in (0, 1)", Scale.LOG, (1e-6, 0.1)))
+P_NORM = Param("norm", "l2", "choice", "norm of L = max_i ||a_i|| (A18)", choices=NORMS,
+                claim=option("App. E.1: the norm of L is not stated"))
 
 BAI_PARAMS = (P_FEATURES, P_MEANS, P_HORIZON, P_READING, P_OVERRUN, P_MAXDET)
+# DP-OD's claim (App. E.1) covers the same features and budgets; OD-LinBAI needs m > 0
+OD_PARAMS = (
+    dataclasses.replace(P_FEATURES, claim=theorem(
+        "App. E.1: any features a_i in R^d (the means follow them)", Scale.GENERATED, (2, 6))),
+    P_MEANS,
+    dataclasses.replace(P_HORIZON, claim=theorem(
+        "App. E.1: every budget T with m > 0", Scale.INT_LOG, (8, 512))))
 
 
 def _bai_horizon(maxdet_on: bool):
@@ -605,7 +628,7 @@ SPECS.append(AlgorithmSpec(
     name="dp-bai", title="DP-BAI (Algorithm 1)", paper=PAPER, model=PrivacyModel.STREAM,
     private=True,
     kernel=dp_bai_kernel, params=BAI_PARAMS, prepare=_bai_prepare(NOISE_LAPLACE, True),
-    structure=_bai_structure(True), audit_horizon=_bai_horizon(True),
+    structure=_bai_structure(True), audit_horizon=_bai_horizon(True), theorem=CLAIMS["bai"],
     description="fixed-budget linear BAI: MAX-DET collections, phase-local means + "
                 "Lap(1/(eps n)), top-s elimination",
     extra={"info": _info("bai")}))
@@ -614,7 +637,7 @@ SPECS.append(AlgorithmSpec(
     name="dp-bai-gauss", title="DP-BAI-GAUSS (Algorithm 2, App. D)", paper=PAPER,
     model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel, params=BAI_PARAMS + (P_DELTA,),
     prepare=_bai_prepare(NOISE_GAUSS, True), structure=_bai_structure(True),
-    audit_horizon=_bai_horizon(True), default_delta=GAUSS_DELTA,
+    audit_horizon=_bai_horizon(True), default_delta=GAUSS_DELTA, theorem=CLAIMS["gauss"],
     description="DP-BAI with Gaussian noise sigma = sqrt(2 ln(1.25/delta))/(eps n)",
     extra={"info": _info("bai")}))
 
@@ -623,22 +646,21 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel,
     params=(P_FEATURES, P_MEANS, P_HORIZON, P_READING, P_OVERRUN),
     prepare=_bai_prepare(NOISE_LAPLACE, False), structure=_bai_structure(False),
-    audit_horizon=_bai_horizon(False),
+    audit_horizon=_bai_horizon(False), theorem=CLAIMS["baseline"],
     description="every phase pulls every active arm ceil(T'/(M s_p)) times (uniform branch)",
     extra={"info": _info("bai", False)}))
 
 SPECS.append(AlgorithmSpec(
     name="dp-od", title="DP-OD (App. E.1)", paper=PAPER, model=PrivacyModel.STREAM, private=True,
-    kernel=od_kernel, params=(P_FEATURES, P_MEANS, P_HORIZON, P_NORM),
+    kernel=od_kernel, params=OD_PARAMS + (P_NORM,),
     prepare=_od_prepare(True), structure=_od_structure,
-    audit_horizon=lambda p: _od_setup(p).max_pulls,
+    audit_horizon=lambda p: _od_setup(p).max_pulls, theorem=CLAIMS["od"],
     description="OD-LinBAI with Lap(L/eps) on every coordinate of the OLS moment vector",
     extra={"info": _info("od")}))
 
 SPECS.append(AlgorithmSpec(
     name="od-linbai", title="OD-LinBAI (Yang & Tan 2022; digest §2.6)", paper=PAPER,
-    model=PrivacyModel.STREAM, private=False, kernel=od_kernel, params=(P_FEATURES, P_MEANS,
-                                                                        P_HORIZON),
+    model=PrivacyModel.STREAM, private=False, kernel=od_kernel, params=OD_PARAMS,
     prepare=_od_prepare(False), structure=_od_structure,
     audit_horizon=lambda p: _od_setup(p).max_pulls,
     description="non-private G-optimal-design elimination (positive control: must be flagged)",
@@ -652,7 +674,7 @@ SPECS.append(AlgorithmSpec(
             dataclasses.replace(P_HORIZON, default=REUSE_HORIZON), P_READING, P_OVERRUN,
             P_MAXDET),
     prepare=_bai_prepare(NOISE_LAPLACE, True, reuse=True), structure=_bai_structure(True),
-    audit_horizon=_bai_horizon(True), mutant_of="dp-bai",
+    audit_horizon=_bai_horizon(True), mutant_of="dp-bai", theorem=CLAIMS["bai"],
     description="phase mean over all the arm's samples so far with the same noise scale "
                 "1/(eps n_p): an entry re-enters every later release of its arm (digest §5.2 F2)",
     extra={"info": _info("bai")}))

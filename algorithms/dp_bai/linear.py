@@ -189,12 +189,28 @@ def collinear_features() -> tuple[np.ndarray, np.ndarray]:
 PRESETS = ("sec5", "identity", "collinear")
 
 
+def _rows(text: str) -> np.ndarray:
+    """The matrix written ``a11,a12;a21,a22`` (rows split by ';', entries by ','); InputError
+    for a non-number or rows of unequal length."""
+    try:
+        rows = [[float(x) for x in row.split(",")] for row in text.split(";")]
+    except ValueError:
+        raise InputError(f"features={text} is not valid: expected rows of numbers "
+                         "'a11,a12;a21,a22', a preset or a .npy/.csv file") from None
+    if len({len(r) for r in rows}) != 1:
+        raise InputError(f"features={text} has rows of unequal length: expected a K x d "
+                         "matrix")
+    return np.array(rows, dtype=np.float64)
+
+
 def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
     """(features K × d, means K) for the ``features`` parameter ``text`` and the ``means``
     parameter (None: derived from the preset's θ*, μ_i = a_iᵀθ*).
 
-    ``text``: ``sec5``, ``identity`` (K = d = len(means): needs ``means``), ``collinear``, or
-    the path of a ``.npy`` / ``.csv`` file holding a K × d matrix (needs ``means``). Raises
+    ``text``: ``sec5``, ``identity`` (K = d = len(means): needs ``means``), ``collinear``,
+    the rows of a K × d matrix written ``a11,a12;a21,a22`` (what
+    :func:`dpaudit.algorithms.spec.matrix_text` makes of an array; needs ``means``), or the
+    path of a ``.npy`` / ``.csv`` file holding a K × d matrix (needs ``means``). Raises
     :class:`InputError` (one line naming the bad value) for an unknown preset, an unreadable
     or malformed file, non-finite or all-zero features, K < 2, or means of the wrong length.
     """
@@ -208,6 +224,8 @@ def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
         if means is None:
             raise InputError("features=identity needs means (one per arm; K = d = len(means))")
         A = np.eye(len(means))
+    elif not text.endswith((".npy", ".csv")) and ("," in text or ";" in text):
+        A = _rows(text)
     elif text.endswith((".npy", ".csv")):
         if not os.path.isfile(text):
             raise InputError(f"features={text} is not a file (expected a preset "

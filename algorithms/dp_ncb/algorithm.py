@@ -97,6 +97,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
@@ -476,25 +477,42 @@ NCB_PHASE1 = 0.1
 MEANS = (0.3, 0.7)
 
 
+AUTHORS = "Sarkar, Pandey, Ray Chowdhury"
+CLAIMS = {GDP: f"ε-global DP for every ε > 0: {AUTHORS}, Thm 2 (proof: App. C)",
+          LDP: f"ε-local DP: {AUTHORS}, Sec. 5 (every reward reported with Lap(1/ε))",
+          "gdp-anytime": f"ε-global DP: {AUTHORS}, Thm 4 (Algorithm 7 over GDP-NCB)",
+          "ldp-anytime": f"ε-local DP: {AUTHORS}, Thm 5 (Algorithm 7 over LDP-NCB)",
+          LDP_UCB: f"ε-local DP: {AUTHORS}, Sec. 5's randomiser (LDP-UCB, Ren et al. 2020)",
+          "randomiser": f"ε-local DP of one reward in [0, 1]: {AUTHORS}, Sec. 5"}
+UNUSED = "fixed by the paper; the privacy proof of Thm 2 (App. C) never uses it"
+
+
 def _params(horizon=AUDIT_HORIZON, phase1_constant=1600.0, extra=()):
     return (Param("means", MEANS, "floats", "Bernoulli instance: base tables and rewards "
-                  "beyond the table", low=0.0, high=1.0, min_len=2),
+                  "beyond the table", low=0.0, high=1.0, min_len=2,
+                  claim=theorem("the claims hold for any instance with rewards in [0, 1], any k",
+                                Scale.GENERATED, (2, 6))),
             Param("horizon", horizon, "int", "horizon T (= audit table rows)", low=2,
-                  high=2.0 ** 40),
+                  high=2.0 ** 40, claim=theorem("the claims hold for every horizon T", Scale.INT_LOG,
+                                                (4, 512))),
             Param("c", 3.0, "float", "confidence constant c (paper: 3)", low=0.0, high=1e3,
-                  open_low=True),
+                  open_low=True, claim=proof(f"c = 3: {UNUSED}", Scale.LOG, (0.1, 10.0))),
             Param("alpha_conf", 3.1, "float", "the paper's α (> 3; paper: 3.1)", low=0.0,
-                  high=1e3, open_low=True),
+                  high=1e3, open_low=True,
+                  claim=proof(f"α = 3.1: {UNUSED}", Scale.LOG, (1.0, 10.0))),
             Param("phase1_constant", phase1_constant, "float", "Phase-I multiplier C_I "
                   "(paper: 1600; small values let Phase I end at audit horizons)", low=0.0,
-                  high=1e9)) + tuple(extra)
+                  high=1e9, claim=proof(f"C_I = 1600 (Algorithm 4, line 2): {UNUSED}",
+                                        Scale.LOG, (1e-3, 1e4)))) + tuple(extra)
 
 
 P_LDP_CLIP = Param("ldp_clip", "literal", "choice", "A9: clip the stored mean after each "
                    "Phase-II update (literal, Alg. 5) or only in the index (sum, the code)",
-                   choices=("literal", "sum"))
+                   choices=("literal", "sum"),
+                   claim=option("Algorithm 5: where the stored mean is clipped"))
 P_NCB_INDEX = Param("ncb_index", "eq3", "choice", "non-private index: eq. (3) of the paper "
-                    "or the authors' code (2c sqrt(2 mu ln T/n))", choices=("eq3", "code"))
+                    "or the authors' code (2c sqrt(2 mu ln T/n))", choices=("eq3", "code"),
+                    claim=option("eq. (3) vs the authors' code"))
 
 
 def _structure(p: dict):
@@ -507,12 +525,14 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 
 def _reg(name, title, mode, private=True, anytime=False, params=None, mutant_of=None,
          description="", **kw):
+    key = f"{'gdp' if mode == GDP else 'ldp'}-anytime" if anytime else mode
+    claim = CLAIMS[key] if private else ""
     SPECS.append(AlgorithmSpec(
         name=name, title=title, paper=PAPER, model=PrivacyModel.USER, private=private,
         kernel=ncb_kernel,
         params=params or _params(), prepare=_prepare(mode, anytime, **kw),
         structure=_structure, audit_horizon=lambda p: int(p["horizon"]), mutant_of=mutant_of,
-        description=description))
+        description=description, theorem=claim))
 
 
 _reg("gdp-ncb", "GDP-NCB (Algorithm 4, full NCB_GDP index)", GDP,
@@ -573,4 +593,4 @@ for _name, _mult, _mut, _desc in (
         paper=PAPER, model=PrivacyModel.LOCAL, private=True, kernel=laplace_randomiser_kernel,
         params=_randomiser_params(), prepare=_prepare_randomiser(_mult),
         structure=lambda p: [], audit_horizon=lambda p: 1, mutant_of=_mut,
-        description=_desc))
+        description=_desc, theorem=CLAIMS["randomiser"]))

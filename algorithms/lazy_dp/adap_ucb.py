@@ -103,6 +103,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
@@ -279,22 +280,32 @@ def _prepare(kl: bool, raw: bool | None = None):
 
 # ----------------------------------------------------------------------------- registry
 
+AZIZE_BASU = "Azize & Basu 2022 (AdaP-UCB, AdaP-KLUCB)"
+CLAIM = f"ε-global DP: {AZIZE_BASU}, per-episode Laplace means over disjoint samples"
+
+
 def _p_means(default, why: str) -> Param:
     return Param("means", default, "floats", f"Bernoulli instance: base tables and rewards "
-                 f"beyond the table (default: {why})", low=0.0, high=1.0, min_len=2)
+                 f"beyond the table (default: {why})", low=0.0, high=1.0, min_len=2,
+                 claim=theorem(f"{AZIZE_BASU}: any instance with rewards in [0, 1]",
+                               Scale.GENERATED, (2, 6)))
 
 
 P_ROWS = Param("audit_rows", AUDIT_ROWS, "int", "rows of the audit tables: runs are audited on "
-               "their first min(horizon, audit_rows) samples", low=1, high=1 << 20)
+               "their first min(horizon, audit_rows) samples", low=1, high=1 << 20,
+               claim=theorem("every prefix t <= T of the transcript", Scale.INT_LOG, (16, 256)))
 P_ALPHA = Param("alpha_conf", ALPHA, "float", "the exploration constant α (> 3; seed 002's "
-                "experiments: 3.1)", low=0.0, high=1e3, open_low=True)
+                "experiments: 3.1)", low=0.0, high=1e3, open_low=True,
+                claim=proof("α > 3 is the regret analysis's; the index is post-processing of "
+                            "the private means, so privacy holds for any α", Scale.LOG,
+                            (0.5, 20.0)))
 P_INDEX = Param("index", "paper", "choice", "AdaP-UCB index: paper = sqrt(α ln t/N) + "
                 "2α ln t/(εN) (the printed form, half-N = last episode); code = the seed-002 "
                 "authors' sqrt(α ln(t+1)/N) + 2α ln(t+1)/N (no 1/ε term)",
-                choices=INDEX_CHOICES)
+                choices=INDEX_CHOICES, claim=option("the printed index vs the authors' code"))
 P_INIT = Param("init", "noisy", "choice", "initial private mean: noisy = first reward + "
                "Lap(1/ε); raw = the first reward itself (the seed-002 authors' code; NOT ε-DP)",
-               choices=INIT_CHOICES)
+               choices=INIT_CHOICES, claim=option("the first private mean"))
 P_MEANS_UCB = _p_means(NCB_MEANS, "seed 002's user-model audit instance, as dp-ncb's")
 P_MEANS_KL = _p_means(SETTING_1, "seed 003's Setting 1")
 
@@ -313,6 +324,7 @@ SPECS.append(AlgorithmSpec(
     paper=PAPER_UCB, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_INIT, P_MAX_STEPS),
     prepare=_prepare(False), structure=_structure, audit_horizon=audit_rows,
+    theorem=CLAIM,
     description="per-arm doubling episodes chosen by a UCB index at episode start; each "
                 "episode's own mean released with Lap(1/(ε·length)) (forgetting): ε-DP"))
 
@@ -321,6 +333,7 @@ SPECS.append(AlgorithmSpec(
     paper=PAPER_KL, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_KL, P_HORIZON, P_ROWS, P_ALPHA, P_MAX_STEPS),
     prepare=_prepare(True), structure=_structure, audit_horizon=audit_rows,
+    theorem=CLAIM,
     description="AdaP-UCB's episodes and releases with a KL-UCB index on the optimistic "
                 "private mean clip(μ̃ + α ln t/(ε N/2)) (to verify against the paper): ε-DP"))
 
@@ -330,5 +343,6 @@ SPECS.append(AlgorithmSpec(
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_MAX_STEPS),
     prepare=_prepare(False, raw=True), structure=_structure, audit_horizon=audit_rows,
     mutant_of="adap-ucb",
+    theorem=CLAIM,
     description="the seed-002 authors' code: each arm's first reward is stored as μ̃ without "
                 "noise, so the first episode's choice reads raw rewards (digest 002 §2.4)"))

@@ -129,6 +129,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
@@ -601,15 +602,27 @@ def dpse_rows(p: dict) -> int:
 
 # ------------------------------------------------------------------------------ registry
 
+AUTHORS = "Hu, Huang, Mehta, Hegde 2021 (arXiv:2102.07929)"
+CLAIMS = {"lazy-ucb": f"ε-DP: {AUTHORS}, Thm 2", "lazy-dp-ts": f"ε-DP: {AUTHORS}, Thm 4",
+          "rnm-ftnl": f"ε-DP: {AUTHORS}, Thm 8", "ftnl": f"ε-DP: {AUTHORS}, Sec. 5 (Lap(K/ε) "
+          "per action, basic composition)",
+          "dp-se-regret": "ε-DP: Sajed & Sheffet 2019, DP-SE (the regret baseline of "
+                          f"{AUTHORS}, Sec. 6)"}
+ANY = "the claims hold for any instance with rewards in [0, 1] and any K"
+
 P_MEANS = Param("means", SETTING_1, "floats", "Bernoulli instance: base tables and rewards "
-                "beyond the table (default: Setting 1 of Sec. 6)", low=0.0, high=1.0, min_len=2)
+                "beyond the table (default: Setting 1 of Sec. 6)", low=0.0, high=1.0, min_len=2,
+                claim=theorem(ANY, Scale.GENERATED, (2, 6)))
 P_HORIZON = Param("horizon", HORIZON, "int", "T: samples per run (what `dpaudit bench` runs; "
-                  "the lazy algorithms are anytime and only stop there)", low=1, high=2.0 ** 62)
+                  "the lazy algorithms are anytime and only stop there)", low=1, high=2.0 ** 62,
+                  claim=theorem("every horizon T (the algorithms are anytime)", Scale.INT_LOG,
+                                (64, 1 << 20)))
 
 
-def _p_rows(default: int) -> Param:
+def _p_rows(default: int, window: tuple = (16, 256)) -> Param:
     return Param("audit_rows", default, "int", "rows of the audit tables: runs are audited on "
-                 "their first min(horizon, audit_rows) samples", low=1, high=1 << 20)
+                 "their first min(horizon, audit_rows) samples", low=1, high=1 << 20,
+                 claim=theorem("every prefix t <= T of the transcript", Scale.INT_LOG, window))
 
 
 P_MAX_STEPS = Param("max_steps", 1 << 40, "int", "data-independent cap on samples (runs stop at "
@@ -647,6 +660,7 @@ SPECS.append(AlgorithmSpec(
     name="lazy-ucb", title="Anytime-Lazy-UCB (Algorithm 1)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=lazy_kernel, params=_bandit_params(), prepare=_prepare_lazy(UCB),
     structure=_lazy_structure, audit_horizon=audit_rows,
+    theorem=CLAIMS["lazy-ucb"],
     description="UCB on lazily refreshed private means: per-arm doubling epochs, each epoch's "
                 "fresh reward sum released once with Lap(1/ε); bonus sqrt(3 ln t/O) + "
                 "3 ln t/(εO) (Thm 2: ε-DP)"))
@@ -657,8 +671,9 @@ SPECS.append(AlgorithmSpec(
     params=_bandit_params(extra=(Param(
         "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
         "bonus 3 log t/(εO) (e: the digest's reading; 2 enlarges it by 1/ln 2)",
-        choices=LOG_BASES),)),
+        choices=LOG_BASES, claim=option("Algorithm 3: the base of the printed log t")),)),
     prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=audit_rows,
+    theorem=CLAIMS["lazy-dp-ts"],
     description="Thompson sampling from Beta(μ̄O+1, (1−μ̄)O+1), μ̄ = clamp(μ̃ + 3 ln t/(εO)), "
                 "with Algorithm 1's lazy private means (Thm 4: ε-DP)"))
 
@@ -675,6 +690,7 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.USER, private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False), structure=_lazy_structure, audit_horizon=audit_rows,
     mutant_of="lazy-ucb",
+    theorem=CLAIMS["lazy-ucb"],
     description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
                 "processed observations are reused, so each release composes (digest §5.8)"))
 
@@ -683,6 +699,7 @@ SPECS.append(AlgorithmSpec(
     paper=PAPER, model=PrivacyModel.USER, private=True, kernel=lazy_kernel, params=_bandit_params(),
     prepare=_prepare_lazy(UCB, forget=False, eager=True), structure=_lazy_structure,
     audit_horizon=audit_rows, mutant_of="lazy-ucb",
+    theorem=CLAIMS["lazy-ucb"],
     description="a fresh release after every pull from the running sums, (S_all + "
                 "Lap(1/ε))/N_all: every reward enters every later release of its arm (digest "
                 "§5.8 item 3)"))
@@ -693,9 +710,11 @@ SPECS.append(AlgorithmSpec(
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS),
             Param("rnm_scale", "paper", "choice", "Laplace scale of Report Noisy Max: paper = "
                   "1/ε (Thm 8's claim); corrected = 2/ε (needed when a row moves actions in "
-                  "opposite directions; not in the paper)", choices=RNM_SCALES),
+                  "opposite directions; not in the paper)", choices=RNM_SCALES,
+                  claim=option("Thm 8: the Report Noisy Max scale")),
             P_MAX_STEPS),
     prepare=_prepare_ftnl(False), structure=_full_structure, audit_horizon=audit_rows,
+    theorem=CLAIMS["rnm-ftnl"],
     description="global doubling epochs; argmax_j (Φ_j + Lap(1/ε)) of each epoch's reward sums "
                 "is played for the whole next epoch (Thm 8 claims ε-DP; see the module note)"))
 
@@ -705,6 +724,7 @@ SPECS.append(AlgorithmSpec(
     private=True, kernel=ftnl_kernel,
     params=(P_MEANS, P_HORIZON, _p_rows(FULL_ROWS), P_MAX_STEPS),
     prepare=_prepare_ftnl(True), structure=_full_structure, audit_horizon=audit_rows,
+    theorem=CLAIMS["ftnl"],
     description="RNM-FTNL's epochs with Lap(K/ε) per action: the noisy vector itself is ε-DP "
                 "(basic composition)"))
 
@@ -715,9 +735,11 @@ SPECS.append(AlgorithmSpec(
             Param("risk", DPSE_AUDIT_RISK, "float", "confidence δ of the eliminations "
                   "(default 0.01: the audit instance, 5 311 audit rows; the paper's regret "
                   "runs use 1/T, as benchmarks/regret_lazy.py does)",
-                  low=0.0, high=1.0, open_low=True, open_high=True),
-            _p_rows(1 << 20), P_MAX_STEPS),
+                  low=0.0, high=1.0, open_low=True, open_high=True,
+                  claim=theorem("DP-SE is ε-DP at every confidence", Scale.LOG, (1e-3, 0.5))),
+            _p_rows(1 << 20, (64, 8192)), P_MAX_STEPS),
     prepare=_prepare_dpse, structure=lambda p: [(0, "first sample of arm 0 (epoch 1)")],
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"], dpse_rows(p)),
+    theorem=CLAIMS["dp-se-regret"],
     description="seed 004's DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
                 "arm survives, then that arm until T"))

@@ -110,6 +110,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
@@ -614,21 +615,33 @@ PRIVBERN_USERS = 1 << 16  # users per privbern run in `dpaudit bench`
 _MEANS_DOC = "Bernoulli instance: base tables and rewards beyond the table"
 
 
+AUTHORS = "Barbara, Lazzaro, Pike-Burke"
+CLAIMS = {"budget": f"ε-local DP: {AUTHORS}, Thm 3.1's algorithm (every reward through "
+                    "PrivBern, Lemma 2.1)",
+          "confidence": f"ε-local DP: {AUTHORS}, Thm 4.1's algorithm (every reward through "
+                        "PrivBern, Lemma 2.1)",
+          "privbern": f"ε-local DP of one reward in [0, 1]: {AUTHORS}, Lemma 2.1"}
+ANY = "Lemma 2.1 privatises every reward, whatever the instance, K, τ, ζ or δ"
+
+
 def _p_means(default):
-    return Param("means", default, "floats", _MEANS_DOC, low=0.0, high=1.0, min_len=2)
+    return Param("means", default, "floats", _MEANS_DOC, low=0.0, high=1.0, min_len=2,
+                 claim=theorem(ANY, Scale.GENERATED, (2, 6)))
 
 
 P_THRESHOLD = Param("threshold", 0.6, "float", "threshold τ (means and rewards lie in [0, 1])",
-                    low=0.0, high=1.0)
+                    low=0.0, high=1.0, claim=theorem(ANY, Scale.LINEAR))
 P_TOLERANCE = Param("tolerance", 0.1, "float", "tolerance ζ of the fixed-budget loss (eq. 2)",
-                    low=0.0, high=1.0)
+                    low=0.0, high=1.0, claim=theorem(ANY, Scale.LINEAR, (0.0, 0.5)))
 P_RISK = Param("risk", 0.05, "float", "confidence δ of Algorithm 2 (never the DP delta)",
-               low=0.0, high=1.0, open_low=True, open_high=True)
+               low=0.0, high=1.0, open_low=True, open_high=True,
+               claim=theorem(ANY, Scale.LOG, (1e-3, 0.5)))
 P_MAX_STEPS = Param("max_steps", 1 << 24, "int", "data-independent cap on pulls (Alg. 2 has "
                     "none; capped runs are reported as not stopped)", low=1, high=2.0 ** 62)
 P_AUDIT_ROWS = Param("audit_rows", AUDIT_ROWS, "int", "rows of the audit tables: runs are "
                      "audited on their first min(horizon, audit_rows) samples (>= horizon: "
-                     "whole runs, returned set included)", low=1, high=1 << 20)
+                     "whole runs, returned set included)", low=1, high=1 << 20,
+                     claim=theorem("every prefix of the transcript", Scale.INT_LOG, (8, 256)))
 
 
 def _budget_params():
@@ -636,7 +649,8 @@ def _budget_params():
             dataclasses.replace(P_THRESHOLD, default=INSTANCE_C["threshold"]),
             dataclasses.replace(P_TOLERANCE, default=INSTANCE_C["tolerance"]),
             Param("horizon", BUDGET_HORIZON, "int", "budget T (total pulls)", low=1,
-                  high=1 << 30),
+                  high=1 << 30, claim=theorem("Thm 3.1: every budget T >= 2K", Scale.INT_LOG,
+                                              (8, 4096))),
             P_AUDIT_ROWS,
             dataclasses.replace(P_MAX_STEPS, doc="data-independent cap on pulls: binds only "
                                 "below the budget T (capped runs are reported)"))
@@ -669,6 +683,7 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.LOCAL, private=True, kernel=privbern_kernel,
     params=_privbern_params(),
     prepare=_prepare_privbern(), structure=lambda p: [], audit_horizon=lambda p: 1,
+    theorem=CLAIMS["privbern"],
     description="one reward r in [0, 1] -> one bit ~ Bernoulli(r·expit(ε) + (1−r)·expit(−ε)); "
                 "Lemma 2.1: ε-DP, exactly tight at r, r' = 0, 1"))
 
@@ -677,6 +692,7 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.USER, private=True, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, True), structure=_budget_structure,
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"]),
+    theorem=CLAIMS["budget"],
     description="APT on PrivBern bits with τ_ε (eq. 5), ζ_ε (eq. 6): argmin sqrt(N)·(|τ_ε − μ̂| "
                 "+ ζ_ε), return {μ̂ > τ_ε} after T pulls"))
 
@@ -687,11 +703,14 @@ SPECS.append(AlgorithmSpec(
             dataclasses.replace(P_THRESHOLD, default=INSTANCE_B["threshold"]),
             P_RISK, P_MAX_STEPS,
             Param("log_base", "e", "choice", "ambiguity option: base of the paper's \"log\" in "
-                  "rad_t (e: the digest's reading; 2 widens the radius)", choices=LOG_BASES),
+                  "rad_t (e: the digest's reading; 2 widens the radius)", choices=LOG_BASES,
+                  claim=option("Algorithm 2: the base of log in rad_t")),
             Param("horizon", CONFIDENCE_HORIZON, "int", "audit table rows T_max: runs reaching "
-                  "it are reported as not stopped (truncated)", low=1, high=1 << 20)),
+                  "it are reported as not stopped (truncated)", low=1, high=1 << 20,
+                  claim=theorem("every prefix of the transcript", Scale.INT_LOG, (8, 256)))),
     prepare=_prepare_tb(CONFIDENCE_MODE, True), structure=_confidence_structure,
     audit_horizon=lambda p: p["horizon"],
+    theorem=CLAIMS["confidence"],
     description="CLUCB-style on PrivBern bits: S_t = {μ̂ ≥ τ_ε}, rad = sqrt(ln(4Kt³/δ)/(8N)), "
                 "stop when no arm is ambiguous, else pull the ambiguous arm with fewest pulls"))
 
@@ -710,6 +729,7 @@ SPECS.append(AlgorithmSpec(
     params=_privbern_params(),
     prepare=_prepare_privbern(2.0), structure=lambda p: [], audit_horizon=lambda p: 1,
     mutant_of="privbern",
+    theorem=CLAIMS["privbern"],
     description="slope c_ε of eq. (4) computed as tanh(ε) instead of tanh(ε/2) (e^{2ε} where "
                 "e^ε belongs): PrivBern at 2ε, so 2ε-DP and not ε-DP"))
 

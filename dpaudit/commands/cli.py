@@ -29,7 +29,7 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import GateOptions, gate
-from dpaudit.reporting import report
+from dpaudit.reporting import report, text
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
 from dpaudit.verdicts.result import write_json_atomic
@@ -89,7 +89,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="on an unexpected error, print the traceback (also after the subcommand)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
+    ls = sub.add_parser("list", help="registered algorithms: paper, privacy model, claim")
+    ls.add_argument("--claims", action="store_true",
+                    help="the space each claim covers: every dimension with its scope "
+                         "(theorem, proof, option), the source in the paper, the scale and "
+                         "the window a search covers")
+    ls.add_argument("--algo", metavar="NAME", help="only this algorithm")
 
     run = sub.add_parser(
         "run", help="audit an algorithm against its privacy claim",
@@ -286,8 +291,13 @@ def _check_constants(a) -> int:
     return 1 if bad else 0
 
 
-def _list() -> int:
-    specs = registry.all_specs()
+def _list(a) -> int:
+    specs = [registry.get(a.algo)] if a.algo else registry.all_specs()
+    if a.claims:
+        for s in specs:
+            for line in text.claim_space_lines(s.space().rows(), s.theorem, s.name):
+                _out(line)
+        return 0
     w = max(len(s.name) for s in specs)
     wm = max(len("model"), *(len(s.model) for s in specs))
     wc = max(len(s.claim) for s in specs)
@@ -378,7 +388,7 @@ def main(argv=None) -> int:
     argv = [x for x in argv if x != "--debug"]
     try:
         a = _parser().parse_args(argv)
-        return {"list": lambda: _list(), "run": lambda: _run(a), "bench": lambda: _bench(a),
+        return {"list": lambda: _list(a), "run": lambda: _run(a), "bench": lambda: _bench(a),
                 "gate": lambda: _gate(a), "report": lambda: _report(a),
                 "check": lambda: (_check_correctness(a) if a.checker == "correctness"
                                     else _check_constants(a))}[a.command]()

@@ -171,3 +171,22 @@ def _row(values) -> str:
     return "(" + ", ".join(f"{v:g}" for v in values) + ")"
 
 
+
+
+def claim_space_lines(rows: list[dict], claim: str, name: str) -> list[str]:
+    """The lines `dpaudit list --claims` prints for one algorithm: its claim and one line per
+    dimension of the space the claim covers (``rows``:
+    :meth:`dpaudit.algorithms.space.ClaimSpace.rows`): name, scope, scale, searched window,
+    accepted range and source."""
+    head = f"{name}: {claim or 'claims no privacy (positive control); its audit searches'}"
+    if not rows:
+        return [head, "  no dimension: the claim concerns one reward, there is nothing to "
+                      "search"]
+    cols = [("dimension", "dimension"), ("scope", "scope"), ("scale", "scale"),
+            ("window", "searched"), ("source", "source")]
+    width = {k: max(len(t), *(len(str(r[k])) for r in rows)) for k, t in cols[:-1]}
+    out = [head, "  " + "  ".join(f"{t:<{width[k]}}" for k, t in cols[:-1]) + "  source"]
+    for r in rows:
+        out.append("  " + "  ".join(f"{str(r[k]):<{width[k]}}" for k, _ in cols[:-1])
+                   + f"  {r['source']}; accepted: {r['range']}")
+    return out

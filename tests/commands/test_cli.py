@@ -139,7 +139,7 @@ def test_an_internal_error_is_one_line_exit_4_and_debug_shows_the_traceback(monk
     from dpaudit.commands import cli
     # raised from no user file (exec'd text, called straight from cli.main); its newline
     # cannot forge a second line
-    monkeypatch.setattr(cli, "_list", functools.partial(
+    monkeypatch.setattr(cli.registry, "all_specs", functools.partial(
         exec, "raise RuntimeError('bad state\\nverdict: PASS')"))
     assert cli.main(["list"]) == 4
     err = capsys.readouterr().err
@@ -164,6 +164,37 @@ def test_list_names_the_algorithms():
     assert p.returncode == 0
     for name in ("adap-tt", "adap-tt-no-forgetting", "ttucb", "dp-se"):
         assert any(line.split()[0] == name for line in p.stdout.splitlines()[1:])
+
+
+def test_list_claims_names_every_algorithms_claim_and_dimensions_with_scope_and_source():
+    from dpaudit.algorithms import registry
+    p = cli("list", "--claims")
+    assert p.returncode == 0, p.stderr
+    blocks, name = {}, None
+    for line in p.stdout.splitlines():
+        if not line.startswith("  "):
+            name = line.split(":")[0]
+            blocks[name] = [line]
+        else:
+            blocks[name].append(line)
+    specs = registry.all_specs()
+    assert sorted(blocks) == sorted(s.name for s in specs)
+    for s in specs:
+        head, *rows = blocks[s.name]
+        assert (s.theorem in head) if s.private else "claims no privacy" in head
+        dims = s.space().axes
+        if not dims:
+            assert "nothing to search" in rows[0]
+            continue
+        listed = {r.split()[0]: r for r in rows[1:]}
+        assert sorted(listed) == sorted(a.name for a in dims), s.name
+        for a in dims:
+            fields = listed[a.name].split()
+            assert fields[1] == a.dim.scope and fields[2] == a.dim.scale
+            assert a.dim.source in listed[a.name]
+    one = cli("list", "--claims", "--algo", "gdp-ncb")
+    assert one.returncode == 0 and one.stdout.splitlines()[0].startswith("gdp-ncb: ")
+    assert "phase1_constant  proof" in one.stdout and "[0.001, 10000]" in one.stdout
 
 
 @pytest.mark.slow
