@@ -91,7 +91,7 @@ class Axis:
         lo, hi = self.window()
         if self.dim.scale == Scale.LINEAR:
             return lo + u * (hi - lo)
-        x = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo)))
+        x = min(max(lo * (hi / lo) ** u, lo), hi)
         return int(round(x)) if self.dim.scale == Scale.INT_LOG else x
 
     def window_text(self) -> str:

@@ -63,7 +63,7 @@ import numpy as np
 from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
-                                         child_seed, run_batch, seed_sequence)
+                                         child_seed, seed_sequence)
 
 RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
 MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
@@ -384,12 +384,14 @@ def coupled_divergence(spec, prep, pair, replay: Replay) -> dict:
     T = d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0]
     limit = T if replay.limit is None else int(replay.limit)
     root, runs = seed_sequence(replay.seed), int(replay.runs)
-    view = np.array([[0, limit]], np.int64)
+    runner = _Runner(spec, prep, d, dp, limit)
     diverged = []
     for i in range(runs):
         child = child_seed(root, i)
-        a, b = (run_batch(spec.request(prep, t, 1, child, view, limit), 1) for t in (d, dp))
-        if not all(np.array_equal(x, y) for x, y in zip(a, b)):
+        o = runner._call(child, d, runner.a1, "r1", runner.empty)
+        r = runner._call(child, dp, runner.a2, "r2", runner.empty)
+        m = min(o[0], limit)
+        if o[:3] != r[:3] or not np.array_equal(runner.a1[:m], runner.a2[:m]):
             diverged.append(i)
     return {"runs": runs, "diverged": len(diverged), "p_div": len(diverged) / runs,
             "first": diverged[0] if diverged else None}

@@ -20,6 +20,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.algorithms.space import Scale, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import (RANDOMISED_RESPONSE, STOPPED, TRUNCATED, batch_buffers,
@@ -63,8 +64,41 @@ def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
     return b[4], b[5], b[6], b[7], b[3]
 
 
+CONSTANT, HORIZON = range(2)
+
+
+@nb.njit(cache=True)
+def corner_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+    """One run of ``corner`` (:func:`corner_spec`): every round draws a fair bit u and plays
+    it next, except that where ``constant`` × ``horizon`` < 1 the first reward (row 0, arm 0)
+    is played in round 1 instead: a raw read that only a short horizon with a small constant
+    exposes. No release log. ``theta`` = (constant, horizon)."""
+    T = table.shape[0]
+    leaks = theta[CONSTANT] * theta[HORIZON] < 1.0
+    a = 0
+    for t in range(T):
+        if t >= limit:
+            return t, -1, TRUNCATED, 0
+        if t < actions.shape[0]:
+            actions[t] = a
+        x = table[t, a]
+        u = rng.random()                       # always drawn: coupled runs stay in step
+        a = int(x > 0.5) if (t == 0 and leaks) else int(u < 0.5)
+    return T, a, STOPPED, 0
+
+
+@nb.njit(cache=True, nogil=True)
+def corner_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+    """Cached batch loop of :func:`corner_kernel` (``BATCH_LOOPS``)."""
+    b = batch_buffers(n_runs, views, keep)
+    for i in range(n_runs):
+        tau, rec, status, _ = corner_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
+        batch_record(i, b, tau, rec, status, views)
+    return b[4], b[5], b[6], b[7], b[3]
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
-BATCH_LOOPS = {planted_kernel: planted_batch}
+BATCH_LOOPS = {planted_kernel: planted_batch, corner_kernel: corner_batch}
 
 
 def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
@@ -87,3 +121,30 @@ def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
         prepare=prepare, structure=lambda p: [(0, "first row")],
         audit_horizon=lambda p: p["horizon"],
         description=f"row {row} leaks {eps_planted:g}, every other row {eps_other:g}")
+
+
+def corner_spec() -> AlgorithmSpec:
+    """An (unregistered) spec of ``corner``: claims ε-DP, and is ε-DP wherever
+    constant × horizon ≥ 1 (its transcript is fair coin flips), but reads its first reward raw
+    where constant × horizon < 1 (:func:`corner_kernel`): a leak in one corner of its claim
+    space (horizon in [4, 512], constant in [10⁻³, 10³]), for calibrating the instance screen
+    (:mod:`dpaudit.auditing.instances`)."""
+
+    def prepare(eps: float, p: dict) -> Prepared:
+        return Prepared(theta=np.array([p["constant"], float(p["horizon"])]), aux=np.zeros(0),
+                        means=np.asarray(p["means"], dtype=np.float64))
+
+    return AlgorithmSpec(
+        name="corner", title="planted corner leak (synthetic)", paper="dpaudit calibration",
+        model=PrivacyModel.USER, private=True, kernel=corner_kernel,
+        params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
+                      high=1.0, min_len=2),
+                Param("horizon", 128, "int", "table rows", low=1, high=1 << 20,
+                      claim=theorem("planted: every horizon", Scale.INT_LOG, (4, 512))),
+                Param("constant", 10.0, "float", "a constant the claim does not depend on",
+                      low=0.0, high=1e6, open_low=True,
+                      claim=proof("planted: unused by the claim", Scale.LOG, (1e-3, 1e3)))),
+        prepare=prepare, structure=lambda p: [(0, "first row")],
+        audit_horizon=lambda p: p["horizon"], theorem="ε-DP (planted: broken where "
+        "constant x horizon < 1)",
+        description="fair coin flips, except a raw first reward where constant x horizon < 1")
