@@ -134,7 +134,12 @@ class ClaimSpace:
                  "kind": a.param.kind, "range": a.param.range_text(),
                  "scale": str(a.dim.scale), "window": a.window_text(),
                  "scope": str(a.dim.scope), "source": a.dim.source,
-                 "pinned": a.pinned} for a in self.axes]
+                 "default": _jsonable(a.param.default), "pinned": a.pinned}
+                for a in self.axes]
+
+
+def _jsonable(v):
+    return list(v) if isinstance(v, tuple) else v
 
 
 def theorem(source: str, scale: Scale, window: tuple | None = None) -> Dimension:

@@ -28,10 +28,11 @@ from tqdm import tqdm
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
-from dpaudit.auditing import search
+from dpaudit.auditing import instances, search
 from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
-                                  DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, FINALISTS, WHITEBOX_RUNS)
+                                  DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
+                                  FINALISTS, WHITEBOX_RUNS)
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.data import tables
 from dpaudit.errors import InputError
@@ -149,6 +150,7 @@ class Checks:
     search: dict = field(default_factory=dict)
     reproducible: bool | None = None
     command: str = ""
+    instances: dict = field(default_factory=dict)   # the instance search's JSON; {}: fixed
 
 
 def draw_seed(request: AuditRequest) -> AuditRequest:
@@ -260,6 +262,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         detectable_loss=detect_power, eps_ub=eps_ub, coverage=checks.coverage,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
+        instance_search=checks.instances,
         evidence=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
@@ -351,7 +354,8 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
                     seed: int | None = None, workers: int | None = None, pair=None,
                     neighbours: str = DEFAULT_NEIGHBOURS, finalists: int = FINALISTS,
                     whitebox_runs: int = WHITEBOX_RUNS, progress: bool = False,
-                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN) -> AuditResult:
+                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
+                    instances: str = DEFAULT_INSTANCES) -> AuditResult:
     """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP: a
     keyword wrapper of :func:`audit_registered` (the fields of
     :class:`~dpaudit.core.request.AuditRequest`, :class:`~dpaudit.core.request.Claim` and
@@ -371,13 +375,14 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     them), reported under ``whitebox``. ``beta``: ``eps_ub`` holds with confidence 1 − β;
     ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
     verdict is inconclusive (:mod:`dpaudit.verdicts.verdict`). Raises :class:`InputError` on bad
-    input. Result as in
-    README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy profile)
-    under ``search``.
+    input. ``instances``: ``fixed`` (the instance ``params`` give) or ``search`` (the claim's
+    space screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`). Result as
+    in README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy
+    profile) under ``search`` and, when searched, the instances under ``instance_search``.
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs), seed,
-                           workers, progress)
+                           workers, progress, instances=instances)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
@@ -421,7 +426,11 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     runs = int(request.budget.runs or DEFAULT_RUNS)
     workers = int(request.workers or default_workers())
     request = draw_seed(request)
-    s_table, s_pilot, s_meas, s_white, s_screen = np.random.SeedSequence(request.seed).spawn(5)
+    root = np.random.SeedSequence(request.seed)
+    s_table, s_pilot, s_meas, s_white, s_screen = root.spawn(5)
+    searched = {}
+    if request.instances == "search":
+        p, prep, searched = _search_instances(spec, request, p, pair, child_seed(root, 5))
 
     K = prep.means.shape[0]
     horizon = spec.audit_horizon(p)
@@ -464,8 +473,24 @@ def audit_registered(request: AuditRequest) -> AuditResult:
              "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row t >= {WINDOW_FROM}"}
     checks = Checks(coverage=coverage, whitebox=report,
                     search={"views": views, "screen": info["screen"]},
-                    command=command_line(request))
+                    command=command_line(request), instances=searched)
     return conclude(resolved, cand, found, checks, t0)
+
+
+def _search_instances(spec, request: AuditRequest, p: dict, pair, seed) -> tuple:
+    """(params, prepared, JSON) of the instance the claim-space screen ranks first
+    (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a child of the root seed
+    that no other stage draws from; the parameters the request gives and a given δ are
+    pinned); the given instance when every instance screened was dropped."""
+    if pair is not None:
+        raise InputError("--instances search chooses the instance, but --pair fixes it (its "
+                         "tables): use --instances fixed with --pair")
+    pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
+    eps = float(request.claim.eps)
+    sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
+    best = sc.ranked[0].params if sc.ranked else p
+    doc = instances.to_json(sc, spec.space(pinned), eps)
+    return best, spec.prepare(eps, best), doc
 
 
 def _jsonable_params(p: dict) -> dict:

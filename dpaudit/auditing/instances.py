@@ -28,6 +28,7 @@ measurement's (so the verdict's error budget is untouched by the number of insta
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -108,6 +109,7 @@ class SpaceScreen:
         ranked: kept instances, best first (at most ``Screen.survivors``).
         dropped: the dropped ones, each with its reason.
         screened: instances screened in all (proposals and refinements).
+        budget: the :class:`Screen` it spent.
         seconds: wall time.
     """
 
@@ -115,7 +117,12 @@ class SpaceScreen:
     ranked: tuple[Scored, ...]
     dropped: tuple[Scored, ...]
     screened: int
+    budget: Screen
     seconds: float = field(compare=False)
+
+    @property
+    def budget_json(self) -> dict:
+        return dataclasses.asdict(self.budget)
 
 
 def _family(axis, seed: int) -> tuple:
@@ -258,7 +265,7 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
         unique.setdefault(_key(s.params), s)
     kept = sorted((s for s in unique.values() if not s.reason), key=lambda s: s.score(eps))
     return SpaceScreen(tuple(a.name for a in space.free()), tuple(kept[:budget.survivors]),
-                       tuple(s for s in unique.values() if s.reason), len(scored),
+                       tuple(s for s in unique.values() if s.reason), len(scored), budget,
                        time.perf_counter() - t0)
 
 
@@ -284,3 +291,28 @@ def describe(params: dict, names) -> str:
         return str(v)
     return ", ".join(f"{k}={shown(params[k])}" for k in names if k in params)
 
+
+
+def _free_values(params: dict, names) -> dict:
+    return {k: list(params[k]) if isinstance(params[k], tuple) else params[k]
+            for k in names if k in params}
+
+
+def to_json(sc: SpaceScreen, space, eps: float) -> dict:
+    """The ``instance_search`` block of a result: the space (its claim and dimensions), the
+    screen's settings, every instance kept (best first: its free values, origin, p_div, the
+    releases' largest loss, samples per run) and dropped (with its reason), and which instance
+    was audited."""
+    def row(s: Scored) -> dict:
+        r = {"instance": _free_values(s.params, sc.free), "origin": s.origin,
+             "p_div": s.p_div, "max_release_loss": s.max_loss, "samples": s.samples}
+        return {**r, "reason": s.reason} if s.reason else {**r, "releases_above_eps":
+                                                            s.above(eps)}
+    audited = (describe(sc.ranked[0].params, sc.free) if sc.ranked else
+               "the given instance: every instance screened was dropped")
+    return {"claim": space.claim, "space": space.rows(), "free": list(sc.free),
+            "pinned": [a.name for a in space.axes if a.pinned],
+            "screen": {**sc.budget_json, "seed": "child 5 of the root seed"},
+            "screened": sc.screened, "ranked": [row(s) for s in sc.ranked],
+            "dropped": [row(s) for s in sc.dropped], "audited": audited,
+            "seconds": round(sc.seconds, 3)}

@@ -25,7 +25,8 @@ from dpaudit.checks.correctness import (Trials, check_correctness, default_runs,
                                         summary)
 from dpaudit.core import interrupt, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
-                                  DEFAULT_MARGIN, DEFAULT_NEIGHBOURS)
+                                  DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
+                                  INSTANCES)
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import GateOptions, gate
@@ -134,6 +135,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                      help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
+    run.add_argument("--instances", choices=INSTANCES, default=DEFAULT_INSTANCES,
+                     help="fixed: audit the instance the parameters give (default); search: "
+                          "screen the claim's space (`dpaudit list --claims`) and audit where it "
+                          "may leak; parameters given stay pinned")
     run.add_argument("--neighbours", choices=STRATEGIES, default=DEFAULT_NEIGHBOURS,
                      help="how the neighbouring pair is found (default search: every position x "
                           "value pattern x base table, white-box screen, successive halving; "
@@ -340,7 +345,7 @@ def run_request(a) -> AuditRequest:
         audit.registered_spec(a.algo, a.model)
     return AuditRequest(a.algo, Claim(a.eps, a.delta), _params(a.param), a.neighbours, a.pair,
                         Budget(a.runs, a.alpha, a.beta, a.margin), a.seed, a.workers,
-                        progress=True, model=a.model, strict=a.strict)
+                        progress=True, model=a.model, strict=a.strict, instances=a.instances)
 
 
 def _report(a) -> int:

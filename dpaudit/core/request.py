@@ -21,6 +21,8 @@ DEFAULT_MARGIN = 0.25    # a pass needs eps_ub <= (1 + margin) * eps (dpaudit.ve
 FINALISTS = 2            # candidate events measured on fresh runs
 WHITEBOX_RUNS = 10_000   # runs per direction of the white-box loss and replay
 DEFAULT_NEIGHBOURS = "search"
+INSTANCES = ("fixed", "search")   # audit the given instance, or search the claim's space
+DEFAULT_INSTANCES = "fixed"
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,9 @@ class AuditRequest:
         progress: show a progress bar.
         model: the privacy model of a callable (``user``, ``full``, ``stream``, ``local``).
         strict: a callable that is not reproducible from its seed raises instead.
+        instances: ``fixed`` (audit the instance ``params`` give) or ``search`` (screen the
+            claim's space, :mod:`dpaudit.auditing.instances`, and audit where it may leak;
+            registered algorithms only; the parameters given stay pinned).
 
     Raises:
         InputError: a value out of range.
@@ -117,8 +122,12 @@ class AuditRequest:
     progress: bool = False
     model: str | None = None
     strict: bool = False
+    instances: str = DEFAULT_INSTANCES
 
     def __post_init__(self):
+        if self.instances not in INSTANCES:
+            raise InputError(f"--instances {self.instances!r} is not valid: expected one of "
+                             f"{', '.join(INSTANCES)}")
         if self.workers is not None:
             validate.positive(self.workers, "workers")
         if self.seed is not None:
@@ -155,6 +164,8 @@ class AuditRequest:
                 argv += [flag, repr(value)]
         if self.neighbours != DEFAULT_NEIGHBOURS:
             argv += ["--neighbours", self.neighbours]
+        if self.instances != DEFAULT_INSTANCES:
+            argv += ["--instances", self.instances]
         if self.strict:
             argv += ["--strict"]
         if self.pair is not None:

@@ -24,6 +24,7 @@ def summary_lines(doc: dict) -> dict:
         "upper": upper_line(float(doc["eps_ub"]), beta, eps, doc["margin"]),
         "detectable": detectable_line(float(doc["detectable_loss"]), beta,
                                       float(doc["detectable_eps"]), m["runs_d"] > 0),
+        "instance": instance_lines(doc.get("instance_search")),
         "neighbours": neighbours_lines(doc["neighbours"]), "event": doc["event"]["text"],
         "counts": (f"d {m['hits_d']}/{m['runs_d']}, d' {m['hits_d_prime']}/"
                    f"{m['runs_d_prime']}; {m['tests']} tests at alpha {levels_text(m)}, "
@@ -107,6 +108,34 @@ def coverage_text(c: dict) -> str:
             f"{phases}); "
             f"stopping time on d {st['d']['min']}-{st['d']['max']}, on d' "
             f"{st['d_prime']['min']}-{st['d_prime']['max']}")
+
+
+def instance_lines(block: dict | None) -> list[str]:
+    """The instance an audit searched its way to (``instance_search`` of the JSON), its
+    dimensions' scopes (a proof-scope value away from the paper's says what the paper fixes and
+    that its proof does not use it) and what the screen looked at; [] for a fixed instance."""
+    if not block:
+        return []
+    rows = {r["dimension"]: r for r in block["space"]}
+    lines = [f"  instance (searched over the claim's space): {block['audited']}"]
+    ranked = block["ranked"]
+    if ranked:
+        for name, value in ranked[0]["instance"].items():
+            r = rows[name]
+            if r["scope"] == "proof" and value != r["default"]:
+                lines.append(f"    {name}: proof scope, {r['source']}")
+        scopes = {}
+        for name in ranked[0]["instance"]:
+            scopes.setdefault(rows[name]["scope"], []).append(name)
+        lines.append("    scopes: " + "; ".join(f"{', '.join(v)}: {k}"
+                                                for k, v in scopes.items()))
+    vacuous = sum(d["reason"].startswith("vacuous") for d in block["dropped"])
+    refused = len(block["dropped"]) - vacuous
+    pinned = f"; pinned: {', '.join(block['pinned'])}" if block["pinned"] else ""
+    lines.append(f"    {block['screened']} instances screened (free: {', '.join(block['free'])}"
+                 f"{pinned}): {len(ranked)} kept, {vacuous} vacuous (p_div = 0, no release "
+                 f"above eps), {refused} refused; {block['seconds']:.1f} s")
+    return lines
 
 
 def search_lines(s: dict) -> list[str]:

@@ -73,6 +73,9 @@ class AuditResult:
     # callables: whether two draws with one seed agreed (False: it draws randomness other than
     # rng, so the seed does not reproduce the result); None: not checked (compiled kernels)
     reproducible: bool | None = None
+    # --instances search: the claim-space screen (space, proposed, dropped with reasons,
+    # ranked, the instance audited); {} for a fixed instance, and then not in the JSON
+    instance_search: dict = field(default_factory=dict)
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     evidence: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -91,7 +94,8 @@ class AuditResult:
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
             "runtime_s": self.runtime_s, "versions": versions(),
             "reproducible": self.reproducible,
-            **({"command": self.command} if self.command else {})})
+            **({"command": self.command} if self.command else {}),
+            **({"instance_search": self.instance_search} if self.instance_search else {})})
 
     @property
     def exit_code(self) -> int:

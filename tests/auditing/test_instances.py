@@ -6,6 +6,7 @@ identical draw for draw (p_div = 0 exactly) and inside it the first reward decid
 (p_div = 1 on the pair that changes it), so no test here can fail by chance. The GDP-NCB and
 DP-OD checks are seeded; their false-failure rates are stated where they are made."""
 import numpy as np
+import pytest
 
 from dpaudit.algorithms import registry
 from dpaudit.auditing.instances import Screen, describe, propose, screen_instance, screen_space
@@ -69,3 +70,28 @@ def test_dp_od_with_the_l2_norm_has_features_whose_releases_exceed_eps():
     axis = spec.resolve_params({"norm": "l2", "features": "identity", "means": "0.7,0.5,0.3"})
     assert not screen_instance(spec, 1.0, axis, "given", SMALL, seed=1).above(1.0)
     assert "features=" in describe(best.params, r.free)
+
+
+@pytest.mark.slow        # 6 s: three audits, two with the default instance screen
+def test_an_audit_that_searches_instances_finds_the_planted_corner_and_fixed_does_not():
+    from dpaudit.auditing.audit import audit_algorithm
+    spec = corner_spec()
+    kw = dict(seed=4, runs=20_000, whitebox_runs=0, neighbours="structure")
+    fixed = audit_algorithm(spec, 1.0, **kw)
+    assert fixed.verdict != "violation" and "instance_search" not in fixed.to_dict()
+    found = audit_algorithm(spec, 1.0, instances="search", **kw)
+    # the corner's leak is infinite (the first reward is played): a violation at alpha 0.05
+    # whatever the seed once 20 000 runs per side are measured (false failure rate < 1e-9)
+    assert found.verdict == "violation"
+    assert found.params["constant"] * found.params["horizon"] < 1
+    block = found.to_dict()["instance_search"]
+    assert block["free"] == ["horizon", "constant"] and block["ranked"][0]["p_div"] == 1.0
+    assert block["audited"].startswith(f"horizon={found.params['horizon']}")
+    assert any(d["reason"].startswith("vacuous") for d in block["dropped"])
+    from dpaudit.reporting.report import summary
+    text = summary(found.to_dict())
+    assert f"instance (searched over the claim's space): {block['audited']}" in text
+    assert "constant: proof scope, planted: unused by the claim" in text
+    pinned = audit_algorithm(spec, 1.0, instances="search", params={"constant": 10.0}, **kw)
+    assert pinned.params["constant"] == 10.0 and pinned.verdict != "violation"
+    assert pinned.to_dict()["instance_search"]["audited"].startswith("the given instance")

@@ -23,6 +23,8 @@ from dpaudit.errors import InputError
     (lambda: AuditRequest("adap-tt", Claim(1.0), seed=-1), "seed=-1 is out of range"),
     (lambda: AuditRequest("adap-tt", Claim(1.0), params="risk=0.1"),
      "params='risk=0.1' is not valid: expected a dict"),
+    (lambda: AuditRequest("adap-tt", Claim(1.0), instances="all"),
+     "--instances 'all' is not valid: expected one of fixed, search"),
 ])
 def test_bad_values_are_refused_when_built(build, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")
@@ -48,6 +50,8 @@ def test_the_command_leaves_defaults_out_and_needs_a_seed():
     assert full.command() == ("dpaudit run --algo x.py:f --eps 0.5 --delta 0.001 --model local "
                               "--seed 7 --alpha 0.01 --beta 0.1 --margin 0.5 --neighbours "
                               "blackbox --strict --param means=0.9,0.1 horizon=4")
+    assert replace(r, instances="search").command() == (
+        "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000 --instances search")
     with pytest.raises(ValueError):
         replace(r, seed=None).command()
     for not_text in (dict(params={"means": (0.9, 0.5)}), dict(algorithm=print),
@@ -68,15 +72,17 @@ numbers = st.floats(0.001, 100, allow_nan=False)
        neighbours=st.sampled_from(["search", "blackbox", "structure"]),
        seed=st.integers(0, 2**63 - 1), strict=st.booleans(),
        pair=st.none() | st.sampled_from(["pair.json", "a b/p q.json"]),
+       instances=st.sampled_from(["fixed", "search"]),
        params=st.dictionaries(st.sampled_from(["risk", "means", "horizon"]),
                               st.sampled_from(["0.1", "0.9,0.5", "8"]), max_size=3))
 def test_the_command_line_parses_back_to_the_same_request(algo, eps, delta, runs, alpha, beta,
                                                          margin, neighbours, seed, strict,
-                                                         pair, params):
+                                                         pair, instances, params):
     """What `dpaudit run` builds from the printed line is the request printed (so the line
     reproduces it: the seed and every setting that changes a result are in it)."""
     model = "user" if ":" in algo else None
     r = AuditRequest(algo, Claim(eps, delta), params, neighbours, pair,
-                     Budget(runs, alpha, beta, margin), seed, None, True, model, strict)
+                     Budget(runs, alpha, beta, margin), seed, None, True, model, strict,
+                     instances)
     a = cli._parser().parse_args(shlex.split(r.command())[1:])
     assert cli.run_request(a) == r
