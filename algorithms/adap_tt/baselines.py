@@ -300,6 +300,25 @@ def _dpse_prepare(eps: float, p: dict) -> Prepared:
     return Prepared(theta=theta, aux=np.zeros(0), means=np.asarray(p["means"], dtype=np.float64))
 
 
+def dpse_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray, dict]]:
+    """The threshold-boundary base table of DP-SE's first elimination: every row gives arm 0
+    ½ + g/2 and the other arms ½ − g/2, with g = 2·(h_1 + c_1) the epoch-1 elimination
+    threshold (module doc) at this ε, δ and K; the epoch means' gap is then exactly the
+    threshold and the Laplace noise decides the elimination half the time, so one changed
+    reward moves its probability the most. One (horizon, K) ``user`` table with its recipe
+    (R_1's two terms bound h_1 and c_1 by Δ_1/8 each, so g ≤ ¼ and the rows lie in
+    [0, 1])."""
+    K = prep.means.shape[0]
+    eps, risk = float(prep.theta[SE_EPS]), float(prep.theta[SE_RISK])
+    r1 = float(epoch_length(K, 1, eps, risk))
+    g = 2.0 * (math.sqrt(math.log(8.0 * K / risk) / (2.0 * r1)) + math.log(4.0 * K / risk)
+               / (eps * r1))
+    row = np.full(K, 0.5 - g / 2)
+    row[0] = 0.5 + g / 2
+    return [(np.tile(row, (int(horizon), 1)),
+             {"kind": "rows", "row": row.tolist(), "name": "threshold-boundary"})]
+
+
 def _dpse_structure(p: dict) -> list[tuple[int, str]]:
     """Rows of arm 0's epoch-1 block (rows 0..R_1−1 for every ε, R_1 ≥ its ε-free part).
 
@@ -346,4 +365,5 @@ SPECS.append(AlgorithmSpec(
     theorem="ε-DP (Laplace epoch means over disjoint samples): Sajed & Sheffet 2019, DP-SE, "
             "as run by Azize et al. 2023, Sec. 5",
     description="ε-DP successive elimination: epochs of geometric length, one Laplace epoch "
-                "mean per active arm, stop when one arm remains"))
+                "mean per active arm, stop when one arm remains",
+    extra={"boundary_tables": dpse_boundary}))

@@ -135,8 +135,8 @@ from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_kernel,
-                                 epoch_length)
+from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_boundary,
+                                 dpse_kernel, epoch_length)
 from ..kernels import argmax, log_release
 
 PAPER = "seed 003 (Hu, Huang, Mehta, Hegde)"
@@ -742,4 +742,5 @@ SPECS.append(AlgorithmSpec(
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"], dpse_rows(p)),
     theorem=CLAIMS["dp-se-regret"],
     description="seed 004's DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
-                "arm survives, then that arm until T"))
+                "arm survives, then that arm until T",
+    extra={"boundary_tables": dpse_boundary}))

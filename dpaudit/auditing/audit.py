@@ -582,10 +582,29 @@ def transcripts(spec, prep, table, view: tuple, limit: int) -> dict[int, dict]:
     return out
 
 
+SPELLED_OUT = 32    # longer action sequences are written as runs: 0x945 1x945 2
+
+
+def actions_text(actions) -> str:
+    """Actions in one line: spelled out up to :data:`SPELLED_OUT` of them, else as runs of
+    repeated actions (``0x945 1x945 2``: arm 0 945 times, arm 1 945 times, then arm 2)."""
+    actions = [int(a) for a in actions]
+    if len(actions) <= SPELLED_OUT:
+        return " ".join(map(str, actions))
+    runs = []
+    for a in actions:
+        if runs and runs[-1][0] == a:
+            runs[-1][1] += 1
+        else:
+            runs.append([a, 1])
+    return " ".join(f"{a}x{n}" if n > 1 else str(a) for a, n in runs)
+
+
 def transcript_text(item: dict) -> str:
-    """A cell's transcript (:func:`transcripts`) in one line: the actions, and where the run
-    stopped within the view, its stopping time and recommendation."""
-    text = " ".join(map(str, item["actions"]))
+    """A cell's transcript (:func:`transcripts`) in one line: the actions
+    (:func:`actions_text`), and where the run stopped within the view, its stopping time and
+    recommendation."""
+    text = actions_text(item["actions"])
     if "stopping_time" in item:
         text += f" (stopped: tau = {item['stopping_time']}, recommends {item['recommendation']})"
     return text
@@ -598,7 +617,7 @@ def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     inside = set(int(c) for c in ev.cells)
     examples = [item for key, item in transcripts(spec, prep, table, ev.view, limit).items()
                 if key in inside][:n_examples]
-    shown = "; ".join(" ".join(map(str, e["actions"])) for e in examples[:3])
+    shown = "; ".join(actions_text(e["actions"]) for e in examples[:3])
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
     unit = "0-based arms"
     if spec.model == PrivacyModel.LOCAL:      # a local randomiser's "actions" are its outputs

@@ -37,6 +37,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from dpaudit.algorithms.space import Scale
+from dpaudit.auditing.search import own_bases
 from dpaudit.auditing.whitebox import TOLERANCE, Replay, coupled_divergence
 from dpaudit.auditing.whitebox import screen as release_screen
 from dpaudit.data import neighbours as nbrs
@@ -175,7 +176,8 @@ def _pairs(spec, prep, params: dict, n: int, table_seed: int) -> list:
         base = nbrs.base_tables(spec.model, means, horizon, table_seed)[0][0]
         marks = nbrs.release_positions(spec, prep, base, horizon)
     positions = nbrs.select_positions(spec.model, shape, marks, limit=max(n // 2, 1))
-    pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions)
+    pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions,
+                            own_bases(spec, prep, horizon))
     step = max(len(pairs) // n, 1)
     return pairs[::step][:n]
 

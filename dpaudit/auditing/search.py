@@ -113,7 +113,8 @@ def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
         base = base_tables(spec.model, means, horizon, table_seed)[0][0]
         marks = nbrs.release_positions(spec, prep, base, limit)
     positions = nbrs.select_positions(spec.model, shape, marks)
-    pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions)
+    pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions,
+                            own_bases(spec, prep, horizon))
     if strategy == "blackbox":
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
     scores = [wb_screen(spec, prep, pr, runs=SCREEN_RUNS, seed=s, limit=limit)
@@ -123,6 +124,13 @@ def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
         "runs_per_direction": SCREEN_RUNS, "keep_share": SCREEN_KEEP,
         "max_loss": max(s["max_loss"] for s in scores), "kept": len(order)},
         "scores": scores}
+
+
+def own_bases(spec, prep, horizon: int) -> list:
+    """The base tables an algorithm adds to the structured ones (``spec.extra``'s
+    ``boundary_tables(prep, horizon)``, e.g. DP-SE's threshold boundary); [] for most."""
+    make = spec.extra.get("boundary_tables")
+    return make(prep, horizon) if make else []
 
 
 def screened(scores: list[dict]) -> list[int]:

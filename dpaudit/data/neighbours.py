@@ -26,13 +26,15 @@ MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the r
 
 
 def structured(model_name: str, means, horizon: int, seed: int,
-               positions: list[tuple] | None = None) -> list[NeighbourPair]:
+               positions: list[tuple] | None = None, extra_bases=()) -> list[NeighbourPair]:
     """Every (position, pattern, base) pair of ``model_name`` tables with K = len(means)
     arms and horizon T, deduplicated (a pair and its mirror image count once: the audit
     tries both directions). ``positions``: the positions to try (default: all of them).
+    ``extra_bases``: (table, recipe) bases added to :func:`dpaudit.data.tables.base_tables`'
+    (an algorithm's own, e.g. DP-SE's threshold-boundary table).
     Ordered by position, then base, then pattern."""
     m = MODELS[model_name]
-    bases = base_tables(model_name, means, horizon, seed)
+    bases = base_tables(model_name, means, horizon, seed) + list(extra_bases)
     if positions is None:
         positions = m.positions(m.shape(len(means), horizon))
     out, seen = [], set()

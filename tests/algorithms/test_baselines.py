@@ -219,6 +219,30 @@ def test_dpse_elimination_width_boundary(side):
         assert (tau, rec, status) == (2 * R1 + 1, -1, TRUNCATED)
 
 
+def test_dpse_threshold_boundary_table_puts_the_first_elimination_at_even_odds():
+    # K = 2 at the boundary: m̃_0 − m̃_1 = width + (L_0 − L_1) with L_a ~ Lap(1/(εR_1)) i.i.d.,
+    # so arm 1 is eliminated after epoch 1 with probability 1/2 exactly; 4000 runs: the
+    # share lies in [0.45, 0.55] but with probability < 1e-9 (Hoeffding: 2·exp(-2·4000·0.05²))
+    eps, risk = 1.0, 0.01
+    spec = registry.get("dp-se")
+    p = spec.resolve_params({"means": "0.6,0.4", "risk": risk})
+    prep = spec.prepare(eps, p)
+    R1 = R_hand(2, 1, eps, risk)
+    H = 2 * R1 + 1
+    (table, recipe), = bl.dpse_boundary(prep, H)
+    width = 2 * (math.sqrt(math.log(8 * 2 / risk) / (2 * R1)) + math.log(4 * 2 / risk) / (eps * R1))
+    assert recipe["name"] == "threshold-boundary" and table.shape == (H, 2)
+    assert table[0, 0] - table[0, 1] == pytest.approx(width) and (table == table[0]).all()
+    _, taus, recs, stats, _ = run_batch(spec.request(prep, table, 4000, 1), 0)
+    stopped = (taus == 2 * R1) & (stats == STOPPED)
+    assert 0.45 <= stopped.mean() <= 0.55 and (recs[stopped] == 0).all()
+    for e in (0.001, 0.1, 10.0):          # the gap is at most 1/4 (R_1's terms), rows in [0, 1]
+        (t, _), = bl.dpse_boundary(spec.prepare(e, p), H)
+        assert 0 < t[0, 0] - t[0, 1] <= 0.25
+    assert registry.get("dp-se-regret").extra["boundary_tables"] is bl.dpse_boundary
+    assert "boundary_tables" not in registry.get("adap-tt").extra
+
+
 def replay_dpse(table, acts, rel, tau, rec, eps, risk, cumulative=False):
     """Check every release of a stopped DP-SE run against digest §2.7, from the log alone."""
     K = table.shape[1]
