@@ -19,6 +19,7 @@ callables use :mod:`dpaudit.auditing.mechanism`.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -428,10 +429,10 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     request = draw_seed(request)
     root = np.random.SeedSequence(request.seed)
     s_table, s_pilot, s_meas, s_white, s_screen = root.spawn(5)
-    searched = {}
-    if request.instances == "search":
-        p, prep, searched = _search_instances(spec, request, p, pair, child_seed(root, 5))
-
+    pool, searched = [(p, prep)], {}
+    if request.instances == "search" and pair is None:    # a pair fixes the instance
+        search.check_memory(spec, prep, p)                 # the given instance: refused first
+        pool, searched = _search_instances(spec, request, p, child_seed(root, 5))
     K = prep.means.shape[0]
     horizon = spec.audit_horizon(p)
     if pair is not None:
@@ -445,23 +446,35 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                                  f"means has {K}")
             horizon = pair.d.shape[1 - m.arm_axis]  # the pair's tables set the horizon
         pairs, order, info, strategy = [pair], [0], {"screen": None, "scores": None}, "pair"
+        members, limits = [0], [horizon]
     else:
         strategy = request.neighbours
         table_seed = int(s_table.generate_state(1, np.uint32)[0])
-        pairs, order, info = search.candidates(strategy, spec, prep, p,
-                                               seeds=(table_seed, s_screen), limit=horizon)
+        pairs, order, info, members = _pooled_candidates(
+            strategy, spec, pool, (table_seed, s_screen, child_seed(root, 5, 1)))
+        limits = [spec.audit_horizon(q) for q, _ in pool]
         if not pairs:
             raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
                              f"its audit horizon ({horizon}); use --neighbours search")
     bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if request.progress else True,
                leave=False, desc=f"audit {spec.name}")
-    sources = [KernelSource(spec, prep, pr, source_views(pr, K, horizon), horizon, workers, bar)
-               for pr in pairs]
+    sources = []
+    for pr, i in zip(pairs, members):
+        k, h = pool[i][1].means.shape[0], limits[i]
+        sources.append(KernelSource(spec, pool[i][1], pr, source_views(pr, k, h), h, workers,
+                                    bar))
     cand = Candidates(sources, order, int(PILOT_BUDGET * runs), strategy, info["scores"])
     resolved = replace(request, algorithm=spec.name, params=_jsonable_params(p),
                        claim=Claim(eps, delta), budget=replace(request.budget, runs=runs))
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
-    used, b = pairs[found.used(order)], request.budget
+    u, b = found.used(order), request.budget
+    used, (p, prep), horizon = pairs[u], pool[members[u]], limits[members[u]]
+    K = prep.means.shape[0]
+    if searched:            # the instance behind the result: the finalist's (or the first's)
+        resolved = replace(resolved, params=_jsonable_params(p))
+        searched = {**searched, "audited": instances.describe(p, searched["free"]),
+                    "instance": instances.free_values(p, searched["free"]),
+                    "audited_origin": searched["pool"][members[u]]["origin"]}
     if b.whitebox_runs:
         report = whitebox(spec, prep, used, Claim(eps, delta),
                           Replay(int(b.whitebox_runs), s_white, horizon=horizon))
@@ -477,20 +490,58 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     return conclude(resolved, cand, found, checks, t0)
 
 
-def _search_instances(spec, request: AuditRequest, p: dict, pair, seed) -> tuple:
-    """(params, prepared, JSON) of the instance the claim-space screen ranks first
-    (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a child of the root seed
-    that no other stage draws from; the parameters the request gives and a given δ are
-    pinned); the given instance when every instance screened was dropped."""
-    if pair is not None:
-        raise InputError("--instances search chooses the instance, but --pair fixes it (its "
-                         "tables): use --instances fixed with --pair")
+POOL = 4    # instances whose neighbour candidates enter the search: the given one + 3 ranked
+
+
+def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
+    """(pool, JSON): the instances whose candidates the neighbour search pools, the given
+    instance first and then the best the claim-space screen ranks
+    (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a child of the root seed no
+    other stage draws from; the parameters the request gives and a given δ are pinned), up to
+    :data:`POOL`, each as (params, prepared); and the ``instance_search`` JSON."""
     pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
     eps = float(request.claim.eps)
     sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
-    best = sc.ranked[0].params if sc.ranked else p
+    pool = [(p, "given")]
+    same = instances.same_instance
+    for s in sc.ranked:
+        if len(pool) < POOL and not any(same(s.params, q) for q, _ in pool):
+            pool.append((s.params, s.origin))
     doc = instances.to_json(sc, spec.space(pinned), eps)
-    return best, spec.prepare(eps, best), doc
+    doc["pool"] = [{"instance": instances.free_values(q, sc.free), "origin": o}
+                   for q, o in pool]
+    return [(q, spec.prepare(eps, q)) for q, _ in pool], doc
+
+
+def _pooled_candidates(strategy: str, spec, pool: list, seeds: tuple) -> tuple:
+    """(pairs, order, info, members) over the instances of ``pool`` ((params, prepared)
+    each): every instance's candidates (:func:`dpaudit.auditing.search.candidates`), their
+    orders interleaved (best of each instance in turn, at most
+    :data:`dpaudit.auditing.search.MAX_BLACKBOX` when there are several) and ``members[j]``
+    the instance of pair j. ``seeds`` = (table seed, the first instance's screen seed, a
+    SeedSequence whose children screen the others): one instance gives exactly
+    :func:`dpaudit.auditing.search.candidates`' result."""
+    table_seed, first, rest = seeds
+    pairs, orders, scores, screens, members = [], [], [], [], []
+    for i, (q, prep) in enumerate(pool):
+        s = first if i == 0 else child_seed(rest, i)
+        pr, od, info = search.candidates(strategy, spec, prep, q, seeds=(table_seed, s),
+                                         limit=spec.audit_horizon(q))
+        orders.append([len(pairs) + j for j in od])
+        scores += info["scores"] if info["scores"] is not None else [None] * len(pr)
+        screens.append(info["screen"])
+        pairs += pr
+        members += [i] * len(pr)
+    if len(pool) == 1:
+        return pairs, orders[0], info, members
+    order = [j for group in itertools.zip_longest(*orders) for j in group if j is not None]
+    kept = [x for x in screens if x is not None]
+    screen = ({"runs_per_direction": kept[0]["runs_per_direction"],
+               "keep_share": kept[0]["keep_share"],
+               "max_loss": max(x["max_loss"] for x in kept),
+               "kept": min(len(order), search.MAX_BLACKBOX)} if kept else None)
+    return (pairs, order[:search.MAX_BLACKBOX],
+            {"screen": screen, "scores": scores if kept else None}, members)
 
 
 def _jsonable_params(p: dict) -> dict:

@@ -271,6 +271,11 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
                        time.perf_counter() - t0)
 
 
+def same_instance(a: dict, b: dict) -> bool:
+    """Whether two instances are the same (floats compared to 9 significant digits)."""
+    return _key(a) == _key(b)
+
+
 def _key(params: dict) -> tuple:
     """An instance's identity: its values, floats to 9 significant digits."""
     def rounded(v):
@@ -295,7 +300,8 @@ def describe(params: dict, names) -> str:
 
 
 
-def _free_values(params: dict, names) -> dict:
+def free_values(params: dict, names) -> dict:
+    """The values of the dimensions ``names`` of an instance, JSON-ready."""
     return {k: list(params[k]) if isinstance(params[k], tuple) else params[k]
             for k in names if k in params}
 
@@ -303,18 +309,15 @@ def _free_values(params: dict, names) -> dict:
 def to_json(sc: SpaceScreen, space, eps: float) -> dict:
     """The ``instance_search`` block of a result: the space (its claim and dimensions), the
     screen's settings, every instance kept (best first: its free values, origin, p_div, the
-    releases' largest loss, samples per run) and dropped (with its reason), and which instance
-    was audited."""
+    releases' largest loss, samples per run) and dropped (with its reason). The audit adds the
+    pool searched and the instance audited."""
     def row(s: Scored) -> dict:
-        r = {"instance": _free_values(s.params, sc.free), "origin": s.origin,
+        r = {"instance": free_values(s.params, sc.free), "origin": s.origin,
              "p_div": s.p_div, "max_release_loss": s.max_loss, "samples": s.samples}
         return {**r, "reason": s.reason} if s.reason else {**r, "releases_above_eps":
                                                             s.above(eps)}
-    audited = (describe(sc.ranked[0].params, sc.free) if sc.ranked else
-               "the given instance: every instance screened was dropped")
     return {"claim": space.claim, "space": space.rows(), "free": list(sc.free),
             "pinned": [a.name for a in space.axes if a.pinned],
             "screen": {**sc.budget_json, "seed": "child 5 of the root seed"},
             "screened": sc.screened, "ranked": [row(s) for s in sc.ranked],
-            "dropped": [row(s) for s in sc.dropped], "audited": audited,
-            "seconds": round(sc.seconds, 3)}
+            "dropped": [row(s) for s in sc.dropped], "seconds": round(sc.seconds, 3)}

@@ -219,10 +219,6 @@ def audit_code(request: AuditRequest):
     model = request.model or PrivacyModel.USER
     if request.pair is not None:
         raise InputError("--pair applies to registered algorithms only")
-    if request.instances != "fixed":
-        raise InputError(f"--instances {request.instances} applies to registered algorithms "
-                         "(they declare their claim's space); a FILE.py:FUNCTION callable is "
-                         "audited at the means and horizon given: use --instances fixed")
     if request.neighbours not in ("search", "blackbox"):
         raise InputError(f"--neighbours {request.neighbours} applies to registered algorithms "
                          "only: FILE.py:FUNCTION callables use the black-box search")

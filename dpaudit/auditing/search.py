@@ -87,6 +87,19 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
 PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
 
 
+def check_memory(spec, prep, params: dict) -> tuple:
+    """The shape of the instance's audit tables, after checking that its candidate pairs fit
+    in memory (InputError naming the horizon otherwise, before any simulation)."""
+    horizon = spec.audit_horizon(params)
+    shape = MODELS[spec.model].shape(prep.means.shape[0], horizon)
+    entries = math.prod(shape)
+    validate.memory(f"horizon={horizon}: the candidate pairs of "
+                    f"{'x'.join(map(str, shape))} tables",
+                    2 * PAIRS_PER_POSITION * min(entries, nbrs.MAX_POSITIONS) * entries * 8,
+                    "use a smaller --param horizon, or one explicit --pair")
+    return shape
+
+
 def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
                limit: int) -> tuple[list, list, dict]:
     """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
@@ -97,12 +110,7 @@ def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
     table_seed, screen_seed = seeds
     # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
     params = {**params, "means": tuple(float(x) for x in prep.means)}
-    shape = MODELS[spec.model].shape(len(params["means"]), spec.audit_horizon(params))
-    entries = math.prod(shape)
-    validate.memory(f"horizon={spec.audit_horizon(params)}: the candidate pairs of "
-                    f"{'x'.join(map(str, shape))} tables",
-                    2 * PAIRS_PER_POSITION * min(entries, nbrs.MAX_POSITIONS) * entries * 8,
-                    "use a smaller --param horizon, or one explicit --pair")
+    shape = check_memory(spec, prep, params)
     if strategy == "structure":
         pairs = nbrs.candidates(spec, params, table_seed)
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}

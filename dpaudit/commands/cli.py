@@ -136,9 +136,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                      help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
     run.add_argument("--instances", choices=INSTANCES, default=DEFAULT_INSTANCES,
-                     help="fixed: audit the instance the parameters give (default); search: "
-                          "screen the claim's space (`dpaudit list --claims`) and audit where it "
-                          "may leak; parameters given stay pinned")
+                     help="search (default): screen the claim's space (`dpaudit list "
+                          "--claims`) and search the given instance and the best ranked ones for "
+                          "neighbours, parameters given pinned; fixed: only the instance the "
+                          "parameters give (callables and --pair: always fixed)")
     run.add_argument("--neighbours", choices=STRATEGIES, default=DEFAULT_NEIGHBOURS,
                      help="how the neighbouring pair is found (default search: every position x "
                           "value pattern x base table, white-box screen, successive halving; "

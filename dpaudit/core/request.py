@@ -22,7 +22,7 @@ FINALISTS = 2            # candidate events measured on fresh runs
 WHITEBOX_RUNS = 10_000   # runs per direction of the white-box loss and replay
 DEFAULT_NEIGHBOURS = "search"
 INSTANCES = ("fixed", "search")   # audit the given instance, or search the claim's space
-DEFAULT_INSTANCES = "fixed"
+DEFAULT_INSTANCES = "search"
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,11 @@ class AuditRequest:
         progress: show a progress bar.
         model: the privacy model of a callable (``user``, ``full``, ``stream``, ``local``).
         strict: a callable that is not reproducible from its seed raises instead.
-        instances: ``fixed`` (audit the instance ``params`` give) or ``search`` (screen the
-            claim's space, :mod:`dpaudit.auditing.instances`, and audit where it may leak;
-            registered algorithms only; the parameters given stay pinned).
+        instances: ``search`` (default: screen the claim's space,
+            :mod:`dpaudit.auditing.instances`, and search the given instance and the best
+            ranked ones for neighbours; the parameters given stay pinned) or ``fixed`` (only
+            the instance ``params`` give). A callable (no declared space) and an explicit pair
+            (its tables fix the instance) are always audited at their fixed instance.
 
     Raises:
         InputError: a value out of range.

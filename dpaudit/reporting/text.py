@@ -117,24 +117,26 @@ def instance_lines(block: dict | None) -> list[str]:
     if not block:
         return []
     rows = {r["dimension"]: r for r in block["space"]}
-    lines = [f"  instance (searched over the claim's space): {block['audited']}"]
-    ranked = block["ranked"]
-    if ranked:
-        for name, value in ranked[0]["instance"].items():
-            r = rows[name]
-            if r["scope"] == "proof" and value != r["default"]:
-                lines.append(f"    {name}: proof scope, {r['source']}")
-        scopes = {}
-        for name in ranked[0]["instance"]:
-            scopes.setdefault(rows[name]["scope"], []).append(name)
+    given = " (the given instance)" if block.get("audited_origin") == "given" else ""
+    lines = [f"  instance (searched over the claim's space): {block['audited']}{given}"]
+    audited = block.get("instance", {})
+    for name, value in audited.items():
+        r = rows[name]
+        if r["scope"] == "proof" and value != r["default"]:
+            lines.append(f"    {name}: proof scope, {r['source']}")
+    scopes = {}
+    for name in audited:
+        scopes.setdefault(rows[name]["scope"], []).append(name)
+    if scopes:
         lines.append("    scopes: " + "; ".join(f"{', '.join(v)}: {k}"
                                                 for k, v in scopes.items()))
     vacuous = sum(d["reason"].startswith("vacuous") for d in block["dropped"])
     refused = len(block["dropped"]) - vacuous
     pinned = f"; pinned: {', '.join(block['pinned'])}" if block["pinned"] else ""
     lines.append(f"    {block['screened']} instances screened (free: {', '.join(block['free'])}"
-                 f"{pinned}): {len(ranked)} kept, {vacuous} vacuous (p_div = 0, no release "
-                 f"above eps), {refused} refused; {block['seconds']:.1f} s")
+                 f"{pinned}): {len(block['ranked'])} kept, {vacuous} vacuous (p_div = 0, no "
+                 f"release above eps), {refused} refused; {len(block['pool'])} searched for "
+                 f"neighbours (the given one and the best ranked); {block['seconds']:.1f} s")
     return lines
 
 

@@ -50,8 +50,8 @@ def test_the_command_leaves_defaults_out_and_needs_a_seed():
     assert full.command() == ("dpaudit run --algo x.py:f --eps 0.5 --delta 0.001 --model local "
                               "--seed 7 --alpha 0.01 --beta 0.1 --margin 0.5 --neighbours "
                               "blackbox --strict --param means=0.9,0.1 horizon=4")
-    assert replace(r, instances="search").command() == (
-        "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000 --instances search")
+    assert replace(r, instances="fixed").command() == (
+        "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000 --instances fixed")
     with pytest.raises(ValueError):
         replace(r, seed=None).command()
     for not_text in (dict(params={"means": (0.9, 0.5)}), dict(algorithm=print),
