@@ -34,7 +34,7 @@ from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
                                   FINALISTS, WHITEBOX_RUNS)
-from dpaudit.core.terms import PrivacyModel, Side
+from dpaudit.core.terms import PrivacyModel, Side, Verdict
 from dpaudit.data import tables
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (STATUS_NAMES, TRUNCATED, as_views, child_seed,
@@ -487,7 +487,13 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     checks = Checks(coverage=coverage, whitebox=report,
                     search={"views": views, "screen": info["screen"]},
                     command=command_line(request), instances=searched)
-    return conclude(resolved, cand, found, checks, t0)
+    result = conclude(resolved, cand, found, checks, t0)
+    if searched and not searched["ranked"] and result.verdict == Verdict.INCONCLUSIVE:
+        result = replace(result, reason=(
+            f"vacuous over the claim space: none of the {searched['screened']} instances "
+            "screened showed a transcript that differs (p_div = 0) or a release above eps, so "
+            f"no audit in the searched space can show a leak ({result.reason})"))
+    return result
 
 
 POOL = 4    # instances whose neighbour candidates enter the search: the given one + 3 ranked

@@ -191,6 +191,9 @@ def screen_instance(spec, eps: float, params: dict, origin: str, budget: Screen,
         samples = int(spec.audit_horizon(params))
     except InputError as e:
         return Scored(params, origin, reason=f"not accepted: {e}")
+    except (ValueError, ArithmeticError) as e:    # a value in its window the code cannot take
+        return Scored(params, origin, reason=f"not accepted (the algorithm's preparation "
+                                             f"failed: {type(e).__name__}: {e})")
     root = seed_sequence(seed)
     table_seed = int(child_seed(root, 0).generate_state(1)[0])
     p_div, max_loss = 0.0, 0.0
@@ -309,8 +312,9 @@ def free_values(params: dict, names) -> dict:
 def to_json(sc: SpaceScreen, space, eps: float) -> dict:
     """The ``instance_search`` block of a result: the space (its claim and dimensions), the
     screen's settings, every instance kept (best first: its free values, origin, p_div, the
-    releases' largest loss, samples per run) and dropped (with its reason). The audit adds the
-    pool searched and the instance audited."""
+    releases' largest loss, samples per run) and dropped (with its reason); no timing (a
+    result is the same on every machine). The audit adds the pool searched and the instance
+    audited."""
     def row(s: Scored) -> dict:
         r = {"instance": free_values(s.params, sc.free), "origin": s.origin,
              "p_div": s.p_div, "max_release_loss": s.max_loss, "samples": s.samples}
@@ -320,4 +324,4 @@ def to_json(sc: SpaceScreen, space, eps: float) -> dict:
             "pinned": [a.name for a in space.axes if a.pinned],
             "screen": {**sc.budget_json, "seed": "child 5 of the root seed"},
             "screened": sc.screened, "ranked": [row(s) for s in sc.ranked],
-            "dropped": [row(s) for s in sc.dropped], "seconds": round(sc.seconds, 3)}
+            "dropped": [row(s) for s in sc.dropped]}

@@ -15,6 +15,7 @@ for the private algorithms, ``violation`` for mutants and non-private comparator
     seed = 1
     expect = "pass"         # or "violation", or "inconclusive" with reason = "why"
     # optional: delta, runs, params = { risk = "0.05" }, neighbours = "search",
+    # instances = "search" (or "fixed": only the instance params give),
     # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file)
 
 The gate runs every entry (:func:`dpaudit.auditing.audit.audit_algorithm`) and fails (exit 1) when
@@ -22,7 +23,8 @@ The gate runs every entry (:func:`dpaudit.auditing.audit.audit_algorithm`) and f
 * a verdict differs from the expected one (an ``inconclusive`` verdict fails unless the entry
   declares ``expect = "inconclusive"`` with a ``reason``, shown in the reports), or
 * the event stored in the baseline leaks significantly more than it did: the baseline keeps,
-  per entry, the pair, the event (view, cells, numerator side) and its counts on a fixed
+  per entry, the instance audited (the finalist's, when the claim's space was searched), the
+  pair, the event (view, cells, numerator side) and its counts on a fixed
   number of runs (:func:`evidence`, :func:`fixed_n_evidence`: the entry's ``runs`` per side,
   measured at ``--update-baseline`` on their own seeds, not the audit's early-look counts);
   every gate run measures that same event again on as many fresh runs with today's code
@@ -75,8 +77,8 @@ from dpaudit.algorithms import registry
 from dpaudit.auditing.audit import KernelSource, audit_registered
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.core import validate
-from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_MARGIN,
-                                  DEFAULT_NEIGHBOURS)
+from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_INSTANCES,
+                                  DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, INSTANCES)
 from dpaudit.core.terms import Side, Verdict
 from dpaudit.data import tables
 from dpaudit.data.tables import load_pair
@@ -95,7 +97,7 @@ DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
 VERDICTS = tuple(Verdict)
 ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
-              "pair", "reason"}
+              "instances", "pair", "reason"}
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class Entry:
     delta: float | None = None
     params: dict = field(default_factory=dict)
     neighbours: str = DEFAULT_NEIGHBOURS
+    instances: str = DEFAULT_INSTANCES
     pair: str | None = None              # as written in the suite (relative to its folder)
     pair_path: str | None = None         # resolved
     reason: str | None = None            # why an entry is expected to be inconclusive
@@ -119,13 +122,13 @@ class Entry:
         pair path relative to the working directory, as its command line prints it."""
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
-                            budget, self.seed, workers)
+                            budget, self.seed, workers, instances=self.instances)
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""
         return {"algo": self.algo, "eps": self.eps, "delta": self.delta, "seed": self.seed,
                 "runs": self.runs, "params": self.params, "neighbours": self.neighbours,
-                "pair": self.pair}
+                "instances": self.instances, "pair": self.pair}
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,9 @@ def load_suite(path: str) -> Suite:
         if e.get("neighbours", DEFAULT_NEIGHBOURS) not in STRATEGIES:
             raise InputError(f"{where} ({name}): neighbours = {e['neighbours']!r} is not valid: "
                              f"expected one of {', '.join(STRATEGIES)}")
+        if e.get("instances", DEFAULT_INSTANCES) not in INSTANCES:
+            raise InputError(f"{where} ({name}): instances = {e['instances']!r} is not valid: "
+                             f"expected one of {', '.join(INSTANCES)}")
         params = {str(k): str(v) for k, v in e.get("params", {}).items()}
         try:
             spec.resolve_claim(params, e.get("delta"))
@@ -221,6 +227,7 @@ def load_suite(path: str) -> Suite:
         entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
                              expect=Verdict(e["expect"]), runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", DEFAULT_NEIGHBOURS),
+                             instances=e.get("instances", DEFAULT_INSTANCES),
                              pair=e.get("pair"), pair_path=pair_path, reason=reason))
     return Suite(path=f, alpha=alpha, entries=tuple(entries))
 
@@ -273,12 +280,14 @@ def evidence(result: dict, source, event) -> dict:
     with other code: the pair (d, the changed position and its value in d'), the samples per
     run simulated (``horizon``), the view, the numerator side, the cells (16 hex digits each)
     and the measurement's counts; ``saturated`` when the denominator side had no hit (its
-    loss then has no finite upper bound, so no rise can be shown on it)."""
+    loss then has no finite upper bound, so no rise can be shown on it); ``params``: the
+    instance audited (the result's, the finalist's when the claim's space was searched)."""
     pair, m = source.pair, result["counts"]["measurement"]
     num = Side(event.numerator)
     k_num, k_den = ((m["hits_d_prime"], m["hits_d"]) if num == "d_prime" else
                     (m["hits_d"], m["hits_d_prime"]))
-    return {"pair": {"model": pair.model, "d": np.asarray(pair.d).tolist(),
+    return {"params": result["params"],
+            "pair": {"model": pair.model, "d": np.asarray(pair.d).tolist(),
                      "position": list(pair.position),
                      "value_d_prime": np.asarray(pair.d_prime[pair.position]).tolist()},
             "horizon": int(source.limit), "view": [int(x) for x in event.view],
@@ -300,6 +309,8 @@ def stored_event(stored: dict):
         return InputError(f"its stored event has {what}")
     if not isinstance(stored, dict):
         raise bad("the wrong type")
+    if not isinstance(stored.get("params", {}), dict):
+        raise bad(f"params = {stored.get('params')!r}: expected a table of parameters")
     for key, kind in (("pair", dict), ("horizon", int), ("view", list), ("cells", list),
                       ("hits_num", int), ("hits_den", int), ("runs", int)):
         if not isinstance(stored.get(key), kind) or isinstance(stored.get(key), bool):
@@ -335,9 +346,10 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
     """The stored event (:func:`evidence`) measured on ``entry.runs`` fresh runs per side
     with today's code, all of them (a fixed n, no look, no stop): its (numerator hits,
     denominator hits). ``stream`` (:data:`BASELINE_STREAM` or :data:`CHECK_STREAM`) picks
-    independent seeds from the entry's seed, a stream no audit draws."""
+    independent seeds from the entry's seed, a stream no audit draws. The instance is the
+    stored one (the finalist's of a searched claim space), else the entry's."""
     spec = registry.get(entry.algo)
-    params, _ = spec.resolve_claim(dict(entry.params), entry.delta)
+    params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
     prep = spec.prepare(entry.eps, params)
     pair, cells = stored_event(stored)
     src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
@@ -468,6 +480,9 @@ def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
                 ET.SubElement(tprops, "property", name=key, value=str(res[key]))
         ET.SubElement(tprops, "property", name="stored_event_p_value",
                       value=str(rise["p_value"]) if rise else r.get("why_not", "n/a"))
+        if res.get("instance_search"):
+            ET.SubElement(tprops, "property", name="instance",
+                          value=res["instance_search"]["audited"])
         ET.SubElement(tc, "system-out").text = r["message"] + "; " + res.get("command", "")
     return ET.tostring(ts, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -27,7 +27,8 @@ import numpy as np
 from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
-from dpaudit.reporting.text import coverage_text, levels_text, releases_text, summary_lines
+from dpaudit.reporting.text import (coverage_text, instance_lines, levels_text, releases_text,
+                                    summary_lines)
 from dpaudit.verdicts.result import write_text_atomic
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -560,6 +561,7 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
         "confidence": pct(doc.get("confidence", 1 - (doc.get("alpha") or 0.05))),
         "explanation": _verdict_text(doc),
         "params": [(str(k), _param(v)) for k, v in (doc.get("params") or {}).items()],
+        "instance": [line.strip() for line in instance_lines(doc.get("instance_search"))],
         "neighbours": _neighbour_rows(doc.get("neighbours") or {}),
         "event": {"text": str(ev.get("text", "—")), "examples": examples,
                   "numerator": ev.get("numerator"), "cells": num(ev.get("n_cells")),

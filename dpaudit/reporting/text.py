@@ -130,13 +130,16 @@ def instance_lines(block: dict | None) -> list[str]:
     if scopes:
         lines.append("    scopes: " + "; ".join(f"{', '.join(v)}: {k}"
                                                 for k, v in scopes.items()))
+    if not block["ranked"]:
+        lines.append("    every instance screened is vacuous or refused: nothing in the searched "
+                     "space showed a differing transcript or a release above eps")
     vacuous = sum(d["reason"].startswith("vacuous") for d in block["dropped"])
     refused = len(block["dropped"]) - vacuous
     pinned = f"; pinned: {', '.join(block['pinned'])}" if block["pinned"] else ""
     lines.append(f"    {block['screened']} instances screened (free: {', '.join(block['free'])}"
                  f"{pinned}): {len(block['ranked'])} kept, {vacuous} vacuous (p_div = 0, no "
                  f"release above eps), {refused} refused; {len(block['pool'])} searched for "
-                 f"neighbours (the given one and the best ranked); {block['seconds']:.1f} s")
+                 f"neighbours (the given one and the best ranked)")
     return lines
 
 

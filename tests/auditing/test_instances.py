@@ -77,9 +77,9 @@ def test_an_audit_that_searches_instances_finds_the_planted_corner_and_fixed_doe
     from dpaudit.auditing.audit import audit_algorithm
     spec = corner_spec()
     kw = dict(seed=4, runs=20_000, whitebox_runs=0, neighbours="structure")
-    fixed = audit_algorithm(spec, 1.0, **kw)
+    fixed = audit_algorithm(spec, 1.0, instances="fixed", **kw)
     assert fixed.verdict != "violation" and "instance_search" not in fixed.to_dict()
-    found = audit_algorithm(spec, 1.0, instances="search", **kw)
+    found = audit_algorithm(spec, 1.0, **kw)                    # search: the default
     # the corner's leak is infinite (the first reward is played): a violation at alpha 0.05
     # whatever the seed once 20 000 runs per side are measured (false failure rate < 1e-9)
     assert found.verdict == "violation"
@@ -92,6 +92,11 @@ def test_an_audit_that_searches_instances_finds_the_planted_corner_and_fixed_doe
     text = summary(found.to_dict())
     assert f"instance (searched over the claim's space): {block['audited']}" in text
     assert "constant: proof scope, planted: unused by the claim" in text
+    from dpaudit.reporting.report import _audit_view
+    view = _audit_view(found.to_dict(), figures=False)
+    assert view["instance"][0].startswith("instance (searched over the claim's space)")
     pinned = audit_algorithm(spec, 1.0, instances="search", params={"constant": 10.0}, **kw)
     assert pinned.params["constant"] == 10.0 and pinned.verdict != "violation"
-    assert pinned.to_dict()["instance_search"]["audited"].startswith("the given instance")
+    block = pinned.to_dict()["instance_search"]
+    assert block["audited_origin"] == "given" and block["ranked"] == []
+    assert pinned.reason.startswith("vacuous over the claim space")

@@ -189,6 +189,7 @@ algo = "adap-ucb"
 eps = 1
 seed = 1
 expect = "pass"
+instances = "fixed"     # these tests are about the stored event of one instance
 """
 
 
@@ -438,3 +439,17 @@ def test_a_corrupt_stored_event_stops_the_gate_before_any_audit(tmp_path, monkey
     msg = str(e.value)
     assert "entry 'privbern': its stored event has " in msg and needle in msg, msg
     assert "\n" not in msg and msg.endswith("--update-baseline")
+
+
+def test_junit_names_the_instance_a_searched_claim_space_audited():
+    e = gate.Entry(name="x", algo="gdp-ncb", eps=1.0, seed=1, expect="violation", runs=1000)
+    res = {"runtime_s": 1.5, "verdict": "violation", "command": "dpaudit run ...",
+           "instance_search": {"audited": "horizon=4, phase1_constant=0.0131"}}
+    suite = gate.Suite(path="s.toml", alpha=1e-3, entries=(e,))
+    xml = gate.junit_xml(suite, [{"entry": e, "result": res, "ok": True, "message": "ok",
+                                  "status": "ok"}], [])
+    props = {p.get("name"): p.get("value") for p in ET.fromstring(xml).iter("property")}
+    assert props["instance"] == "horizon=4, phase1_constant=0.0131"
+    fixed = gate.junit_xml(suite, [{"entry": e, "result": {**res, "instance_search": None},
+                                    "ok": True, "message": "ok", "status": "ok"}], [])
+    assert 'name="instance"' not in fixed
