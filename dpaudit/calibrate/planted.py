@@ -148,3 +148,32 @@ def corner_spec() -> AlgorithmSpec:
         audit_horizon=lambda p: p["horizon"], theorem="ε-DP (planted: broken where "
         "constant x horizon < 1)",
         description="fair coin flips, except a raw first reward where constant x horizon < 1")
+
+
+def tight_spec() -> AlgorithmSpec:
+    """An (unregistered) spec that is ε-DP and no better, over a wide claim space: every row
+    is released by randomised response at exactly the audited ε (:func:`planted_kernel` with
+    ε_planted = ε_other = ε), so each neighbouring pair loses exactly ε, at every horizon
+    (4–512 searched), instance and value of a constant nothing reads (10⁻³–10³). An audit
+    that searches this space must call it a violation with probability at most α: the
+    soundness check of the instance search (``benchmarks/instance_soundness.py``)."""
+
+    def prepare(eps: float, p: dict) -> Prepared:
+        return Prepared(theta=np.array([eps, eps, 0.0]), aux=np.zeros(0),
+                        means=np.asarray(p["means"], dtype=np.float64))
+
+    return AlgorithmSpec(
+        name="tight", title="randomised response at exactly eps (synthetic)",
+        paper="dpaudit calibration", model=PrivacyModel.USER, private=True,
+        kernel=planted_kernel,
+        params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
+                      high=1.0, min_len=2, claim=theorem("planted: any instance",
+                                                         Scale.GENERATED, (2, 2))),
+                Param("horizon", 32, "int", "table rows", low=1, high=1 << 20,
+                      claim=theorem("planted: every horizon", Scale.INT_LOG, (4, 512))),
+                Param("constant", 1.0, "float", "a constant nothing reads", low=0.0,
+                      high=1e6, open_low=True,
+                      claim=proof("planted: unused", Scale.LOG, (1e-3, 1e3)))),
+        prepare=prepare, structure=lambda p: [(0, "first row")],
+        audit_horizon=lambda p: p["horizon"], theorem="ε-DP, exactly tight (planted)",
+        description="every row released by randomised response at exactly eps")

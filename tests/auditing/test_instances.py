@@ -100,3 +100,13 @@ def test_an_audit_that_searches_instances_finds_the_planted_corner_and_fixed_doe
     block = pinned.to_dict()["instance_search"]
     assert block["audited_origin"] == "given" and block["ranked"] == []
     assert pinned.reason.startswith("vacuous over the claim space")
+
+
+def test_the_tight_calibration_spec_loses_exactly_eps_at_every_screened_instance():
+    from dpaudit.calibrate.planted import tight_spec
+    spec = tight_spec()
+    r = screen_space(spec, 0.7, spec.resolve_params({}), set(), SMALL, seed=2)
+    assert r.ranked and not r.dropped      # every instance's transcript depends on its rows
+    for s in r.ranked:                     # randomised response at exactly eps: loss eps
+        assert s.max_loss == pytest.approx(0.7, abs=1e-12) and not s.above(0.7)
+        assert 4 <= s.params["horizon"] <= 512
