@@ -501,19 +501,16 @@ POOL = 4    # instances whose neighbour candidates enter the search: the given o
 
 def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
     """(pool, JSON): the instances whose candidates the neighbour search pools, the given
-    instance first and then, in turn, the best the claim-space screen ranks (p_div per
-    sample: cheap to measure) and the one whose transcripts differ most often (largest p_div:
-    the strongest signal) (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a
-    child of the root seed no other stage draws from; the parameters the request gives and a
-    given δ are pinned), up to :data:`POOL`, each as (params, prepared); and the
-    ``instance_search`` JSON."""
+    instance first and then the best the claim-space screen ranks
+    (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a child of the root seed no
+    other stage draws from; the parameters the request gives and a given δ are pinned), up to
+    :data:`POOL`, each as (params, prepared); and the ``instance_search`` JSON."""
     pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
     eps = float(request.claim.eps)
     sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
     pool = [(p, "given")]
     same = instances.same_instance
-    by_p_div = sorted(sc.ranked, key=lambda s: -s.p_div)    # stable: ties keep the ranking
-    for s in (x for pair in zip(sc.ranked, by_p_div) for x in pair):
+    for s in sc.ranked:
         if len(pool) < POOL and not any(same(s.params, q) for q, _ in pool):
             pool.append((s.params, s.origin))
     doc = instances.to_json(sc, spec.space(pinned), eps)
