@@ -703,7 +703,8 @@ SPECS.append(AlgorithmSpec(
             dataclasses.replace(P_THRESHOLD, default=INSTANCE_B["threshold"]),
             P_RISK, P_MAX_STEPS,
             Param("log_base", "e", "choice", "ambiguity option: base of the paper's \"log\" in "
-                  "rad_t (e: the digest's reading; 2 widens the radius)", choices=LOG_BASES,
+                  "rad_t (e: the natural log, the default reading; 2 widens the radius)",
+                  choices=LOG_BASES,
                   claim=option("Algorithm 2: the base of log in rad_t")),
             Param("horizon", CONFIDENCE_HORIZON, "int", "audit table rows T_max: runs reaching "
                   "it are reported as not stopped (truncated)", low=1, high=1 << 20,

@@ -123,6 +123,19 @@ def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
         description=f"row {row} leaks {eps_planted:g}, every other row {eps_other:g}")
 
 
+def _searched_params(horizon: int, constant: float, means_claim) -> tuple:
+    """The parameters of the synthetic specs whose claim space is searched: two-arm means
+    (a dimension when ``means_claim`` is one), the horizon (4–512 searched) and a constant
+    nothing in the claim reads (10⁻³–10³ searched), with their defaults."""
+    return (Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0, high=1.0,
+                  min_len=2, claim=means_claim),
+            Param("horizon", horizon, "int", "table rows", low=1, high=1 << 20,
+                  claim=theorem("planted: every horizon", Scale.INT_LOG, (4, 512))),
+            Param("constant", constant, "float", "a constant the claim does not read",
+                  low=0.0, high=1e6, open_low=True,
+                  claim=proof("planted: unused by the claim", Scale.LOG, (1e-3, 1e3))))
+
+
 def corner_spec() -> AlgorithmSpec:
     """An (unregistered) spec of ``corner``: claims ε-DP, and is ε-DP wherever
     constant × horizon ≥ 1 (its transcript is fair coin flips), but reads its first reward raw
@@ -137,13 +150,7 @@ def corner_spec() -> AlgorithmSpec:
     return AlgorithmSpec(
         name="corner", title="planted corner leak (synthetic)", paper="dpaudit calibration",
         model=PrivacyModel.USER, private=True, kernel=corner_kernel,
-        params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
-                      high=1.0, min_len=2),
-                Param("horizon", 128, "int", "table rows", low=1, high=1 << 20,
-                      claim=theorem("planted: every horizon", Scale.INT_LOG, (4, 512))),
-                Param("constant", 10.0, "float", "a constant the claim does not depend on",
-                      low=0.0, high=1e6, open_low=True,
-                      claim=proof("planted: unused by the claim", Scale.LOG, (1e-3, 1e3)))),
+        params=_searched_params(128, 10.0, None),
         prepare=prepare, structure=lambda p: [(0, "first row")],
         audit_horizon=lambda p: p["horizon"], theorem="ε-DP (planted: broken where "
         "constant x horizon < 1)",
@@ -166,14 +173,8 @@ def tight_spec() -> AlgorithmSpec:
         name="tight", title="randomised response at exactly eps (synthetic)",
         paper="dpaudit calibration", model=PrivacyModel.USER, private=True,
         kernel=planted_kernel,
-        params=(Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0,
-                      high=1.0, min_len=2, claim=theorem("planted: any instance",
-                                                         Scale.GENERATED, (2, 2))),
-                Param("horizon", 32, "int", "table rows", low=1, high=1 << 20,
-                      claim=theorem("planted: every horizon", Scale.INT_LOG, (4, 512))),
-                Param("constant", 1.0, "float", "a constant nothing reads", low=0.0,
-                      high=1e6, open_low=True,
-                      claim=proof("planted: unused", Scale.LOG, (1e-3, 1e3)))),
+        params=_searched_params(32, 1.0, theorem("planted: any instance", Scale.GENERATED,
+                                                 (2, 2))),
         prepare=prepare, structure=lambda p: [(0, "first row")],
         audit_horizon=lambda p: p["horizon"], theorem="ε-DP, exactly tight (planted)",
         description="every row released by randomised response at exactly eps")
