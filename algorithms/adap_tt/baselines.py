@@ -300,23 +300,46 @@ def _dpse_prepare(eps: float, p: dict) -> Prepared:
     return Prepared(theta=theta, aux=np.zeros(0), means=np.asarray(p["means"], dtype=np.float64))
 
 
-def dpse_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray, dict]]:
-    """The threshold-boundary base table of DP-SE's first elimination: every row gives arm 0
-    ½ + g/2 and the other arms ½ − g/2, with g = 2·(h_1 + c_1) the epoch-1 elimination
-    threshold (module doc) at this ε, δ and K; the epoch means' gap is then exactly the
-    threshold and the Laplace noise decides the elimination half the time, so one changed
-    reward moves its probability the most. One (horizon, K) ``user`` table with its recipe
-    (R_1's two terms bound h_1 and c_1 by Δ_1/8 each, so g ≤ ¼ and the rows lie in
-    [0, 1])."""
+def dpse_boundary(prep: Prepared, horizon: int, top: int = 0,
+                  tail: float = 0.0) -> list[tuple[np.ndarray, dict]]:
+    """The threshold-boundary base table of DP-SE's first elimination: every row gives arm
+    ``top`` ½ + g/2 and the other arms ½ − g/2, with g = 2·(h_1 + c_1) − tail·b, 2·(h_1 + c_1)
+    the epoch-1 elimination threshold (module doc) at this ε, δ and K and b = 1/(ε·R_1) the
+    scale of the epoch means' Laplace noise. With ``tail`` = 0 the gap is exactly the
+    threshold and the noise decides the elimination half the time (one changed reward moves
+    its probability the most); with ``tail`` = s an elimination needs the noise difference of
+    two arms above s·b: probability (1 + s/2)·e^(−s)/2, an event rare enough to carry a loss
+    near ε.
+
+    Args:
+        prep: the prepared instance (``means`` shape (K,), θ holds ε and δ).
+        horizon: rows of the table.
+        top: the arm above the threshold (0 for ``dp-se``, whose recommendation shows the
+            eliminations; :func:`dpse_regret_boundary` puts arm 0 below it).
+        tail: s ≥ 0, in noise scales b.
+
+    Returns:
+        One (horizon, K) float64 ``user`` table with its recipe (R_1's two terms bound h_1 and
+        c_1 by Δ_1/8 each, so g ≤ ¼ and the rows lie in [0, 1]).
+    """
     K = prep.means.shape[0]
     eps, risk = float(prep.theta[SE_EPS]), float(prep.theta[SE_RISK])
     r1 = float(epoch_length(K, 1, eps, risk))
     g = 2.0 * (math.sqrt(math.log(8.0 * K / risk) / (2.0 * r1)) + math.log(4.0 * K / risk)
-               / (eps * r1))
+               / (eps * r1)) - tail / (eps * r1)
     row = np.full(K, 0.5 - g / 2)
-    row[0] = 0.5 + g / 2
+    row[top] = 0.5 + g / 2
     return [(np.tile(row, (int(horizon), 1)),
              {"kind": "rows", "row": row.tolist(), "name": "threshold-boundary"})]
+
+
+def dpse_regret_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray, dict]]:
+    """:func:`dpse_boundary` with arm 1 on top and a tail of 2 noise scales: arm 0 sits below
+    the threshold, eliminated with probability 2·e^(−2)/2 ≈ 0.135, and the first action after
+    epoch 1 (arm 0 if it survived, else the next survivor) shows its elimination, the one
+    output of DP-SE for regret within its audit rows. At even odds (tail 0) no event is rare
+    enough to carry a loss of (1 + margin)·ε, and the audit cannot pass."""
+    return dpse_boundary(prep, horizon, top=1, tail=2.0)
 
 
 def _dpse_structure(p: dict) -> list[tuple[int, str]]:

@@ -115,12 +115,13 @@ Defaults (and why). ``means``: the paper's Setting 1 (0.75, 0.625, 0.5, 0.375, 0
   and a 124–265 s audit (seed 1, ε = 1, 2 cores), δ = 0.01 (``DPSE_AUDIT_RISK``, the δ of
   ``dp-se``'s audit horizon) gives 5 311 rows and about half the time, with the same decision
   structure (one Laplace epoch mean per arm per row block, same shift-to-noise ratio per row).
-  Both audits give ε_lb = 0 (seed 1, ε = 1: 173.7 s before, 88.4 s now, same load): the last
-  row only shows whether arm 0 was eliminated, and no base table puts arm 0 at the threshold
-  2(h_1 + c_1) (0.1393 at K = 5, δ = 0.01, ε = 1, R_1 = 1062). An explicit pair that does
-  (means 0.5482, 0.75, 0.625, 0.375, 0.25; every row (0.5482, 0.6875, 0.6875, 0.375, 0.25);
-  row 1061, arm 0's last epoch-1 sample, 0 vs 1) audits at ε_lb = 0.70 (point 0.75, pass) with
-  200 000 runs in 19 s: the audit is informative once a base table is tuned to the threshold.
+  The last row only shows whether arm 0 was eliminated, so the informative base table puts
+  arm 0 just below the elimination threshold 2(h_1 + c_1) of another arm
+  (:func:`~algorithms.adap_tt.baselines.dpse_regret_boundary`: arm 1 on top, the gap two
+  noise scales short of the threshold, arm 0 eliminated about 13.5 % of the time): the
+  default search audits it (``dpaudit run --algo dp-se-regret --eps 1 --seed 1``: pass,
+  ε_lb = 0.69, 24 s). With arm 0 on top no run shows an elimination within these rows, and
+  at even odds no event is rare enough to carry a loss of (1 + margin)·ε.
 """
 from __future__ import annotations
 
@@ -135,8 +136,8 @@ from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK, dpse_boundary,
-                                 dpse_kernel, epoch_length)
+from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK,
+                                 dpse_kernel, dpse_regret_boundary, epoch_length)
 from ..kernels import argmax, log_release
 
 PAPER = "seed 003 (Hu, Huang, Mehta, Hegde)"
@@ -743,4 +744,4 @@ SPECS.append(AlgorithmSpec(
     theorem=CLAIMS["dp-se-regret"],
     description="seed 004's DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
                 "arm survives, then that arm until T",
-    extra={"boundary_tables": dpse_boundary}))
+    extra={"boundary_tables": dpse_regret_boundary}))

@@ -239,8 +239,27 @@ def test_dpse_threshold_boundary_table_puts_the_first_elimination_at_even_odds()
     for e in (0.001, 0.1, 10.0):          # the gap is at most 1/4 (R_1's terms), rows in [0, 1]
         (t, _), = bl.dpse_boundary(spec.prepare(e, p), H)
         assert 0 < t[0, 0] - t[0, 1] <= 0.25
-    assert registry.get("dp-se-regret").extra["boundary_tables"] is bl.dpse_boundary
+    assert registry.get("dp-se-regret").extra["boundary_tables"] is bl.dpse_regret_boundary
     assert "boundary_tables" not in registry.get("adap-tt").extra
+
+
+def test_dpse_regret_boundary_puts_arm_0_in_the_noise_tail():
+    # K = 2, arm 1 on top, the gap 2 noise scales b short of the threshold: arm 0 is eliminated
+    # iff L_1 − L_0 > 2b, probability (1 + 1)·e^-2/2 = 0.1353 (difference of two i.i.d.
+    # Laplace(b)); 8000 runs: the share lies outside ±0.04 with probability < 2e-11 (Hoeffding)
+    eps, risk = 1.0, 0.01
+    spec = registry.get("dp-se")
+    prep = spec.prepare(eps, spec.resolve_params({"means": "0.4,0.6", "risk": risk}))
+    R1 = R_hand(2, 1, eps, risk)
+    H = 2 * R1 + 1
+    (table, recipe), = bl.dpse_regret_boundary(prep, H)
+    (even, _), = bl.dpse_boundary(prep, H, top=1)
+    assert recipe["name"] == "threshold-boundary" and table.shape == (H, 2)
+    assert table[0, 1] > table[0, 0] and (table == table[0]).all()
+    assert (even[0, 1] - even[0, 0]) - (table[0, 1] - table[0, 0]) == pytest.approx(2 / (eps * R1))
+    _, taus, recs, stats, _ = run_batch(spec.request(prep, table, 8000, 1), 0)
+    eliminated = (taus == 2 * R1) & (stats == STOPPED) & (recs == 1)
+    assert abs(eliminated.mean() - math.exp(-2)) <= 0.04
 
 
 def replay_dpse(table, acts, rel, tau, rec, eps, risk, cumulative=False):
