@@ -46,6 +46,7 @@ from scipy.special import zeta
 from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
+from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..kernels import argmax, log_release, reward
@@ -292,8 +293,11 @@ def _prepare(forgetting: bool, raw_leader: bool = False):
         theta[MAX_STEPS] = p["max_steps"]
         theta[ZETA_S] = zeta(p["s"])
         theta[RAW_LEADER] = 1.0 if raw_leader else 0.0
-        theta[LOG_TERM] = (math.log(2.0 * K * theta[ZETA_S] / p["risk"]) if theta[THRESHOLD] == 0
+        theta[LOG_TERM] = (math.log(2.0 * K * float(theta[ZETA_S]) / p["risk"]) if theta[THRESHOLD] == 0
                            else math.log(1.0 / p["risk"]))
+        if not math.isfinite(theta[LOG_TERM]):   # eq. (4)'s 2Kζ(s)/δ overflows a float
+            raise InputError(f"risk={p['risk']!r} with s={p['s']!r} is not valid: eq. (4)'s "
+                             f"2Kζ(s)/δ overflows; expected 2Kζ(s)/δ < 1e308 (a larger risk or s)")
         kmax = max_phase(p["max_steps"])
         aux = cg_table(p["risk"] / 2, K, p["s"], kmax)   # c_{k1k2}(·, ·, δ/2) in eq. (4)
         return Prepared(theta=theta, aux=aux, means=np.asarray(p["means"], dtype=np.float64))

@@ -35,14 +35,19 @@ def C_G(x: float) -> float:
     return float(res.fun)
 
 
+def _cg_arg(k: int, risk: float, K: int, s: float) -> float:
+    """½·ln((K−1)·ζ(s)²·k^s/δ), the argument of C_G in eq. (14), summed in logs: the product
+    overflows a float for δ near 1e-300 and s near 1, its log does not."""
+    return 0.5 * (math.log(K - 1) + 2.0 * math.log(zeta(s)) + s * math.log(k) - math.log(risk))
+
+
 def c_k(k: int, n: float, m: float, risk: float, K: int, s: float = 2.0) -> float:
     """Non-private per-phase threshold c_k(n, m, δ) of seed 004 eq. (14) (Lemma 4).
 
     ``k``: the product k1·k2 of the two arms' phase indices; ``n``, ``m``: the two local counts;
     ``risk``: δ; ``s`` > 1. Uses ζ(s)² (appendix eq. 14; the main-text ζ(s) is a typo, A6).
     """
-    x = 0.5 * math.log((K - 1) * zeta(s) ** 2 * k ** s / risk)
-    return 2 * C_G(x) + 2 * math.log(4 + math.log(n)) + 2 * math.log(4 + math.log(m))
+    return 2 * C_G(_cg_arg(k, risk, K, s)) + 2 * math.log(4 + math.log(n)) + 2 * math.log(4 + math.log(m))
 
 
 def c_eps(k1: int, k2: int, n: float, m: float, risk: float, eps: float, K: int,
@@ -79,7 +84,6 @@ def cg_table(risk: float, K: int, s: float, kmax: int) -> np.ndarray:
     product). ``risk`` is the δ passed to c_k (AdaP-TT passes δ/2, eq. 4).
     """
     out = np.full(kmax * kmax + 1, np.nan)
-    base = (K - 1) * zeta(s) ** 2 / risk
     for p in {i * j for i in range(1, kmax + 1) for j in range(1, kmax + 1)}:
-        out[p] = C_G(0.5 * math.log(base * p ** s))
+        out[p] = C_G(_cg_arg(p, risk, K, s))
     return out

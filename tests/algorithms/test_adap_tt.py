@@ -11,6 +11,7 @@ from scipy import stats
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import glr as glr
+from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED
 
 
@@ -194,6 +195,18 @@ def test_c_G_matches_definition_and_digest_values():
         grid_min = np.min((g + x) / lam[::50])
         assert glr.C_G(x) <= grid_min + 1e-12 and glr.C_G(x) == pytest.approx(grid_min, abs=1e-4)
     assert glr.C_G(1.0) > 1.0 + math.log(1.0)   # x + ln x is anti-conservative below 6.1
+
+
+def test_extreme_risks_give_a_finite_threshold_table_or_a_one_line_input_error():
+    # (K − 1)·ζ(s)²/δ overflows a float at δ = 5e-301, s = 1.0001 (ζ ≈ 1e4); its log does not
+    table = glr.cg_table(5e-301, 5, 1.0001, 4)
+    lz = math.log(4) + 2 * math.log(glr.zeta(1.0001)) - math.log(5e-301)
+    for p in (1, 2, 3, 4, 6, 8, 9, 12, 16):
+        assert table[p] == pytest.approx(glr.C_G(0.5 * (lz + 1.0001 * math.log(p))), rel=1e-12)
+    spec = registry.get("adap-tt")
+    spec.prepare(0.5, spec.resolve_params({"risk": 1e-300, "s": 1.0001}))   # finite: no error
+    with pytest.raises(InputError, match=r"risk=1e-300 with s=1\.00000001 is not valid"):
+        spec.prepare(0.5, spec.resolve_params({"risk": 1e-300, "s": 1.00000001}))
 
 
 def test_thresholds_match_digest_table_3_8():
