@@ -487,6 +487,9 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     checks = Checks(coverage=coverage, whitebox=report,
                     search={"views": views, "screen": info["screen"]},
                     command=command_line(request), instances=searched)
+    if searched:
+        searched["budget_split"] = _budget_split(searched, found, [limits[i] for i in members])
+        checks = replace(checks, instances=searched)
     result = conclude(resolved, cand, found, checks, t0)
     if searched and not searched["ranked"] and result.verdict == Verdict.INCONCLUSIVE:
         result = replace(result, reason=(
@@ -494,6 +497,21 @@ def audit_registered(request: AuditRequest) -> AuditResult:
             "screened showed a transcript that differs (p_div = 0) or a release above eps, so "
             f"no audit in the searched space can show a leak ({result.reason})"))
     return result
+
+
+def _budget_split(block: dict, found: Found, costs: list) -> dict:
+    """Samples spent (at most: runs × samples per run of their instance) by the instance screen
+    (:attr:`dpaudit.auditing.instances.SpaceScreen.samples`), the pilots (each candidate's runs on
+    both sides in every round it entered; ``costs[i]`` = candidate i's samples per run) and
+    the measurement (both sides of every finalist), and the screen's share of the three."""
+    screen = block["samples"]
+    pilots = sum(2 * n * costs[i] for i, h in found.history.items()
+                 for (_, n) in found.rounds[:len(h)])
+    measured = sum(2 * ms.n * costs[ms.finalist.label] for ms in found.m.measured)
+    total = screen + pilots + measured
+    return {"unit": "samples, at most (runs x samples per run)", "instance_screen": screen,
+            "pilots": int(pilots), "measurement": int(measured),
+            "instance_screen_share": round(screen / total, 4) if total else 0.0}
 
 
 POOL = 4    # instances whose neighbour candidates enter the search: the given one + 3 ranked

@@ -112,6 +112,9 @@ class SpaceScreen:
         screened: instances screened in all (proposals and refinements).
         budget: the :class:`Screen` it spent.
         seconds: wall time.
+        samples: samples simulated, at most: per instance screened (a refused one costs
+            nothing), ``pairs`` × (2·``runs`` coupled runs + 4·``replays`` release-screen
+            runs) × its samples per run (a run that stops earlier costs less).
     """
 
     free: tuple[str, ...]
@@ -120,6 +123,7 @@ class SpaceScreen:
     screened: int
     budget: Screen
     seconds: float = field(compare=False)
+    samples: int = 0
 
     @property
     def budget_json(self) -> dict:
@@ -269,9 +273,10 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
     for s in scored:
         unique.setdefault(_key(s.params), s)
     kept = sorted((s for s in unique.values() if not s.reason), key=lambda s: s.score(eps))
+    per_run = budget.pairs * (2 * budget.runs + 4 * budget.replays)
     return SpaceScreen(tuple(a.name for a in space.free()), tuple(kept[:budget.survivors]),
                        tuple(s for s in unique.values() if s.reason), len(scored), budget,
-                       time.perf_counter() - t0)
+                       time.perf_counter() - t0, sum(per_run * s.samples for s in scored))
 
 
 def same_instance(a: dict, b: dict) -> bool:
@@ -323,5 +328,5 @@ def to_json(sc: SpaceScreen, space, eps: float) -> dict:
     return {"claim": space.claim, "space": space.rows(), "free": list(sc.free),
             "pinned": [a.name for a in space.axes if a.pinned],
             "screen": {**sc.budget_json, "seed": "child 5 of the root seed"},
-            "screened": sc.screened, "ranked": [row(s) for s in sc.ranked],
+            "screened": sc.screened, "samples": sc.samples, "ranked": [row(s) for s in sc.ranked],
             "dropped": [row(s) for s in sc.dropped]}

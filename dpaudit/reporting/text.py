@@ -140,6 +140,11 @@ def instance_lines(block: dict | None) -> list[str]:
                  f"{pinned}): {len(block['ranked'])} kept, {vacuous} vacuous (p_div = 0, no "
                  f"release above eps), {refused} refused; {len(block['pool'])} searched for "
                  f"neighbours (the given one and the best ranked)")
+    split = block.get("budget_split")
+    if split:
+        lines.append(f"    samples spent (at most): instance screen {split['instance_screen']:.3g} "
+                     f"({100 * split['instance_screen_share']:.1f}%), pilots "
+                     f"{split['pilots']:.3g}, measurement {split['measurement']:.3g}")
     return lines
 
 

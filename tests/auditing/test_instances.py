@@ -88,9 +88,16 @@ def test_an_audit_that_searches_instances_finds_the_planted_corner_and_fixed_doe
     assert block["free"] == ["horizon", "constant"] and block["ranked"][0]["p_div"] == 1.0
     assert block["audited"].startswith(f"horizon={found.params['horizon']}")
     assert any(d["reason"].startswith("vacuous") for d in block["dropped"])
+    split, budget = block["budget_split"], found.to_dict()["search"]["budget"]
+    assert split["instance_screen"] == block["samples"] > 0
+    assert 0 < split["measurement"] <= 2 * kw["runs"] * 512 * budget["finalists"]   # looks
+    assert split["pilots"] >= 2 * budget["pilot_runs_per_side_used"] * 4    # horizons >= 4
+    total = split["instance_screen"] + split["pilots"] + split["measurement"]
+    assert split["instance_screen_share"] == pytest.approx(block["samples"] / total, abs=1e-4)
     from dpaudit.reporting.report import summary
     text = summary(found.to_dict())
     assert f"instance (searched over the claim's space): {block['audited']}" in text
+    assert "samples spent (at most): instance screen" in text
     assert "constant: proof scope, planted: unused by the claim" in text
     from dpaudit.reporting.report import _audit_view
     view = _audit_view(found.to_dict(), figures=False)
@@ -110,3 +117,9 @@ def test_the_tight_calibration_spec_loses_exactly_eps_at_every_screened_instance
     for s in r.ranked:                     # randomised response at exactly eps: loss eps
         assert s.max_loss == pytest.approx(0.7, abs=1e-12) and not s.above(0.7)
         assert 4 <= s.params["horizon"] <= 512
+    per_run = SMALL.pairs * (2 * SMALL.runs + 4 * SMALL.replays)   # coupled + release screen
+    assert sum(per_run * s.samples for s in r.ranked) <= r.samples <= per_run * r.screened * 512
+    given = spec.resolve_params({"horizon": 64})
+    one = screen_space(spec, 0.7, given, set(), Screen(proposals=1, pairs=4, runs=32,
+                                                           replays=4, keep=0), seed=2)
+    assert one.screened == 1 and one.samples == per_run * spec.audit_horizon(given)
