@@ -37,8 +37,8 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
 from dpaudit.core.terms import PrivacyModel, Side, Verdict
 from dpaudit.data import tables
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (STATUS_NAMES, TRUNCATED, as_views, child_seed,
-                                         default_workers, run_batch, simulate_many)
+from dpaudit.simulation.simulate import (COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED, as_views,
+                                         child_seed, default_workers, run_batch, simulate_many)
 from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
@@ -49,6 +49,7 @@ DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algo
 PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
 LOSS_TABLE_ROWS = 20
 WINDOW_FROM = 16           # changed rows from here on also get windows after them as views
+COUNTS_FROM = 4            # windows at least this long are also viewed as arm counts
 
 
 def view_lengths(K: int, horizon: int) -> list[int]:
@@ -67,12 +68,19 @@ def source_views(pair, K: int, horizon: int) -> np.ndarray:
     :func:`view_lengths`, and for user/full tables with a changed row t ≥
     :data:`WINDOW_FROM` the windows [t + 1, t + 1 + w), w = 1, 2, 4, ... up to the horizon:
     the actions right after the changed row, where a leak of that row shows first (a prefix
-    that long is unique to almost every run; earlier rows are covered by the prefixes)."""
-    views = [(0, L) for L in view_lengths(K, horizon)]
+    that long is unique to almost every run; earlier rows are covered by the prefixes), and
+    for windows of at least :data:`COUNTS_FROM` samples also how often each arm was played in
+    them (:data:`~dpaudit.simulation.simulate.COUNTS`): a release that steers many later
+    draws a little, as Lazy-DP-TS's epoch means steer its posterior samples, shows in the
+    counts long after the sequences have become unique to every run."""
+    views = [(0, L, SEQUENCE) for L in view_lengths(K, horizon)]
     if pair.model in (PrivacyModel.USER, PrivacyModel.FULL) and pair.row >= WINDOW_FROM:
         start, w = pair.row + 1, 1
         while start < horizon:
-            views.append((start, min(start + w, horizon)))
+            end = min(start + w, horizon)
+            views.append((start, end, SEQUENCE))
+            if end - start >= COUNTS_FROM:
+                views.append((start, end, COUNTS))
             if start + w >= horizon:
                 break
             w *= 2
@@ -347,7 +355,9 @@ class KernelSource(Source):
                      for t in (self.pair.d, self.pair.d_prime))
             self.decoded[view] = {**dp, **d}
         item = self.decoded[view].get(int(key))
-        return super().cell_text(v, key) if item is None else transcript_text(item)
+        if item is None:
+            return super().cell_text(v, key)
+        return transcript_text(item, counts=view[2] == COUNTS)
 
 
 def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
@@ -638,14 +648,14 @@ DECODE_RUNS = 20_000   # runs sampled to read a view's cells as the transcripts 
 
 
 def transcripts(spec, prep, table, view: tuple, limit: int) -> dict[int, dict]:
-    """The transcript behind each cell of ``view`` ((start, end) samples) met in
+    """The transcript behind each cell of ``view`` ((start, end[, kind]) samples) met in
     :data:`DECODE_RUNS` runs on ``table`` (seed 0), in the order first met: cell hash →
-    {"actions": the actions (a local randomiser's outputs) in the view, and
-    ``stopping_time``, ``recommendation``, ``status`` when the run stopped within it}."""
-    start, end = view
+    {"actions": the actions (a local randomiser's outputs) in the view (a counts view: one
+    run's, in order), and ``stopping_time``, ``recommendation``, ``status`` when the run
+    stopped within it}."""
+    start, end = view[:2]
     cells, taus, recs, stats, kept = run_batch(
-        spec.request(prep, table, DECODE_RUNS, 0, np.array([view], np.int64), limit),
-        DECODE_RUNS)
+        spec.request(prep, table, DECODE_RUNS, 0, as_views([view]), limit), DECODE_RUNS)
     _, first = np.unique(cells[:, 0], return_index=True)
     out = {}
     for j in np.sort(first):
@@ -675,11 +685,12 @@ def actions_text(actions) -> str:
     return " ".join(f"{a}x{n}" if n > 1 else str(a) for a, n in runs)
 
 
-def transcript_text(item: dict) -> str:
+def transcript_text(item: dict, counts: bool = False) -> str:
     """A cell's transcript (:func:`transcripts`) in one line: the actions
-    (:func:`actions_text`), and where the run stopped within the view, its stopping time and
+    (:func:`actions_text`; with ``counts``, how often each arm was played:
+    :func:`counts_text`), and where the run stopped within the view, its stopping time and
     recommendation."""
-    text = actions_text(item["actions"])
+    text = (counts_text if counts else actions_text)(item["actions"])
     if "stopping_time" in item:
         text += f" (stopped: tau = {item['stopping_time']}, recommends {item['recommendation']})"
     return text
@@ -688,18 +699,30 @@ def transcript_text(item: dict) -> str:
 def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     """Readable event: a few of its cells as the transcripts behind them."""
     table = (pair.d, pair.d_prime)[ev.numerator.index]
-    start, end = ev.view
+    start, end, kind = ev.view
     inside = set(int(c) for c in ev.cells)
     examples = [item for key, item in transcripts(spec, prep, table, ev.view, limit).items()
                 if key in inside][:n_examples]
-    shown = "; ".join(actions_text(e["actions"]) for e in examples[:3])
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
     unit = "0-based arms"
     if spec.model == PrivacyModel.LOCAL:      # a local randomiser's "actions" are its outputs
         what, unit = what.replace("actions", "outputs"), "the randomiser's output values"
-    text = (f"{what} ({unit}) are one of {ev.cells.size} sequences chosen on the pilot "
-            f"sample as more likely under {ev.numerator.label}; e.g. {shown}")
+    if kind == COUNTS:
+        shown = "; ".join(counts_text(e["actions"]) for e in examples[:3])
+        text = (f"how often each arm was played among {what[4:]} ({unit}) is one of "
+                f"{ev.cells.size} count vectors chosen on the pilot sample as more likely under "
+                f"{ev.numerator.label}; e.g. {shown}")
+    else:
+        shown = "; ".join(actions_text(e["actions"]) for e in examples[:3])
+        text = (f"{what} ({unit}) are one of {ev.cells.size} sequences chosen on the pilot "
+                f"sample as more likely under {ev.numerator.label}; e.g. {shown}")
     return {"text": text, "view": list(ev.view), "examples": examples}
+
+
+def counts_text(actions) -> str:
+    """How often each arm was played, in one line: ``arm 0 x12, arm 1 x20``."""
+    arms, n = np.unique(np.asarray(actions, np.int64), return_counts=True)
+    return ", ".join(f"arm {a} x{c}" for a, c in zip(arms, n)) or "no action"
 
 
 def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:

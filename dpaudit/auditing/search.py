@@ -16,7 +16,11 @@ Strategies (``dpaudit run --neighbours STRATEGY``):
        candidates (raw data reached a decision) come first. At most :data:`MAX_BLACKBOX` go
        on, ranked by that loss, then by how early the first release they feed is made (a
        release shows only in the actions after it: the earlier, the more the transcript can
-       reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples).
+       reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples),
+       taking the phases in turn: the earliest candidate of every phase (epoch, episode) of
+       that first release, then the second of each, and so on. An early release need not be
+       the one the decisions read most: Lazy-DP-TS's epoch-0 means hardly move its posterior
+       draws (the bonus clips μ̄ at 1), its later epochs' do.
     3. *Black-box successive halving* (:func:`schedule`): each round draws a fresh pilot for
        every surviving candidate (compiled candidates keep their earlier rounds' runs too),
        scores it by the ε lower bound its best event is predicted to give on the measurement
@@ -148,10 +152,22 @@ def screened(scores: list[dict]) -> list[int]:
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
             if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
-    keep.sort(key=lambda i: (-(scores[i]["diverged_runs"] > 0),
-                             -round(scores[i]["max_loss"], 9), _first_release(scores[i]),
-                             -scores[i]["mean_loss"], i))
+
+    def tier(i):
+        return -(scores[i]["diverged_runs"] > 0), -round(scores[i]["max_loss"], 9)
+    keep.sort(key=lambda i: (*tier(i), _first_release(scores[i]), -scores[i]["mean_loss"], i))
+    turn, seen = {}, {}
+    for i in keep:      # the n-th candidate feeding its phase first, in each tier
+        group = (tier(i), _first_phase(scores[i]))
+        turn[i] = seen[group] = seen.get(group, -1) + 1
+    keep.sort(key=lambda i: (*tier(i), turn[i]))
     return keep[:MAX_BLACKBOX]
+
+
+def _first_phase(score: dict) -> int:
+    """The phase (epoch, episode) of the first release the candidate feeds (-1 if none)."""
+    feeds = score.get("feeds", [])
+    return min(feeds, key=lambda f: f["t"])["phase"] if feeds else -1
 
 
 def _first_release(score: dict) -> float:

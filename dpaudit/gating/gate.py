@@ -84,7 +84,7 @@ from dpaudit.data import tables
 from dpaudit.data.tables import load_pair
 from dpaudit.errors import InputError
 from dpaudit.reporting import report
-from dpaudit.simulation.simulate import as_views
+from dpaudit.simulation.simulate import COUNTS, SEQUENCE, as_views
 from dpaudit.statistics.stats import log_ratio, rise_p_value
 from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write_text_atomic
 
@@ -321,8 +321,11 @@ def stored_event(stored: dict):
             and 0 <= stored["hits_num"] <= stored["runs"]
             and 0 <= stored["hits_den"] <= stored["runs"]):
         raise bad("counts out of range: expected horizon >= 1, 0 <= hits <= runs")
-    if not all(isinstance(v, int) and v >= 0 for v in stored["view"]):
-        raise bad(f"view = {stored['view']!r}: expected sample indices")
+    view = stored["view"]
+    if not (1 <= len(view) <= 3 and all(isinstance(v, int) and v >= 0 for v in view)
+            and view[2:] in ([], [SEQUENCE], [COUNTS])):
+        raise bad(f"view = {view!r}: expected sample indices [start, end, kind] (kind 0: "
+                  f"action sequences, 1: arm counts)")
     try:
         cells = np.sort(np.array([int(c, 16) for c in stored["cells"]], dtype=np.uint64))
     except (TypeError, ValueError, OverflowError):

@@ -50,8 +50,10 @@ without a decision).
 Features
 --------
 A run's transcript is (a_1..a_τ, τ, â). The shared batch loop turns it into feature *cells*,
-one per *view*: view [s, e) is the 64-bit FNV-1a hash of the actions of samples s..e−1
-(those taken before τ) plus (τ, â, status) when the run ended within e samples. Prefix views
+one per *view*: a sequence view [s, e) is the 64-bit FNV-1a hash of the actions of samples
+s..e−1 (those taken before τ), a counts view [s, e) how often each arm was played among them
+(Σ (e − s + 1)^a over the actions a, exact while it fits in 64 bits), each plus (τ, â, status)
+when the run ended within e samples. Prefix views
 [0, L) are the transcript truncated at L samples; windows [t + 1, t + 1 + w) follow the
 actions right after a changed row t (:mod:`dpaudit.auditing.audit`). Each view is a function of the
 released transcript, so any event on it is a post-processing of the output and a valid audit
@@ -92,36 +94,53 @@ def _mix(h, x):
     return (h ^ np.uint64(x)) * _FNV_PRIME
 
 
+SEQUENCE, COUNTS = 0, 1   # view kinds: the actions in order; how often each arm was played
+
+
 @nb.njit(cache=True)
 def _hash_views(actions, tau, rec, status, views, out):
-    """Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 2)
-    sorted [start, end) windows (prefixes continue the previous prefix's hash)."""
+    """Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 3)
+    sorted [start, end, kind) windows (sequence prefixes continue the previous one's hash)."""
     h = _FNV_OFFSET
     s_prev, t = -1, 0
     for v in range(views.shape[0]):
         start, stop = views[v, 0], views[v, 1]
-        if start != s_prev:        # a new window start: hash from scratch
-            h = _FNV_OFFSET
-            t = start
-            s_prev = start
         end = min(stop, tau)
-        while t < end:
-            h = _mix(h, actions[t] + 1)
-            t += 1
+        if views[v, 2] == COUNTS:      # sum of (w + 1)^a over the actions: the arm counts
+            base = np.uint64(stop - start + 1)
+            c = np.uint64(0)
+            for j in range(start, end):
+                term = np.uint64(1)
+                for _ in range(actions[j]):
+                    term *= base
+                c += term
+            cell = c
+        else:
+            if start != s_prev:        # a new window start: hash from scratch
+                h = _FNV_OFFSET
+                t = start
+                s_prev = start
+            while t < end:
+                h = _mix(h, actions[t] + 1)
+                t += 1
+            cell = h
         if tau <= stop and status != TRUNCATED:
             # the run ended inside this window: add the decision
-            out[v] = _mix(_mix(_mix(h, 0xFFFF), tau), (rec + 2) * 4 + status)
+            out[v] = _mix(_mix(_mix(cell, 0xFFFF), tau), (rec + 2) * 4 + status)
         else:
-            out[v] = h
+            out[v] = cell
 
 
 def as_views(views) -> np.ndarray:
-    """Views as a sorted, duplicate-free int64 (V, 2) array of [start, end) windows: a 1-D
-    sequence of prefix lengths L means windows [0, L)."""
+    """Views as a sorted, duplicate-free int64 (V, 3) array of [start, end) windows and their
+    kind (:data:`SEQUENCE` or :data:`COUNTS`): a 1-D sequence of prefix lengths L means
+    sequence windows [0, L); (start, end) pairs are sequence windows."""
     v = np.asarray(views, dtype=np.int64)
     if v.ndim == 1:
         v = np.stack([np.zeros_like(v), v], axis=1)
-    return np.unique(v.reshape(-1, 2), axis=0)
+    if v.size and v.shape[-1] == 2:
+        v = np.concatenate([v.reshape(-1, 2), np.zeros((v.size // 2, 1), np.int64)], axis=1)
+    return np.unique(v.reshape(-1, 3), axis=0)
 
 
 @nb.njit(cache=True)

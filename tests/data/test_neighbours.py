@@ -154,7 +154,7 @@ def test_screen_keeps_divergent_and_near_best_candidates():
 def test_windows_follow_the_changed_row():
     pair = NeighbourPair.change_row(np.ones((64, 2)), 40, 0.0, 1.0, {"name": "t"}, "t")
     views = source_views(pair, 2, 64)
-    assert [41, 42] in views.tolist() and [41, 64] in views.tolist()
+    assert [41, 42, 0] in views.tolist() and [41, 64, 0] in views.tolist()
     early = NeighbourPair.change_row(np.ones((64, 2)), 3, 0.0, 1.0, {"name": "t"}, "t")
     assert source_views(early, 2, 64)[:, 0].max() == 0       # prefixes only
 
@@ -231,3 +231,19 @@ def test_large_tables_try_the_release_log_positions():
     rows = {pr.row for pr in pairs}
     assert len(rows) <= nbrs.MAX_POSITIONS and set(range(12)) <= rows and 399 in rows
     assert order == list(range(len(pairs)))
+
+
+def test_screen_takes_the_phases_of_the_first_release_in_turn():
+    # four candidates feed a phase-0 release first, one a phase-4 release (all equal loss):
+    # the phase-4 one enters second, not last, though its release comes later
+    def score(t, phase):
+        return {"max_loss": 1.0, "mean_loss": 0.5, "diverged_runs": 0,
+                "feeds": [{"t": t, "arm": 0, "phase": phase, "count": 1}]}
+    scores = [score(1, 0), score(2, 0), score(60, 4), score(1, 0), score(3, 0)]
+    assert search.screened(scores) == [0, 2, 3, 1, 4]
+
+
+def test_long_windows_are_also_viewed_as_arm_counts():
+    pair = NeighbourPair.change_row(np.ones((64, 2)), 40, 0.0, 1.0, {"name": "t"}, "t")
+    views = source_views(pair, 2, 64).tolist()
+    assert [41, 45, 1] in views and [41, 64, 1] in views and [41, 43, 1] not in views

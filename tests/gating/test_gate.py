@@ -121,7 +121,7 @@ def test_gate_passes_writes_junit_and_baseline_then_checks_it(tmp_path):
     assert b["privbern"]["verdict"] == "pass" and b["privbern-wrong-exp"]["verdict"] == "violation"
     ev = b["privbern"]["event"]                   # the evidence: pair, event, counts
     assert ev["pair"]["model"] == "local" and ev["pair"]["d"] != ev["pair"]["value_d_prime"]
-    assert ev["view"] == [0, 1] and ev["cells"] and ev["numerator"] in ("d", "d_prime")
+    assert ev["view"] == [0, 1, 0] and ev["cells"] and ev["numerator"] in ("d", "d_prime")
     assert 0 < ev["hits_den"] < ev["hits_num"] <= ev["runs"] and ev["saturated"] is False
     # its counts: every one of the entry's runs on the baseline's own stream (not the audit's
     # counts, which may stop at an early look); the check's stream is another
@@ -425,6 +425,7 @@ GOOD_EVENT = {"pair": {"model": "local", "d": 0.0, "position": [], "value_d_prim
     ({"pair": {"model": "local", "d": 0.0, "position": [], "value_d_prime": 0.0}},
      "a bad pair"),
     ({"pair": 5}, "pair = 5: expected dict"),
+    ({"view": [0, 4, 7]}, "view = [0, 4, 7]: expected sample indices [start, end, kind]"),
 ])
 def test_a_corrupt_stored_event_stops_the_gate_before_any_audit(tmp_path, monkeypatch, edit,
                                                                needle):

@@ -47,3 +47,22 @@ def test_outcomes_of_the_first_chunk_do_not_depend_on_how_many_follow():
     assert not np.array_equal(t3[:n], t3[n:2 * n])      # chunks draw from different seeds
     pooled = simulate.outcomes(spec.fresh_request(prep, 3 * n, 9, p["max_steps"]), workers=2)
     assert all(np.array_equal(a, b) for a, b in zip((t3, r3, s3), pooled))
+
+
+def test_counts_views_see_how_often_each_arm_was_played_not_the_order():
+    views = simulate.as_views([(2, 6, simulate.COUNTS), (2, 6, simulate.SEQUENCE), (0, 6, 0)])
+    assert views.tolist() == [[0, 6, 0], [2, 6, 0], [2, 6, 1]]
+    assert simulate.as_views([(2, 6), (0, 6)]).tolist() == views[:2].tolist()  # sequences
+    cells = {}
+    for name, acts in (("a", [0, 1, 0, 1, 1, 2]), ("b", [1, 1, 1, 1, 1, 2]),
+                       ("c", [0, 1, 1, 0, 1, 2]), ("d", [0, 1, 0, 0, 1, 2])):
+        out = np.empty(3, np.uint64)
+        simulate._hash_views(np.array(acts + [0] * 4, np.int16), 10, -1, simulate.STOPPED,
+                             views, out)
+        cells[name] = out
+    a, b, c, d = cells["a"], cells["b"], cells["c"], cells["d"]
+    assert a[2] == c[2] and a[1] != c[1]            # samples 2..5: one 0, two 1s, one 2, reordered
+    assert a[2] != d[2] and a[2] != b[2]            # other counts: another cell
+    w = 6 - 2 + 1                                   # samples 2..5 of a: 0 1 1 2 -> 1 + 2w + w^2
+    assert int(a[2]) == 1 + 2 * w + w * w
+    assert int(a[0]) != int(c[0])                   # prefixes stay sequences
