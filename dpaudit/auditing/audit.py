@@ -524,7 +524,8 @@ def _budget_split(block: dict, found: Found, costs: list) -> dict:
             "instance_screen_share": round(screen / total, 4) if total else 0.0}
 
 
-POOL = 4    # instances whose neighbour candidates enter the search: the given one + 3 ranked
+POOL = 4    # instances whose neighbour candidates enter the search: the given one, the 2
+            # best ranked and the longest ranked (most samples per run), else the third best
 
 
 def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
@@ -538,7 +539,8 @@ def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
     sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
     pool = [(p, "given")]
     same = instances.same_instance
-    for s in sc.ranked:
+    far = instances.longest(sc.ranked)
+    for s in [*sc.ranked[:POOL - 2], *([far] if far else []), *sc.ranked[POOL - 2:]]:
         if len(pool) < POOL and not any(same(s.params, q) for q, _ in pool):
             pool.append((s.params, s.origin))
     doc = instances.to_json(sc, spec.space(pinned), eps)

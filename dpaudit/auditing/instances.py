@@ -21,7 +21,11 @@ no run reads anything). :func:`screen_space` looks over the space
    is cheaper to measure), then p_div. (A release above ε with p_div = 0 stays inside the
    algorithm: e.g. GDP-NCB's Phase-I releases at C_I = 1600, which no decision reads.) The best
    :attr:`Screen.keep` are **refined once** (every log-scale dimension ×2 and ÷2, one arm fewer)
-   and screened; the best :attr:`Screen.survivors` of all are returned.
+   and screened; the best :attr:`Screen.survivors` of all are returned, the last place
+   going to the longest (most samples per run; the best ranked of those) if it is not among
+   them: p_div per sample favours short runs, and a leak that needs many decisions to show
+   (Lazy-DP-TS: a late epoch mean steering many posterior draws a little) is only in long
+   ones.
 
 Everything here draws on the seed it is given, which the audit spawns apart from the
 measurement's (so the verdict's error budget is untouched by the number of instances tried).
@@ -107,7 +111,8 @@ class SpaceScreen:
 
     Attributes:
         free: the dimensions varied (names); the others were pinned or options.
-        ranked: kept instances, best first (at most ``Screen.survivors``).
+        ranked: kept instances, best first (at most ``Screen.survivors``; the last may be
+            the longest instead, module doc).
         dropped: the dropped ones, each with its reason.
         screened: instances screened in all (proposals and refinements).
         budget: the :class:`Screen` it spent.
@@ -274,9 +279,24 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
         unique.setdefault(_key(s.params), s)
     kept = sorted((s for s in unique.values() if not s.reason), key=lambda s: s.score(eps))
     per_run = budget.pairs * (2 * budget.runs + 4 * budget.replays)
-    return SpaceScreen(tuple(a.name for a in space.free()), tuple(kept[:budget.survivors]),
+    return SpaceScreen(tuple(a.name for a in space.free()), survivors(kept, budget.survivors),
                        tuple(s for s in unique.values() if s.reason), len(scored), budget,
                        time.perf_counter() - t0, sum(per_run * s.samples for s in scored))
+
+
+def longest(ranked) -> Scored | None:
+    """The instance with the most samples per run, the best ranked of those (None if none)."""
+    return max(ranked, key=lambda s: s.samples, default=None)
+
+
+def survivors(ranked: list[Scored], n: int) -> tuple[Scored, ...]:
+    """The first ``n`` of ``ranked`` (best first), the last place going to :func:`longest`
+    if it is not among them (module doc, step 3)."""
+    out = list(ranked[:n])
+    far = longest(ranked)
+    if out and far not in out:
+        out[-1] = far
+    return tuple(out)
 
 
 def same_instance(a: dict, b: dict) -> bool:

@@ -139,7 +139,7 @@ def instance_lines(block: dict | None) -> list[str]:
     lines.append(f"    {block['screened']} instances screened (free: {', '.join(block['free'])}"
                  f"{pinned}): {len(block['ranked'])} kept, {vacuous} vacuous (p_div = 0, no "
                  f"release above eps), {refused} refused; {len(block['pool'])} searched for "
-                 f"neighbours (the given one and the best ranked)")
+                 f"neighbours (the given one, the best ranked and the longest)")
     split = block.get("budget_split")
     if split:
         lines.append(f"    samples spent (at most): instance screen {split['instance_screen']:.3g} "

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from dpaudit.algorithms import registry
-from dpaudit.auditing.instances import Screen, describe, propose, screen_instance, screen_space
+from dpaudit.auditing.instances import (Scored, Screen, describe, propose, screen_instance,
+                                        screen_space, survivors)
 from dpaudit.calibrate.planted import corner_spec
 
 SMALL = Screen(proposals=16, pairs=4, runs=32, replays=4, keep=4, survivors=4)
@@ -123,3 +124,12 @@ def test_the_tight_calibration_spec_loses_exactly_eps_at_every_screened_instance
     one = screen_space(spec, 0.7, given, set(), Screen(proposals=1, pairs=4, runs=32,
                                                            replays=4, keep=0), seed=2)
     assert one.screened == 1 and one.samples == per_run * spec.audit_horizon(given)
+
+
+def test_the_longest_instance_survives_though_p_div_per_sample_ranks_it_last():
+    ranked = [Scored({"rows": k}, "halton", p_div=0.1, samples=s)
+              for k, s in enumerate([16, 18, 25, 256, 32, 256, 64])]
+    kept = survivors(ranked, 3)
+    assert [s.params["rows"] for s in kept] == [0, 1, 3]     # the best ranked of the longest
+    assert survivors(ranked[3:], 2) == tuple(ranked[3:5])     # already among them: unchanged
+    assert survivors([], 3) == ()
