@@ -133,3 +133,52 @@ def test_the_longest_instance_survives_though_p_div_per_sample_ranks_it_last():
     assert [s.params["rows"] for s in kept] == [0, 1, 3]     # the best ranked of the longest
     assert survivors(ranked[3:], 2) == tuple(ranked[3:5])     # already among them: unchanged
     assert survivors([], 3) == ()
+
+
+@pytest.mark.slow
+def test_the_measurement_draws_on_seeds_no_selection_step_touches(monkeypatch):
+    # The verdict's alpha covers every instance and pair tried only if the measurement's runs
+    # are independent of every run that chose them: the instance screen (coupled runs, release
+    # replays), the pair screen, the pilot rounds and their hold-out all draw from other
+    # children of the root seed than the measurement's (child 2). Deterministic: no false
+    # failures.
+    from dpaudit.auditing import audit, instances, search
+    from dpaudit.auditing.audit import KernelSource, audit_algorithm
+    from dpaudit.calibrate.planted import tight_spec
+    from dpaudit.simulation import simulate
+    seen = {"selection": [], "measurement": []}
+
+    def record(kind, seed):
+        if isinstance(seed, np.random.SeedSequence):
+            seen[kind].append((seed.entropy, tuple(seed.spawn_key)))
+
+    def spy(fn, seed_of):
+        def wrapped(*a, **k):
+            record("selection", seed_of(a, k))
+            return fn(*a, **k)
+        return wrapped
+    chunked = simulate._chunked
+    monkeypatch.setattr(simulate, "_chunked", lambda job, reqs, *a, **k: (
+        [record("selection", r.seed) for r in reqs], chunked(job, reqs, *a, **k))[1])
+    monkeypatch.setattr(instances, "coupled_divergence",
+                        spy(instances.coupled_divergence, lambda a, k: a[3].seed))
+    monkeypatch.setattr(instances, "release_screen",
+                        spy(instances.release_screen, lambda a, k: k["seed"]))
+    monkeypatch.setattr(search, "wb_screen", spy(search.wb_screen, lambda a, k: k["seed"]))
+    monkeypatch.setattr(audit, "whitebox", spy(audit.whitebox, lambda a, k: a[4].seed))
+    draw = KernelSource.draw
+
+    def measured(self, side, n, seed):
+        record("measurement", seed)
+        out = draw(self, side, n, seed)
+        seen["selection"].pop()      # the _chunked record of this same draw
+        return out
+    monkeypatch.setattr(KernelSource, "draw", measured)
+    r = audit_algorithm(tight_spec(), 1.0, seed=11, runs=4000, whitebox_runs=50)
+    root = np.random.SeedSequence(11).entropy
+    meas = [k for e, k in seen["measurement"]]
+    sel = [k for e, k in seen["selection"] if e == root]
+    assert r.instance_search["pool"] and len(meas) >= 2 and len(sel) > 100
+    assert all(e == root and k[:1] == (2,) for e, k in seen["measurement"])
+    assert not [k for k in sel if k[:1] == (2,)]
+    assert {k[:1] for k in sel} >= {(1,), (3,), (4,), (5,)}   # pilots, white box, screens
