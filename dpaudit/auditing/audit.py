@@ -31,6 +31,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
 from dpaudit.auditing import instances, search
 from dpaudit.auditing.whitebox import Replay, whitebox
+from dpaudit.core.allowance import Allowance
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
                                   FINALISTS, WHITEBOX_RUNS)
@@ -141,6 +142,7 @@ class Found:
     valid: dict
     chosen: list
     m: Measurement
+    capped: str = ""        # where the samples cap stopped the audit ("" if it did not)
 
     def used(self, order: list) -> int:
         """The source behind the result: the best measured finalist, else the first entered."""
@@ -177,12 +179,16 @@ def command_line(request: AuditRequest, reproducible: bool | None = None) -> str
     return request.command()
 
 
-def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Found:
+def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None,
+              allow: Allowance | None = None) -> Found:
     """The shared pipeline (module doc) over ``cand``'s sources, up to the measurement.
 
     ``req`` is resolved: its budget's ``runs`` (measurement runs per side per finalist at the
     last look) and its claim's δ are numbers; ``seeds`` = (pilot, measurement)
-    SeedSequences; ``bar``: a tqdm progress bar or None."""
+    SeedSequences; ``bar``: a tqdm progress bar or None; ``allow``: what the audit may still
+    spend (None: the budget's samples cap and time limit, from now). A pilot round starts only
+    if it leaves room for the measurement (all of it, or half the samples left if less); a
+    look only if it fits (README "Samples cap and time limit")."""
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
     runs, delta = b.runs, req.claim.delta
@@ -195,7 +201,18 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Fo
         bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
     validate = cand.strategy not in (None, "structure") and rounds[-1][0] > F
     alive, history, pilots, events, valid = order, {i: [] for i in order}, {}, {}, {}
+    costs = source_costs(sources)
+    allow = allow or Allowance.of(b.max_samples, b.time_limit)
+    measurement = 2 * runs * F * max([costs[i] for i in order], default=0)
+    capped = ""
     for r, (k, n) in enumerate(rounds):
+        cost = sum(2 * n * costs[i] for i in alive[:k])
+        why = allow.refusal(cost + min(measurement, allow.samples / 2))
+        if why:     # the round, and room for the measurement (or half the cap), must fit
+            capped = f"{why} stopped the pilot rounds before round {r + 1} of {len(rounds)}"
+            rounds = rounds[:r]
+            break
+        allow.spend(cost)
         alive = alive[:k]
         last = r == len(rounds) - 1
         half = max(n // 3 if last and validate else n // 2, 1)
@@ -217,13 +234,22 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None) -> Fo
                      for i, c in zip(alive, fresh) if events[i] is not None}
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
         alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
-    chosen = [i for i in alive[:F] if events[i] is not None]
+    chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], req.claim, b, s_meas)
+    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], req.claim, b, s_meas,
+                allow, costs)
     if bar is not None:
         bar.close()
-    return Found(rounds, history, pilots, events, valid, chosen, m)
+    if m.stopped.startswith("cap: ") and not capped:
+        capped = m.stopped[len("cap: "):].replace("it after", "the measurement after")
+    return Found(rounds, history, pilots, events, valid, chosen, m, capped)
+
+
+def source_costs(sources: list) -> list:
+    """Samples per run of each source: a compiled source's ``limit`` (its audit horizon), 0
+    for sources that simulate no bandit (a mechanism's single call)."""
+    return [int(getattr(s, "limit", 0) or 0) for s in sources]
 
 
 def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
@@ -261,7 +287,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
     v = decide(Observation(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub,
                            informative=informative, measured=best is not None,
                            separated=best is not None and ev.predicted_lb > 0,
-                           coverage=checks.coverage, needed=needed))
+                           coverage=checks.coverage, needed=needed, capped=found.capped))
     return AuditResult(
         algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
         verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,
@@ -366,7 +392,9 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
                     neighbours: str = DEFAULT_NEIGHBOURS, finalists: int = FINALISTS,
                     whitebox_runs: int = WHITEBOX_RUNS, progress: bool = False,
                     beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
-                    instances: str = DEFAULT_INSTANCES) -> AuditResult:
+                    instances: str = DEFAULT_INSTANCES,
+                    max_samples: int | None = None,
+                    time_limit: float | None = None) -> AuditResult:
     """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP: a
     keyword wrapper of :func:`audit_registered` (the fields of
     :class:`~dpaudit.core.request.AuditRequest`, :class:`~dpaudit.core.request.Claim` and
@@ -390,9 +418,12 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     space screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`). Result as
     in README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy
     profile) under ``search`` and, when searched, the instances under ``instance_search``.
+    ``max_samples``, ``time_limit``: the samples cap and the time limit (seconds) of
+    :class:`~dpaudit.core.request.Budget` (None: none).
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
-                           Budget(runs, alpha, beta, margin, finalists, whitebox_runs), seed,
+                           Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
+                                  max_samples, time_limit), seed,
                            workers, progress, instances=instances)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
@@ -474,9 +505,11 @@ def audit_registered(request: AuditRequest) -> AuditResult:
         sources.append(KernelSource(spec, pool[i][1], pr, source_views(pr, k, h), h, workers,
                                     bar))
     cand = Candidates(sources, order, int(PILOT_BUDGET * runs), strategy, info["scores"])
+    allow = Allowance.of(request.budget.max_samples, request.budget.time_limit,
+                         searched["samples"] if searched else 0, t0)
     resolved = replace(request, algorithm=spec.name, params=_jsonable_params(p),
                        claim=Claim(eps, delta), budget=replace(request.budget, runs=runs))
-    found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
+    found = run_audit(resolved, cand, (s_pilot, s_meas), bar, allow)
     u, b = found.used(order), request.budget
     used, (p, prep), horizon = pairs[u], pool[members[u]], limits[members[u]]
     K = prep.means.shape[0]
@@ -498,7 +531,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     search={"views": views, "screen": info["screen"]},
                     command=command_line(request), instances=searched)
     if searched:
-        searched["budget_split"] = _budget_split(searched, found, [limits[i] for i in members])
+        searched["budget_split"] = _budget_split(searched, found, source_costs(sources))
         checks = replace(checks, instances=searched)
     result = conclude(resolved, cand, found, checks, t0)
     if searched and not searched["ranked"] and result.verdict == Verdict.INCONCLUSIVE:
@@ -513,7 +546,8 @@ def _budget_split(block: dict, found: Found, costs: list) -> dict:
     """Samples spent (at most: runs × samples per run of their instance) by the instance screen
     (:attr:`dpaudit.auditing.instances.SpaceScreen.samples`), the pilots (each candidate's runs on
     both sides in every round it entered; ``costs[i]`` = candidate i's samples per run) and
-    the measurement (both sides of every finalist), and the screen's share of the three."""
+    the measurement (both sides of every finalist), the screen's share of the three, and
+    where the samples cap or the time limit stopped the audit ("" if neither did)."""
     screen = block["samples"]
     pilots = sum(2 * n * costs[i] for i, h in found.history.items()
                  for (_, n) in found.rounds[:len(h)])
@@ -521,7 +555,8 @@ def _budget_split(block: dict, found: Found, costs: list) -> dict:
     total = screen + pilots + measured
     return {"unit": "samples, at most (runs x samples per run)", "instance_screen": screen,
             "pilots": int(pilots), "measurement": int(measured),
-            "instance_screen_share": round(screen / total, 4) if total else 0.0}
+            "instance_screen_share": round(screen / total, 4) if total else 0.0,
+            "capped": found.capped}
 
 
 POOL = 4    # instances whose neighbour candidates enter the search: the given one, the 2

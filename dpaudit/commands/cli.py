@@ -26,7 +26,7 @@ from dpaudit.checks.correctness import (Trials, check_correctness, default_runs,
 from dpaudit.core import interrupt, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
-                                  INSTANCES)
+                                  DEFAULT_TIME_LIMIT, INSTANCES)
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import GateOptions, gate
@@ -62,6 +62,14 @@ _beta = _arg("--beta", validate.probability)
 _margin = _arg("--margin", validate.margin)
 _delta = _arg("--delta", validate.delta)
 _seed = _arg("--seed", validate.seed, int)
+
+
+def _whole(text: str) -> int:
+    """A whole number, also written as a float (``5e9``); other text raises ValueError."""
+    x = float(text)
+    if not x.is_integer():
+        raise ValueError(text)
+    return int(x)
 
 
 def _positive_int(flag):
@@ -130,6 +138,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--margin", type=_margin, default=DEFAULT_MARGIN,
                      help="pass needs eps_ub <= (1 + margin) * eps for every measured event, "
                           "else the verdict is inconclusive (default %(default)s)")
+    run.add_argument("--max-samples", type=_arg("--max-samples", validate.integer(1), _whole),
+                     help="samples cap of an audit of a registered algorithm (runs x samples "
+                          "per run, at most, over the instance screen, pilot rounds and "
+                          "measurement looks; a round or look that would exceed it is not run; "
+                          "counted, so the same seed gives the same result; default: none)")
+    run.add_argument("--time-limit", type=_arg("--time-limit", validate.integer(0), _whole),
+                     default=int(DEFAULT_TIME_LIMIT), metavar="SECONDS",
+                     help="no pilot round or measurement look of an audit of a registered "
+                          "algorithm starts after this many seconds, nor one that would end "
+                          "past them at the rate measured so far; a result it cut short says "
+                          "so (default %(default)s; 0: none)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -345,7 +364,8 @@ def run_request(a) -> AuditRequest:
     if ":" not in a.algo:                    # fails before the parameters are read
         audit.registered_spec(a.algo, a.model)
     return AuditRequest(a.algo, Claim(a.eps, a.delta), _params(a.param), a.neighbours, a.pair,
-                        Budget(a.runs, a.alpha, a.beta, a.margin), a.seed, a.workers,
+                        Budget(a.runs, a.alpha, a.beta, a.margin, max_samples=a.max_samples,
+                               time_limit=a.time_limit or None), a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances)
 
 

@@ -20,6 +20,7 @@ DEFAULT_BETA = 0.05      # eps_ub holds with confidence 1 - beta
 DEFAULT_MARGIN = 0.25    # a pass needs eps_ub <= (1 + margin) * eps (dpaudit.verdicts.verdict)
 FINALISTS = 2            # candidate events measured on fresh runs
 WHITEBOX_RUNS = 10_000   # runs per direction of the white-box loss and replay
+DEFAULT_TIME_LIMIT = 300.0   # seconds: `dpaudit run`'s time limit (the API and the gate: none)
 DEFAULT_NEIGHBOURS = "search"
 INSTANCES = ("fixed", "search")   # audit the given instance, or search the claim's space
 DEFAULT_INSTANCES = "search"
@@ -59,6 +60,14 @@ class Budget:
         margin: a pass needs ``eps_ub`` ≤ (1 + margin)·ε; a finite number > 0.
         finalists: candidate events measured on fresh runs, ≥ 1.
         whitebox_runs: runs per direction of the white-box loss and replay (0 skips them).
+        max_samples: the samples cap of an audit of a registered algorithm (runs × samples
+            per run of the instance screen, the pilot rounds and the measurement looks, at
+            most: a round or look that would exceed it is not run; counted, so deterministic),
+            ≥ 1; None: no cap.
+        time_limit: seconds after which no pilot round or measurement look of an audit of a
+            registered algorithm starts, nor one that would end past it at the rate measured
+            so far (a clock: a result it cuts short says so; like ``workers``, never in
+            :meth:`AuditRequest.command`), > 0; None: no limit.
 
     Raises:
         InputError: a value out of range.
@@ -70,6 +79,8 @@ class Budget:
     margin: float = DEFAULT_MARGIN
     finalists: int = FINALISTS
     whitebox_runs: int = WHITEBOX_RUNS
+    max_samples: int | None = None
+    time_limit: float | None = field(default=None, compare=False)   # not in command()
     runs_name: str = field(default="runs", compare=False, repr=False)   # for the messages
 
     def __post_init__(self):
@@ -80,6 +91,10 @@ class Budget:
             validate.runs(self.runs, self.runs_name)
         validate.positive(self.finalists, "finalists")
         validate.integer(0)(self.whitebox_runs, "whitebox_runs")
+        if self.max_samples is not None:
+            validate.integer(1)(self.max_samples, "max_samples")
+        if self.time_limit is not None:
+            validate.positive_real(self.time_limit, "time_limit")
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,8 @@ class AuditRequest:
         argv += ["--seed", str(self.seed)]
         for flag, value, default in (("--runs", b.runs, None), ("--alpha", b.alpha, DEFAULT_ALPHA),
                                      ("--beta", b.beta, DEFAULT_BETA),
-                                     ("--margin", b.margin, DEFAULT_MARGIN)):
+                                     ("--margin", b.margin, DEFAULT_MARGIN),
+                                     ("--max-samples", b.max_samples, None)):
             if value != default:
                 argv += [flag, repr(value)]
         if self.neighbours != DEFAULT_NEIGHBOURS:

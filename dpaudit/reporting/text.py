@@ -144,7 +144,8 @@ def instance_lines(block: dict | None) -> list[str]:
     if split:
         lines.append(f"    samples spent (at most): instance screen {split['instance_screen']:.3g} "
                      f"({100 * split['instance_screen_share']:.1f}%), pilots "
-                     f"{split['pilots']:.3g}, measurement {split['measurement']:.3g}")
+                     f"{split['pilots']:.3g}, measurement {split['measurement']:.3g}"
+                     + (f"; {split['capped']}" if split.get("capped") else ""))
     return lines
 
 

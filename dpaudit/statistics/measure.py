@@ -74,7 +74,7 @@ class Measurement:
     alpha_per_look: list[float]  # the level of each finalist's test at each look
     beta_per_look: list[float]   # the level of each finalist's upper bound (loss_ub) at each look
     p_adjusted: float       # smallest weighted-Bonferroni-adjusted p-value
-    stopped: str            # "violation", "futility" or "budget"
+    stopped: str            # "violation", "futility", "budget" or "cap: <why>"
     looks: list[dict]
 
 
@@ -106,7 +106,7 @@ def _add(a: Counts | None, b: Counts) -> Counts:
 
 
 def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
-            seed: np.random.SeedSequence) -> Measurement:
+            seed: np.random.SeedSequence, allowance=None, costs=None) -> Measurement:
     """Measure ``finalists`` on fresh samples of up to ``budget.runs`` runs per side (see
     module doc) against ``claim`` (δ None: 0), at the budget's α (violations, Bonferroni over
     looks × finalists) and β (upper bounds).
@@ -116,6 +116,11 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
     and the smallest of the bounds of the looks performed is kept (they hold simultaneously
     with probability ≥ 1 − β, whichever look the measurement stopped at). It is what a
     ``pass`` rests on (:mod:`dpaudit.verdicts.verdict`).
+
+    A look the ``allowance`` (:class:`dpaudit.core.allowance.Allowance`) refuses, its runs
+    costing ``costs[label]`` samples each for the finalist with that label, is not made: the
+    measurement stops there (``stopped`` = "cap", ``capped`` = why); fewer looks spend less of
+    α and β, so every bound stays valid.
 
     Deterministic for ``seed``: finalist i, look k, side s uses
     ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
@@ -130,6 +135,13 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
     seeds = [s.spawn(len(sizes)) for s in seed.spawn(F)][:len(finalists)]
     history, stopped = [], "budget"
     for k, size in enumerate(sizes):
+        cost = sum(2 * (size - ms.n) * (costs[ms.finalist.label] if costs else 0) for ms in out)
+        capped = allowance.refusal(cost) if allowance is not None else ""
+        if capped:
+            stopped = f"cap: {capped} stopped it after {k} of {len(sizes)} looks"
+            break
+        if allowance is not None:
+            allowance.spend(cost)
         row = {"runs_per_side": size, "eps_lb": [], "eps_ub": []}
         for i, ms in enumerate(out):
             s_d, s_dp = seeds[i][k].spawn(2)
@@ -156,6 +168,7 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         if out and all(ms.eps_ub <= eps for ms in out):
             stopped = "futility"
             break
+    out = [ms for ms in out if ms.n > 0]     # a finalist the cap left unmeasured is none
     p_adj = min([1.0] + [p * alpha / a for ms in out for p, a in zip(ms.p_values, levels)])
     best = max(out, key=lambda ms: ms.eps_lb) if out else None
     return Measurement(measured=out, best=best, tests=m, alpha_per_look=levels,

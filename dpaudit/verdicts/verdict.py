@@ -102,6 +102,8 @@ class Observation:
             measured frequency on the denominator side, ln((1 − δ)/p̂_den) > (1 + margin)·ε);
             if none can, a small upper bound is no evidence the audit could fail (an empty
             pass), and the verdict is ``underpowered`` with no budget named.
+        capped: where the samples cap or the time limit stopped the audit, with the flag
+            that raises it ("" if neither did); an inconclusive verdict names it first.
     """
 
     eps_lb: float
@@ -113,10 +115,19 @@ class Observation:
     coverage: dict
     needed: object = None
     informative: bool = True
+    capped: str = ""
 
 
 def decide(observed: Observation) -> Decision:
-    """The verdict (module doc) from what the audit ``observed``."""
+    """The verdict (module doc) from what the audit ``observed``; an inconclusive one the
+    samples cap or the time limit cut short says so first."""
+    d = _decide(observed)
+    if d.verdict == Verdict.INCONCLUSIVE and observed.capped:
+        return Decision(d.verdict, f"cut short: {observed.capped}; {d.reason}", d.runs_needed)
+    return d
+
+
+def _decide(observed: Observation) -> Decision:
     o = observed
     eps_lb, eps, margin, eps_ub, coverage = o.eps_lb, o.eps, o.margin, o.eps_ub, o.coverage
     measured, separated, needed, informative = o.measured, o.separated, o.needed, o.informative

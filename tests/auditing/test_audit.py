@@ -15,6 +15,7 @@ import pytest
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.auditing import audit
 from dpaudit.auditing.audit import audit_algorithm, view_lengths
+from dpaudit.calibrate.planted import planted_spec
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED
 
@@ -187,3 +188,31 @@ def test_a_cell_reads_as_the_transcript_behind_it():
         assert text.split(" (stopped")[0] == " ".join(map(str, actions))
         assert ("stopped: tau = " in text) == (stats[j] != TRUNCATED and taus[j] <= H)
     assert src.cell_text(v, 12345) == f"{12345:016x}"
+
+
+def _samples_spent(r, h: int) -> int:
+    """Samples an audit of a fixed instance (h samples per run) spent, at most: both sides of
+    its pilot runs and of every finalist's measured runs."""
+    c = r.counts
+    looks = c["measurement"]["looks"]
+    measured = looks[-1]["runs_per_side"] * len(looks[-1]["eps_lb"]) if looks else 0
+    return 2 * h * (c["selection"]["runs_per_side"] + measured)
+
+
+def test_the_samples_cap_is_never_exceeded_and_an_inconclusive_result_names_it():
+    spec = planted_spec(3, horizon=16)
+    kw = dict(seed=2, runs=20_000, whitebox_runs=0, instances="fixed", workers=1)
+    free = audit_algorithm(spec, 0.5, **kw)
+    full = _samples_spent(free, 16)
+    assert free.verdict == "violation" and free.counts["selection"]["rounds"] == 3
+    half = audit_algorithm(spec, 0.5, max_samples=full // 2, **kw)
+    assert 0 < _samples_spent(half, 16) <= full // 2                 # fewer pilot rounds
+    assert half.counts["selection"]["rounds"] < 3 and half.verdict == "violation"
+    none = audit_algorithm(spec, 0.5, max_samples=1000, **kw)
+    assert none.verdict == "inconclusive" and _samples_spent(none, 16) == 0
+    assert none.reason.startswith("cut short: the samples cap (1e+03 samples; --max-samples) "
+                                  "stopped the pilot rounds before round 1 of 3; no event"), \
+        none.reason
+    late = audit_algorithm(spec, 0.5, time_limit=1e-6, **kw)   # past before round 1 starts
+    assert late.verdict == "inconclusive" and _samples_spent(late, 16) == 0
+    assert late.reason.startswith("cut short: the time limit (1e-06 s; --time-limit) stopped")

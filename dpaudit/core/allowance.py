@@ -1,0 +1,63 @@
+"""What an audit may still spend: samples under the samples cap, wall time under the time limit.
+
+The samples cap (``Budget.max_samples``) is counted, so the same seed gives the same result on
+every machine. The time limit (``Budget.time_limit``, seconds) is a clock: a stage (a pilot
+round, a measurement look) is not started when the samples it costs, at the rate measured so
+far, would end past the deadline, or when the deadline has passed. A result the limit cut short
+says so; without a cut it is the same as with no limit.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Allowance:
+    """Samples and time left to an audit's stages.
+
+    Attributes:
+        samples: samples left under the cap (``math.inf``: no cap).
+        deadline: ``time.perf_counter()`` value past which no stage starts (``math.inf``: no
+            limit).
+        done: samples simulated since ``start`` (the rate of the time projection).
+        start: when the counted stages began (``time.perf_counter()``).
+    """
+
+    samples: float = math.inf
+    deadline: float = math.inf
+    done: int = 0
+    start: float = field(default_factory=time.perf_counter)
+    cap: int | None = None           # the budget's max_samples and time_limit, for the text
+    limit: float | None = None
+
+    @classmethod
+    def of(cls, max_samples: int | None, time_limit: float | None, spent: int = 0,
+           t0: float | None = None) -> Allowance:
+        """The allowance of a budget's ``max_samples`` and ``time_limit`` (None: none), after
+        ``spent`` samples, the limit counted from ``t0`` (``time.perf_counter()``; None: now)."""
+        now = time.perf_counter()
+        t0 = now if t0 is None else t0
+        return cls(math.inf if max_samples is None else max_samples - spent,
+                   math.inf if time_limit is None else t0 + time_limit, 0, now, max_samples,
+                   time_limit)
+
+    def refusal(self, cost: float) -> str:
+        """Why a stage costing ``cost`` samples may not start ("" if it may): the samples
+        cap, or the time limit (its deadline passed, or the stage would end past it at the
+        rate measured so far)."""
+        if cost > self.samples:
+            return f"the samples cap ({self.cap:.3g} samples; --max-samples)"
+        if math.isinf(self.deadline):
+            return ""
+        now = time.perf_counter()
+        rate = self.done / (now - self.start) if self.done and now > self.start else math.inf
+        if now + cost / rate > self.deadline:
+            return f"the time limit ({self.limit:g} s; --time-limit)"
+        return ""
+
+    def spend(self, cost: float) -> None:
+        """Count a stage of ``cost`` samples as spent."""
+        self.samples -= cost
+        self.done += int(cost)
