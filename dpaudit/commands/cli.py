@@ -30,6 +30,7 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.gating.gate import GateOptions, gate
+from dpaudit import reproduce
 from dpaudit.reporting import report, text
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
@@ -210,6 +211,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="an entry passes only if its eps_ub is <= (1 + margin) * eps "
                         "(default %(default)s)")
     report.add_parser(sub)
+    rp = sub.add_parser(
+        "reproduce", help="the papers' experiments, side by side with the papers",
+        description="Run a paper's experiments on the reference implementations and write "
+                    "its page (figures as PNG and SVG with their data, a paper-vs-ours table "
+                    "with a verdict per row) into OUT/PAPER/, listed in OUT/index.html.")
+    rp.add_argument("paper", metavar="PAPER|all",
+                    help=f"a paper key ({', '.join(reproduce.PAPERS)}) or all")
+    rp.add_argument("--quick", action="store_true",
+                    help="fewer runs, instances and budgets (at most about 10 minutes a paper "
+                         "on 2 cores); the page says so")
+    rp.add_argument("--out", default=reproduce.DEFAULT_OUT, metavar="DIR",
+                    help="output folder (default %(default)s)")
+    rp.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
+    rp.add_argument("--workers", type=_positive_int("--workers"), default=default_workers(),
+                    help="processes (default: all cores); results do not depend on it")
     c = sub.add_parser("check", help="verification checkers (issue 7)")
     csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
     k = csub.add_parser(
@@ -416,6 +432,7 @@ def main(argv=None) -> int:
         a = _parser().parse_args(argv)
         return {"list": lambda: _list(a), "run": lambda: _run(a), "bench": lambda: _bench(a),
                 "gate": lambda: _gate(a), "report": lambda: _report(a),
+                "reproduce": lambda: reproduce.main(a, _out),
                 "check": lambda: (_check_correctness(a) if a.checker == "correctness"
                                     else _check_constants(a))}[a.command]()
     except (InputError, _Refusal) as e:

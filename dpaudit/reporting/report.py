@@ -671,7 +671,7 @@ def _context(docs: list[dict]) -> dict:
 
 # ---------------------------------------------------------------- rendering
 
-def _env(markdown: bool) -> jinja2.Environment:
+def environment(markdown: bool) -> jinja2.Environment:
     """The jinja2 environment: autoescape on for HTML; Markdown escapes with ``md``."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=not markdown, undefined=jinja2.StrictUndefined,
@@ -682,18 +682,18 @@ def _env(markdown: bool) -> jinja2.Environment:
 
 def render_html(docs: list[dict]) -> str:
     """The self-contained HTML report of ``docs`` (audit, correctness and constants JSON)."""
-    return _env(False).get_template("report.html.j2").render(**_context(docs))
+    return environment(False).get_template("report.html.j2").render(**_context(docs))
 
 
 def summary(doc: dict) -> str:
     """The text summary of an audit result (what ``dpaudit run`` prints): the text template
     over the same view model as the reports."""
-    return _env(True).get_template("summary.txt.j2").render(t=_audit_view(doc, figures=False, text=True)["text"])
+    return environment(True).get_template("summary.txt.j2").render(t=_audit_view(doc, figures=False, text=True)["text"])
 
 
 def render_markdown(docs: list[dict]) -> str:
     """The Markdown report of ``docs``: the same sections and numbers, without figures."""
-    return _env(True).get_template("report.md.j2").render(**_context(docs))
+    return environment(True).get_template("report.md.j2").render(**_context(docs))
 
 
 def write_report(docs: list[dict], html_path: str, md_path: str | None = None) -> str:
@@ -732,8 +732,8 @@ def write_index(entries: list[dict], folder: str) -> str:
     ctx = {"title": "dpaudit gate: audit reports", "rows": rows,
            "ok": sum(r["ok"] for r in rows), "total": len(rows)}
     path, md_path = (os.path.join(folder, f) for f in INDEX_FILES)
-    page = _env(False).get_template("index.html.j2").render(**ctx)
-    md = _env(True).get_template("index.md.j2").render(**ctx)
+    page = environment(False).get_template("index.html.j2").render(**ctx)
+    md = environment(True).get_template("index.md.j2").render(**ctx)
     write_text_atomic(path, page)
     write_text_atomic(md_path, md)
     return path

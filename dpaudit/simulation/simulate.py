@@ -364,9 +364,16 @@ def outcomes(request: Request, workers: int = 1) -> tuple[np.ndarray, np.ndarray
     :data:`OUTCOME_CHUNK` runs draws from ``request.seed.spawn(...)[i]``). With a
     :meth:`~dpaudit.data.tables.Model.fresh` table every run reads fresh rewards: the
     correctness checks and the papers' accuracy experiments."""
-    request = replace(request, views=np.zeros(0, np.int64))
-    parts = _chunked(_outcome_job, [request], OUTCOME_CHUNK, workers)[0]
-    return tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+    return outcomes_many([request], workers=workers)[0]
+
+
+def outcomes_many(requests: list, *, workers: int = 1, progress=None) -> list[tuple]:
+    """:func:`outcomes` of every request, their chunks pooled in one map over ``workers``
+    processes (a grid of small experiments keeps every core busy); each result is that of one
+    :func:`outcomes` call, bit for bit. ``progress``: optional callable(runs done)."""
+    requests = [replace(r, views=np.zeros(0, np.int64)) for r in requests]
+    return [tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+            for parts in _chunked(_outcome_job, requests, OUTCOME_CHUNK, workers, progress)]
 
 
 def _chunked(job, requests: list, size: int, workers: int, progress=None) -> list[list]:

@@ -103,14 +103,19 @@ class AuditResult:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename):
+    """Write ``text`` to ``path`` atomically, UTF-8 (:func:`write_bytes_atomic`)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename):
     a reader never sees a half-written file, and a failure leaves no file behind."""
     folder = os.path.dirname(os.path.abspath(path))
     with interrupt.held():                       # Ctrl-C: the whole file or none of it
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
             umask = os.umask(0)                  # mkstemp makes 0600; give the usual mode
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)

@@ -1,0 +1,204 @@
+"""What every paper's reproduction shares: the run context, the paper-vs-ours rows, the
+figure files and the page.
+
+A reproduction (:class:`Reproduction`) holds the settings it ran with, its figures (PNG and
+SVG, each with the data behind it as JSON) and its rows: one per number the paper prints or
+claim it states, with the paper's value, ours with a confidence interval and a verdict,
+*reproduced* or *differs* (a *differs* row always says why). The intervals of one paper are
+simultaneous: each row's interval has level 1 − α/m for the m rows of the page (Bonferroni,
+α = :data:`ALPHA`), so every verdict on a page holds together with probability ≥ 1 − α.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats
+from tqdm import tqdm
+
+from dpaudit.reporting.report import environment
+from dpaudit.simulation.simulate import outcomes_many
+from dpaudit.verdicts.result import jsonable, versions, write_bytes_atomic, write_text_atomic
+
+ALPHA = 0.05        # every page's rows hold together with probability >= 1 - ALPHA
+RESAMPLES = 2000    # bootstrap resamples of a ratio's interval
+MODES = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Context:
+    """How a reproduction runs: root ``seed`` (same seed ⇒ same numbers, whatever
+    ``workers``), ``workers`` processes, ``progress`` bars on stderr, the output ``folder``."""
+    folder: str
+    seed: int = 0
+    workers: int = 1
+    progress: bool = False
+
+    def outcomes(self, requests: list, what: str) -> list[tuple]:
+        """(τ, rec, status) of every request (:func:`~dpaudit.simulation.simulate.outcomes_many`),
+        with a progress bar named ``what``."""
+        bar = tqdm(total=sum(r.n_runs for r in requests), unit="run", desc=what, leave=False,
+                   disable=not self.progress)
+        with bar:
+            return outcomes_many(requests, workers=self.workers, progress=bar.update)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the paper-vs-ours table.
+
+    Args:
+        quantity: what is compared (where the paper states it).
+        paper: the paper's value or claim.
+        ours: our value with its interval.
+        reproduced: whether ours agrees with the paper (the rule is in ``rule``).
+        rule: how ``reproduced`` was decided from the interval.
+        why: the explanation; required when not reproduced.
+    """
+    quantity: str
+    paper: str
+    ours: str
+    reproduced: bool
+    rule: str
+    why: str = ""
+
+    def __post_init__(self):
+        if not self.reproduced and not self.why.strip():
+            raise ValueError(f"row {self.quantity!r} differs from the paper without a reason")
+
+    @property
+    def verdict(self) -> str:
+        return "reproduced" if self.reproduced else "differs"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure written as ``name``.png and ``name``.svg, its data as ``name``.json."""
+    name: str
+    caption: str
+
+    @property
+    def files(self) -> tuple[str, str, str]:
+        return tuple(f"{self.name}.{ext}" for ext in ("png", "svg", "json"))
+
+
+@dataclass
+class Reproduction:
+    """A paper's reproduction: what ran and what it showed (the page and ``result.json``)."""
+    key: str
+    title: str
+    citation: str
+    experiment: str
+    mode: str
+    settings: dict
+    choices: list[str]
+    figures: list[Figure] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    tables: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seed: int = 0
+    runtime_s: float = 0.0
+
+    def to_json(self) -> dict:
+        return jsonable({**asdict(self), "rows": [{**asdict(r), "verdict": r.verdict}
+                                                  for r in self.rows],
+                         "figures": [{**asdict(f), "files": list(f.files)} for f in self.figures],
+                         "command": self.command, "alpha": ALPHA, "versions": versions()})
+
+    @property
+    def command(self) -> str:
+        return (f"dpaudit reproduce {self.key}" + (" --quick" if self.mode == "quick" else "")
+                + f" --seed {self.seed}")
+
+
+def level(m: int) -> float:
+    """The confidence of each of ``m`` simultaneous intervals (Bonferroni at :data:`ALPHA`)."""
+    return 1.0 - ALPHA / max(1, m)
+
+
+def mean_interval(x, confidence: float) -> tuple[float, float, float]:
+    """Mean of ``x`` (1-d) and its two-sided Student-t interval at ``confidence``; a constant
+    sample has the zero-width interval at its value."""
+    x = np.asarray(x, dtype=float)
+    m = float(x.mean())
+    if x.size < 2 or float(x.std()) == 0.0:
+        return m, m, m
+    lo, hi = stats.ttest_1samp(x, m).confidence_interval(confidence)
+    return m, float(lo), float(hi)
+
+
+def ratio_interval(a, b, confidence: float, seed: int) -> tuple[float, float, float]:
+    """mean(a)/mean(b) of two independent samples and its percentile bootstrap interval at
+    ``confidence`` (scipy.stats.bootstrap, :data:`RESAMPLES` resamples, seeded)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    r = float(a.mean() / b.mean())
+    if float(a.std()) == 0.0 and float(b.std()) == 0.0:
+        return r, r, r
+    ci = stats.bootstrap((a, b), lambda x, y, axis: x.mean(axis) / y.mean(axis),
+                         vectorized=True, paired=False, n_resamples=RESAMPLES,
+                         confidence_level=confidence, method="percentile",
+                         random_state=np.random.default_rng(seed)).confidence_interval
+    return r, float(ci.low), float(ci.high)
+
+
+def interval_text(v: tuple[float, float, float], digits: int = 3) -> str:
+    m, lo, hi = v
+    return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
+
+
+def save_figure(fig, data: dict, folder: str, name: str, caption: str) -> Figure:
+    """Write the matplotlib ``fig`` as PNG and SVG and ``data`` (the numbers it plots) as JSON
+    into ``folder``, each atomically. Returns the :class:`Figure`."""
+    f = Figure(name, caption)
+    png, svg, js = (os.path.join(folder, n) for n in f.files)
+    for path, fmt in ((png, "png"), (svg, "svg")):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight",
+                    metadata={"Date": None} if fmt == "svg" else None)
+        write_bytes_atomic(path, buf.getvalue())
+    write_text_atomic(js, json.dumps(jsonable(data), indent=1) + "\n")
+    return f
+
+
+def new_figure(cols: int, rows: int = 1, width: float = 4.2, height: float = 3.4):
+    """A matplotlib Figure with a ``rows`` × ``cols`` grid of axes (object API, Agg: no
+    pyplot state)."""
+    from matplotlib.figure import Figure as MplFigure
+    fig = MplFigure(figsize=(width * cols, height * rows), layout="constrained")
+    return fig, np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+
+
+def write_page(rep: Reproduction, folder: str) -> str:
+    """``index.html`` and ``result.json`` of ``rep`` in ``folder``. Returns the page's path."""
+    page = environment(False).get_template("paper.html.j2").render(
+        r=rep, alpha=ALPHA, m=len(rep.rows), versions=versions(),
+        reproduced=sum(x.reproduced for x in rep.rows))
+    write_text_atomic(os.path.join(folder, "result.json"),
+                      json.dumps(rep.to_json(), indent=1) + "\n")
+    path = os.path.join(folder, "index.html")
+    write_text_atomic(path, page)
+    return path
+
+
+def write_index(reps: list[Reproduction], folder: str) -> str:
+    """``index.html`` in ``folder``: one line per paper reproduced there, linked to its page
+    (papers reproduced earlier into the same folder stay listed)."""
+    found = {}
+    for key in sorted(os.listdir(folder)):
+        path = os.path.join(folder, key, "result.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                found[key] = json.load(f)
+    for r in reps:
+        found[r.key] = r.to_json()
+    papers = [{"key": k, "title": d["title"], "citation": d["citation"], "mode": d["mode"],
+               "rows": len(d["rows"]),
+               "reproduced": sum(x["verdict"] == "reproduced" for x in d["rows"]),
+               "runtime": d["runtime_s"]} for k, d in sorted(found.items())]
+    path = os.path.join(folder, "index.html")
+    write_text_atomic(path, environment(False).get_template("papers.html.j2").render(
+        papers=papers))
+    return path
