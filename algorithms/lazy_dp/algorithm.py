@@ -61,7 +61,7 @@ Baselines (Sec. 6)
     until T. The commit phase reads no data and releases nothing, so its rows cost nothing to
     simulate (``dpaudit bench``'s steps/s counts them). A run that reaches T while eliminating
     stops there. ``risk`` defaults to :data:`DPSE_AUDIT_RISK` = 0.01, the audit instance
-    (below); the regret experiment (benchmarks/regret_lazy.py) passes δ = 1/T, the paper's
+    (below); the regret experiment (`dpaudit reproduce hu2021`) passes δ = 1/T, the paper's
     choice ("DP-SE needs T"). δ is a confidence parameter, not part of the privacy claim: every
     δ gives an ε-DP algorithm (each reward enters one Laplace(1/(εR_e)) epoch mean).
 
@@ -735,7 +735,7 @@ SPECS.append(AlgorithmSpec(
     params=(P_MEANS, P_HORIZON,
             Param("risk", DPSE_AUDIT_RISK, "float", "confidence δ of the eliminations "
                   "(default 0.01: the audit instance, 5 311 audit rows; the paper's regret "
-                  "runs use 1/T, as benchmarks/regret_lazy.py does)",
+                  "runs use 1/T, as `dpaudit reproduce hu2021` does)",
                   low=0.0, high=1.0, open_low=True, open_high=True,
                   claim=theorem("DP-SE is ε-DP at every confidence", Scale.LOG, (1e-3, 0.5))),
             _p_rows(1 << 20, (64, 8192)), P_MAX_STEPS),

@@ -16,7 +16,7 @@ from dataclasses import replace
 from dpaudit.errors import InputError
 from dpaudit.reproduce.experiment import MODES, Context, Reproduction, write_index, write_page
 
-PAPERS = ("azize2023",)
+PAPERS = ("azize2023", "hu2021")
 DEFAULT_OUT = os.path.join("reports", "reproduce")
 
 
@@ -49,6 +49,7 @@ def reproduce(key: str, mode: str, ctx: Context) -> Reproduction:
     t0 = time.perf_counter()
     rep = module.run(module.MODES[mode], replace(ctx, folder=folder), mode)
     rep.runtime_s = time.perf_counter() - t0
+    rep.reduced = module.MODES[mode] != module.MODES["full"]
     write_page(rep, folder)
     write_index([rep], ctx.folder)
     return rep

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import theory
-from dpaudit.reproduce.experiment import (Context, Reproduction, Row, interval_text, level,
-                                          mean_interval, new_figure, ratio_interval,
-                                          save_figure)
+from dpaudit.reproduce.experiment import (Claim, Context, Reproduction, Row, level,
+                                          mean_interval,
+                                          new_figure, ratio_row, save_figure)
 from dpaudit.simulation.simulate import STOPPED
 
 KEY = "azize2023"
@@ -200,47 +200,40 @@ def _claims(res, s: Settings, seed: int) -> list:
         for c_i, c in enumerate((ADAP_TT, ADAP_TT_DRAFT)):
             k = 100 * n_i + 10 * c_i
             claims += [
-                _compare(res, name, (c, lo_eps), (DP_SE, lo_eps), seed + k,
-                         f"{c.label} / DP-SE at ε = {lo_eps:g} (claim (a), Section 5)",
-                         "AdaP-TT needs fewer samples than DP-SE in the high-privacy regime, "
-                         "on every instance (ratio < 1)",
-                         lambda v: v[2] < 1, "upper end < 1", _why_a(c, name)),
-                _compare(res, name, (c, hi_eps), (TTUCB, hi_eps), seed + k + 1,
-                         f"{c.label} / TTUCB at ε = {hi_eps:g} (claim (b), Section 5)",
-                         "in the low-privacy regime at most four times TTUCB's samples",
-                         lambda v: v[2] <= 4, "upper end ≤ 4", _why_b(c)),
-                _compare(res, name, (c, lo_eps), (c, PLATEAU), seed + k + 2,
-                         f"{c.label}, τ(ε = {lo_eps:g}) / τ(ε = {PLATEAU:g}) (claim (c))",
-                         f"τ depends on ε below ε ≈ {PLATEAU:g} (ratio > 1)",
-                         lambda v: v[1] > 1, "lower end > 1", _why_c(c)),
-                _compare(res, name, (c, PLATEAU), (c, top), seed + k + 3,
-                         f"{c.label}, τ(ε = {PLATEAU:g}) / τ(ε = {top:g}) (claim (c))",
-                         f"τ does not depend on ε above ε ≈ {PLATEAU:g} (ratio ≈ 1)",
-                         lambda v: 0.8 <= v[1] and v[2] <= 1.25, "interval inside [0.8, 1.25]",
-                         _why_c(c))]
+                _compare(res, name, (c, lo_eps), (DP_SE, lo_eps), seed + k, Claim(
+                    f"{c.label} / DP-SE at ε = {lo_eps:g} (claim (a), Section 5)",
+                    "AdaP-TT needs fewer samples than DP-SE in the high-privacy regime, on "
+                    "every instance (ratio < 1)", "upper end < 1",
+                    lambda v: v[2] < 1, _why_a(c, name))),
+                _compare(res, name, (c, hi_eps), (TTUCB, hi_eps), seed + k + 1, Claim(
+                    f"{c.label} / TTUCB at ε = {hi_eps:g} (claim (b), Section 5)",
+                    "in the low-privacy regime at most four times TTUCB's samples",
+                    "upper end ≤ 4", lambda v: v[2] <= 4, _why_b(c))),
+                _compare(res, name, (c, lo_eps), (c, PLATEAU), seed + k + 2, Claim(
+                    f"{c.label}, τ(ε = {lo_eps:g}) / τ(ε = {PLATEAU:g}) (claim (c))",
+                    f"τ depends on ε below ε ≈ {PLATEAU:g} (ratio > 1)", "lower end > 1",
+                    lambda v: v[1] > 1, _why_c(c))),
+                _compare(res, name, (c, PLATEAU), (c, top), seed + k + 3, Claim(
+                    f"{c.label}, τ(ε = {PLATEAU:g}) / τ(ε = {top:g}) (claim (c))",
+                    f"τ does not depend on ε above ε ≈ {PLATEAU:g} (ratio ≈ 1)",
+                    "interval inside [0.8, 1.25]", lambda v: 0.8 <= v[1] and v[2] <= 1.25,
+                    _why_c(c)))]
         for c in CURVES:
             claims.append(lambda conf, c=c, name=name: _bound_row(res, s, c, name, conf))
             claims.append(lambda conf, c=c, name=name: _risk_row(res, s, c, name, conf))
     return claims
 
 
-def _compare(res, name, num, den, seed, quantity, paper, holds, rule, why):
-    """A row comparing mean τ of ``num`` and ``den`` ((curve, ε) each) on instance ``name``
-    as a ratio with its bootstrap interval; a sample with runs that hit the cap cannot be
-    judged (its mean is only a lower bound), and the row says so."""
+def _compare(res, name, num, den, seed, claim: Claim):
+    """:func:`ratio_row` of mean τ of ``num`` over ``den`` ((curve, ε) each) on ``name``; a
+    sample with runs cut at the cap cannot decide (its mean is only a lower bound)."""
     a, b = (_tau(res, c, name, e) for c, e in (num, den))
-
-    def row(conf: float) -> Row:
-        v = ratio_interval(a["tau"], b["tau"], conf, seed)
-        cut = [f"{int((~x['stopped']).sum())} of {x['stopped'].size} runs of {c.label} at "
-               f"ε = {e:g}" for x, (c, e) in ((a, num), (b, den)) if not x["stopped"].all()]
-        if cut:
-            return Row(f"{name}: {quantity}", paper, interval_text(v), False, rule,
-                       f"Not decided: {' and '.join(cut)} had not stopped at the cap, so "
-                       "the ratio is unknown. " + why)
-        ok = bool(holds(v))
-        return Row(f"{name}: {quantity}", paper, interval_text(v), ok, rule, "" if ok else why)
-    return row
+    cut = [f"{int((~x['stopped']).sum())} of {x['stopped'].size} runs of {c.label} at "
+           f"ε = {e:g} had not stopped at the cap" for x, (c, e) in ((a, num), (b, den))
+           if not x["stopped"].all()]
+    return ratio_row(a["tau"], b["tau"], seed,
+                     replace(claim, quantity=f"{name}: {claim.quantity}"),
+                     undecided=" and ".join(cut))
 
 
 STARVED = ("Algorithm 2 as written has runs that never stop: an arm whose first private "

@@ -14,13 +14,15 @@ import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import numpy as np
 from scipy import stats
 from tqdm import tqdm
 
+from dpaudit.algorithms import registry
 from dpaudit.reporting.report import environment
-from dpaudit.simulation.simulate import outcomes_many
+from dpaudit.simulation.simulate import outcomes_many, pool_map
 from dpaudit.verdicts.result import jsonable, versions, write_bytes_atomic, write_text_atomic
 
 ALPHA = 0.05        # every page's rows hold together with probability >= 1 - ALPHA
@@ -44,6 +46,67 @@ class Context:
                    disable=not self.progress)
         with bar:
             return outcomes_many(requests, workers=self.workers, progress=bar.update)
+
+    def regret(self, jobs: list, what: str) -> list[np.ndarray]:
+        """:func:`pseudo_regret` of every :class:`RegretRuns` (one job each, pooled over the
+        workers), with a progress bar named ``what``."""
+        bar = tqdm(total=sum(j.runs for j in jobs), unit="run", desc=what, leave=False,
+                   disable=not self.progress)
+        stream = pool_map(pseudo_regret, jobs, self.workers) if self.workers > 1 and \
+            len(jobs) > 1 else map(pseudo_regret, jobs)
+        out = []
+        with bar:
+            for j, x in zip(jobs, stream):
+                out.append(x)
+                bar.update(j.runs)
+        return out
+
+
+@dataclass(frozen=True)
+class RegretRuns:
+    """Runs of a regret-minimising algorithm on fresh Bernoulli(``means``) rewards.
+
+    Args:
+        algo: registry name.
+        params: (key, value) pairs of its options besides ``means`` and ``horizon``.
+        eps: its privacy budget ε.
+        means: the instance, one mean per arm.
+        horizon: rounds T of every run.
+        runs: independent runs.
+        seed: entropy of the runs' seeds (run r draws from ``SeedSequence(seed, spawn_key=(r,))``).
+        checkpoints: the 1-based rounds at which the regret is read, increasing, ≤ T.
+    """
+    algo: str
+    params: tuple
+    eps: float
+    means: tuple
+    horizon: int
+    runs: int
+    seed: tuple
+    checkpoints: tuple
+
+
+def pseudo_regret(job: RegretRuns) -> np.ndarray:
+    """Cumulative pseudo-regret Σ_{s ≤ t} (max μ − μ_{J_s}) of each run of ``job`` at its
+    checkpoints: float64 array of shape (runs, len(checkpoints)). One compiled kernel call
+    per run, one reused action buffer."""
+    spec = registry.get(job.algo)
+    p = spec.resolve_params({**dict(job.params), "means": job.means, "horizon": job.horizon})
+    prep = spec.prepare(job.eps, p)
+    means = np.asarray(job.means, dtype=np.float64)
+    gap = means.max() - means
+    at = np.asarray(job.checkpoints, dtype=np.int64) - 1
+    actions = np.empty(job.horizon, np.int16)
+    out = np.empty((job.runs, at.size))
+    for r in range(job.runs):
+        rng = np.random.default_rng(np.random.SeedSequence(job.seed, spawn_key=(r,)))
+        tau, _, _, _ = spec.kernel(rng, np.zeros((0, means.size)), prep.means, prep.theta,
+                                   prep.aux, job.horizon, actions, np.empty((0, 8)),
+                                   np.empty(0))
+        if int(tau) != job.horizon:
+            raise RuntimeError(f"{job.algo} stopped at {tau} of {job.horizon} rounds")
+        out[r] = np.cumsum(gap[actions])[at]
+    return out
 
 
 @dataclass(frozen=True)
@@ -101,6 +164,7 @@ class Reproduction:
     notes: list[str] = field(default_factory=list)
     seed: int = 0
     runtime_s: float = 0.0
+    reduced: bool = False       # fewer runs, instances or budgets than the paper's experiment
 
     def to_json(self) -> dict:
         return jsonable({**asdict(self), "rows": [{**asdict(r), "verdict": r.verdict}
@@ -142,6 +206,35 @@ def ratio_interval(a, b, confidence: float, seed: int) -> tuple[float, float, fl
                          confidence_level=confidence, method="percentile",
                          random_state=np.random.default_rng(seed)).confidence_interval
     return r, float(ci.low), float(ci.high)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a row checks: the ``quantity`` compared, the ``paper``'s value or claim, the
+    ``rule`` in words, ``holds`` ((mean, low, high) -> whether the interval supports the
+    paper) and ``why`` it may not (text, or a function of (mean, low, high))."""
+    quantity: str
+    paper: str
+    rule: str
+    holds: Callable
+    why: object
+
+
+def ratio_row(a, b, seed: int, claim: Claim, undecided: str = ""):
+    """A row comparing mean(a)/mean(b) (:func:`ratio_interval`, seeded by ``seed``) with
+    ``claim``, as a function of the confidence level (known once every row of the page is
+    listed). ``undecided``: if not empty, why the samples cannot decide (e.g. censored runs);
+    the row then differs and says so."""
+    def row(conf: float) -> Row:
+        v = ratio_interval(a, b, conf, seed)
+        text = claim.why(v) if callable(claim.why) else claim.why
+        if undecided:
+            return Row(claim.quantity, claim.paper, interval_text(v), False, claim.rule,
+                       f"Not decided: {undecided}. {text}")
+        ok = bool(claim.holds(v))
+        return Row(claim.quantity, claim.paper, interval_text(v), ok, claim.rule,
+                   "" if ok else text)
+    return row
 
 
 def interval_text(v: tuple[float, float, float], digits: int = 3) -> str:
