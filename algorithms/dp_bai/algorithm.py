@@ -389,7 +389,7 @@ BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
 @nb.njit(cache=True)
 def dp_bai_recommendations(rng, tables, means, theta, aux, limit):
     """Î of one :func:`dp_bai_kernel` run per table ``tables[i]`` (n, K, W): fresh tables per
-    run, e.g. rewards drawn from any distribution by the caller (benchmarks/accuracy_dp_bai.py).
+    run, e.g. rewards drawn from any distribution by the caller (`dpaudit reproduce chen2024`).
     No transcript or release log is kept."""
     actions, rel, frozen = np.empty(0, np.int16), np.empty((0, 8)), np.empty(0)
     out = np.empty(tables.shape[0], np.int64)
