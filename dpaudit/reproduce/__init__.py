@@ -16,7 +16,7 @@ from dataclasses import replace
 from dpaudit.errors import InputError
 from dpaudit.reproduce.experiment import MODES, Context, Reproduction, write_index, write_page
 
-PAPERS = ("azize2023", "barbara2025", "chen2024", "hu2021")
+PAPERS = ("azize2023", "barbara2025", "chen2024", "hu2021", "sarkar2025")
 DEFAULT_OUT = os.path.join("reports", "reproduce")
 
 

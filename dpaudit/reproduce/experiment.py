@@ -129,6 +129,7 @@ class Row:
     why: str = ""
 
     def __post_init__(self):
+        object.__setattr__(self, "reproduced", bool(self.reproduced))   # numpy's bool too
         if not self.reproduced and not self.why.strip():
             raise ValueError(f"row {self.quantity!r} differs from the paper without a reason")
 

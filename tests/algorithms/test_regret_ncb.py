@@ -1,4 +1,5 @@
-"""The leave-one-run-out jackknife of benchmarks/regret_ncb.py on a law with known Nash regret.
+"""The leave-one-run-out jackknife of ``dpaudit reproduce sarkar2025`` on a law with known Nash
+regret.
 
 Runs are i.i.d.; in round t every run plays arm j with probability p_t(j), p_t = (1 − q_t,
 q_t/2, q_t/2), q_t = (t+1)^{−1/2}, μ = (0.9, 0.3, 0.02): E[μ_{I_t}] = p_t·μ is known, so the
@@ -24,10 +25,8 @@ pytest.importorskip("matplotlib")
 
 @pytest.fixture(scope="module")
 def rn():
-    # imported by name (the checkout's root is on pytest's pythonpath): numba can load its
-    # cached kernel only for a module it can import again, so no spec_from_file_location
-    from benchmarks import regret_ncb
-    return regret_ncb
+    from dpaudit.reproduce import sarkar2025
+    return sarkar2025
 
 
 MU = np.array([0.9, 0.3, 0.02])
