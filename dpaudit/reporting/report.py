@@ -722,15 +722,20 @@ def _index_rows(entries: list[dict]) -> list[dict]:
 
 
 INDEX_FILES = ("index.html", "index.md")
+# the papers' reproductions (dpaudit reproduce --out FOLDER/reproduce), linked when present
+REPRODUCTIONS = "reproduce/index.html"
 
 
 def write_index(entries: list[dict], folder: str) -> str:
     """``index.html`` and ``index.md`` in ``folder``: one row per suite entry (name linked to
     its report, algorithm, ε, expected and actual verdict, ε_lb against its baseline, runtime),
-    green when as expected, red otherwise. Returns the path of index.html."""
+    green when as expected, red otherwise, and a link to the papers' reproductions if
+    ``folder``/:data:`REPRODUCTIONS` exists. Returns the path of index.html."""
     rows = _index_rows(entries)
+    papers = os.path.join(folder, REPRODUCTIONS)
     ctx = {"title": "dpaudit gate: audit reports", "rows": rows,
-           "ok": sum(r["ok"] for r in rows), "total": len(rows)}
+           "ok": sum(r["ok"] for r in rows), "total": len(rows),
+           "reproductions": REPRODUCTIONS if os.path.isfile(papers) else None}
     path, md_path = (os.path.join(folder, f) for f in INDEX_FILES)
     page = environment(False).get_template("index.html.j2").render(**ctx)
     md = environment(True).get_template("index.md.j2").render(**ctx)

@@ -261,6 +261,13 @@ def test_write_index(tmp_path):
     assert "1 of 2 as expected" in page and "0.4798" in page
     md = (tmp_path / "index.md").read_text()
     assert "[mutant](mutant.md)" in md and "**NO**" in md
+    assert "reproduce/index.html" not in page + md          # no reproductions: no link
+    (tmp_path / "reproduce").mkdir()
+    (tmp_path / "reproduce" / "index.html").write_text("<html></html>")
+    report.write_index(entries, str(tmp_path))
+    assert '<a href="reproduce/index.html">paper reproductions</a>' in \
+        (tmp_path / "index.html").read_text()
+    assert "[paper reproductions](reproduce/index.html)" in (tmp_path / "index.md").read_text()
 
 
 def _cli(argv):
