@@ -101,7 +101,7 @@ class Settings:
 
 
 FULL = Settings()
-QUICK = Settings(horizon=10 ** 6, runs=30, a_reps=4, points=40)
+QUICK = Settings(horizon=4 * 10 ** 6, runs=30, a_reps=4, points=40)
 MODES = {"full": FULL, "quick": QUICK}
 
 
