@@ -20,7 +20,7 @@ from statsmodels.stats.proportion import proportion_confint
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.ldp_thresholding import algorithm as lt
 from dpaudit.reproduce.experiment import (Context, Reproduction, Row, level, mean_interval,
-                                          new_figure, save_figure)
+                                          new_figure, save_figure, spread)
 from dpaudit.simulation.simulate import STOPPED
 
 KEY = "barbara2025"
@@ -129,14 +129,11 @@ def _figures(res, s: Settings, folder: str):
     ax.grid(alpha=0.3)
     ax = axes[1]
     eps = np.asarray(s.confidence_eps)
-    taus = [res[("confidence", e, None)]["tau"] for e in s.confidence_eps]
-    m = np.array([t.mean() for t in taus])
-    sd = np.array([t.std(ddof=1) for t in taus])
+    m, sd, lo, hi = spread([res[("confidence", e, None)]["tau"] for e in s.confidence_eps])
     up = [lt.thm41_implicit(B["means"], B["threshold"], e, s.risk) for e in s.confidence_eps]
     low = [lt.thm42_bound(B["means"], B["threshold"], e, s.risk) for e in s.confidence_eps]
     ax.plot(eps, m, marker="o", ms=3, color="C0", label="Algorithm 2, mean τ")
-    ax.fill_between(eps, np.maximum(m - sd, [t.min() for t in taus]),
-                    np.minimum(m + sd, [t.max() for t in taus]), color="C0", alpha=0.2)
+    ax.fill_between(eps, lo, hi, color="C0", alpha=0.2)
     ax.plot(eps, up, "k--", lw=1, label="Theorem 4.1 (App. D), prob. ≥ 1 − δ")
     ax.plot(eps, low, "k:", lw=1, label="Theorem 4.2 lower bound")
     ax.set_xscale("log")

@@ -238,6 +238,17 @@ def ratio_row(a, b, seed: int, claim: Claim, undecided: str = ""):
     return row
 
 
+def spread(samples: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, standard deviation and the band mean ± one standard deviation cut to the range
+    of the runs, of each 1-d sample in ``samples``: four float64 arrays of shape
+    (len(samples),) (the bands of the stopping-time figures)."""
+    m = np.array([np.mean(x) for x in samples], dtype=float)
+    sd = np.array([np.std(x, ddof=1) if np.size(x) > 1 else 0.0 for x in samples])
+    lo = np.maximum(m - sd, [np.min(x) for x in samples])
+    hi = np.minimum(m + sd, [np.max(x) for x in samples])
+    return m, sd, lo, hi
+
+
 def interval_text(v: tuple[float, float, float], digits: int = 3) -> str:
     m, lo, hi = v
     return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
@@ -288,7 +299,8 @@ def write_index(reps: list[Reproduction], folder: str) -> str:
                 found[key] = json.load(f)
     for r in reps:
         found[r.key] = r.to_json()
-    papers = [{"key": k, "title": d["title"], "citation": d["citation"], "mode": d["mode"],
+    papers = [{"key": k, "title": d["title"], "citation": d["citation"],
+               "size": "reduced (--quick)" if d.get("reduced") else "full",
                "rows": len(d["rows"]),
                "reproduced": sum(x["verdict"] == "reproduced" for x in d["rows"]),
                "runtime": d["runtime_s"]} for k, d in sorted(found.items())]

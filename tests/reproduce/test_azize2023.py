@@ -68,7 +68,7 @@ def test_the_page_and_index_link_the_figures_and_rows(tmp_path, monkeypatch):
     assert page.count("<tr class=") == len(rep.rows)
     assert "Quick run" in page and "dpaudit reproduce azize2023 --quick --seed 3" in page
     index = (tmp_path / "index.html").read_text()
-    assert 'href="azize2023/index.html"' in index
+    assert 'href="azize2023/index.html"' in index and "reduced (--quick)" in index
     doc = json.loads((tmp_path / "azize2023" / "result.json").read_text())
     assert [r["verdict"] for r in doc["rows"]] == [r.verdict for r in rep.rows]
 
