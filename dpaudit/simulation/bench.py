@@ -87,7 +87,7 @@ def bench(algo: str, eps: float, params: dict | None = None, seconds: float = 3.
         steps += int(tau.sum())
         status += np.bincount(st, minlength=3)
         rate = min(rate, max(int(tau.sum()), 1) / took)  # the slowest call's rate: cautious
-        if run_limit < limit and (st == TRUNCATED).any():
+        if run_limit < limit and (st == TRUNCATED).any() and took >= (seconds - dt) / 2:
             break                       # a run used the time left: the budget is spent
         if took < BATCH_SECONDS / 2:
             batch *= 2
