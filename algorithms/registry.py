@@ -17,12 +17,16 @@ line shows before anything is loaded (:data:`PAPERS`, :data:`FIXED_CONFIDENCE`,
 from __future__ import annotations
 
 import difflib
+import warnings
 
 from dpaudit.algorithms.spec import AlgorithmSpec
 from dpaudit.algorithms.theory import Identification
 from dpaudit.errors import InputError
 
-PAPERS = ("000", "001", "004")     # the papers with a theory module (check constants --paper)
+# the papers with a theory module (check constants --paper), by first author and year
+PAPERS = ("azize2023", "barbara2025", "chen2024")
+# the numbers these papers had before release 0.2; accepted, with a warning, until the next one
+OLD_PAPER_KEYS = {"000": "chen2024", "001": "barbara2025", "004": "azize2023"}
 # the identification algorithms (check correctness), in the order its help lists them
 FIXED_CONFIDENCE = ("adap-tt", "adap-tt-no-forgetting", "adap-tt-raw-leader", "dp-se", "ttucb",
                     "ldp-tb-confidence")
@@ -83,7 +87,35 @@ def theories() -> dict:
     from dpaudit.algorithms.adap_tt import theory as adap_tt
     from dpaudit.algorithms.dp_bai import theory as dp_bai
     from dpaudit.algorithms.ldp_thresholding import theory as ldp_thresholding
-    return {"000": dp_bai, "001": ldp_thresholding, "004": adap_tt}
+    return {"chen2024": dp_bai, "barbara2025": ldp_thresholding, "azize2023": adap_tt}
+
+
+def paper_key(key: str) -> str:
+    """The paper key ``key`` stands for: itself, or the readable key of a deprecated number.
+
+    Args:
+        key: a key of :data:`PAPERS` or a deprecated number of :data:`OLD_PAPER_KEYS`.
+
+    Returns:
+        The key of :data:`PAPERS`. A deprecated number also emits a :class:`FutureWarning`
+        that names the new key.
+
+    Raises:
+        InputError: ``key`` is neither.
+    """
+    if key in OLD_PAPER_KEYS:
+        new = OLD_PAPER_KEYS[key]
+        warnings.warn(deprecation(key), FutureWarning, stacklevel=3)
+        return new
+    if key not in PAPERS:
+        raise InputError(f"paper={key!r} is not valid: expected one of {', '.join(PAPERS)}")
+    return key
+
+
+def deprecation(key: str) -> str:
+    """The one-line message for the deprecated paper number ``key``."""
+    return (f"paper key {key!r} is deprecated and will be removed in the next release; "
+            f"use {OLD_PAPER_KEYS[key]!r}")
 
 
 def theory(paper: str):

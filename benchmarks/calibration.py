@@ -1,4 +1,4 @@
-"""Calibration and power suite of the auditor (issue 3), on mechanisms of known privacy loss.
+"""Calibration and power suite of the auditor, on mechanisms of known privacy loss.
 
     python benchmarks/calibration.py [--audits 20] [--soundness 1000] [--workers 2]
                                      [--json calibration.json]

@@ -34,7 +34,7 @@ TIMING_KEYS = {"runtime_s", "seconds", "wall_s", "elapsed_s"}
 CORRECTNESS = (("adap-tt", ["--risk", "0.1", "--runs", "30", "--param", "max_steps=1048576"]),
                ("dp-bai", ["--risk", "0.5", "--runs", "30"]),
                ("ldp-tb-budget", ["--risk", "0.5", "--runs", "30"]))
-PAPERS = ("000", "001", "004")
+PAPERS = ("azize2023", "barbara2025", "chen2024")
 
 
 def masked_json(obj):

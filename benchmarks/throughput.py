@@ -2,7 +2,7 @@
 
     python benchmarks/throughput.py [--seconds 3] [--eps 0.5]
 
-Targets (issue 2): adap-tt >= 2e7 steps/s per core on mu1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5) at
+Targets: adap-tt >= 2e7 steps/s per core on mu1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5) at
 eps = 0.5, risk = 0.01 (the public authors' NumPy code: ~7e4 steps/s on the same machine).
 Every other algorithm: >= 1e7 steps/s per core (issues 5, 6).
 """

@@ -11,11 +11,11 @@
   same examples on every run and in CI (like every other statistical test here, seeded). Set
   HYPOTHESIS_PROFILE=explore to search with fresh random examples.
 """
-import hashlib
 import os
 import pathlib
 import sysconfig
 import tomllib
+import zlib
 
 import pytest
 from hypothesis import settings
@@ -48,16 +48,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "seeded"))
 
 def clear_stale_numba_caches(packages, cache):
     """Delete the numba caches below the folders ``packages`` if their jitted sources changed
-    since the digest kept in ``cache`` (pytest's cache); returns the number of files deleted."""
+    since the fingerprint kept in ``cache`` (pytest's cache); returns the number of files
+    deleted."""
     sources = sorted(p for d in packages for p in d.rglob("*.py") if "njit" in p.read_text())
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
-    if cache.get("dpaudit/jitted-sources", None) == digest:
+    fingerprint = zlib.crc32(b"".join(p.read_bytes() for p in sources))
+    if cache.get("dpaudit/jitted-sources", None) == fingerprint:
         return 0
     stale = [f for d in packages for pattern in ("__pycache__/*.nbi", "__pycache__/*.nbc")
              for f in d.rglob(pattern)]
     for f in stale:
         f.unlink(missing_ok=True)
-    cache.set("dpaudit/jitted-sources", digest)
+    cache.set("dpaudit/jitted-sources", fingerprint)
     return len(stale)
 
 

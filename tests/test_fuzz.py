@@ -54,7 +54,7 @@ BENCH = _argv(["bench"], {"--seconds": st.sampled_from(["0.05", "0", "-1", "nan"
               {"--algo": ALGO, "--eps": NUMBER, "--delta": NUMBER, "--param": PARAM,
                "--json": PATH_OUT})
 CONSTANTS = _argv(["check", "constants"], {},
-                  {"--paper": st.sampled_from(["000", "001", "004", "999", ""]) | TEXT,
+                  {"--paper": st.sampled_from(["azize2023", "chen2024", "004", "999", ""]) | TEXT,
                    "--param": PARAM, "--json": PATH_OUT})
 CORRECTNESS = _argv(["check", "correctness"], {"--workers": st.sampled_from(["1", "0"]),
                                                "--runs": st.sampled_from(["20", "0", "x"])},

@@ -102,7 +102,7 @@ def test_numba_caches_are_cleared_when_a_jitted_source_changes(tmp_path):
             f.write_bytes(b"old")
 
     fill()
-    assert clear_stale_numba_caches([pkg], cache) == 2            # first sight: no digest kept
+    assert clear_stale_numba_caches([pkg], cache) == 2            # first sight: no fingerprint kept
     assert not any(f.exists() for f in cached)
     fill()
     assert clear_stale_numba_caches([pkg], cache) == 0            # nothing edited: caches kept

@@ -1,4 +1,6 @@
-"""AdaP-TT (seed 004: Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023, Algorithm 2 + Appendix D).
+"""AdaP-TT (Azize, Al Marjani, Jourdan, Basu, "On the Complexity of Differentially Private
+Best-Arm Identification with Fixed Confidence", NeurIPS 2023, arXiv:2309.02202; Algorithm 2 and
+Appendix D).
 
 ε-global-DP fixed-confidence best-arm identification in the ``user`` table model: row t of the
 table is user t's potential rewards, read at round t for the pulled arm only.
@@ -20,7 +22,7 @@ Faithful to Algorithm 2 of Azize, Al Marjani, Jourdan and Basu 2023 (arXiv:2309.
 * τ = number of samples taken (A5); ties broken towards the lowest index (A11).
 
 Named options for the documented ambiguities: ``threshold`` (``theory`` = eq. 4, default;
-``heuristic`` = the public draft code's threshold, digest §2.8 (iv)), ``bonus`` (``phase`` =
+``heuristic`` = the public draft code's threshold), ``bonus`` (``phase`` =
 eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for starvation A18),
 ``s`` (not stated in the paper, default 2), ``max_steps`` (data-independent cap: a run that
 reaches it halts without a decision and is reported as *capped*, never dropped).
@@ -32,8 +34,8 @@ sub-optimal arms (the paper's μ1), the run never stops: 14 % of runs at ε = 0.
 default.
 
 Mutants share the one kernel through theta flags: ``adap-tt-no-forgetting`` (FORGETTING = 0:
-phase means over all past samples, digest §6.4) and ``adap-tt-raw-leader`` (RAW_LEADER = 1: the
-UCB leader of eq. 22 reads the exact phase means, digest §6.1 (iii)).
+phase means over all past samples) and ``adap-tt-raw-leader`` (RAW_LEADER = 1: the
+UCB leader of eq. 22 reads the exact phase means).
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ EPS, RISK, BETA, S, THRESHOLD, BONUS, FORGETTING, MAX_STEPS, ZETA_S, RAW_LEADER,
 THRESHOLDS = ("theory", "heuristic")
 BONUSES = ("phase", "log")
 
-MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # seed 004 Section 5 instance μ1 (K = 6)
+MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # Azize et al. (2023) Section 5 instance μ1 (K = 6)
 
 
 @nb.njit(cache=True)
@@ -112,7 +114,7 @@ def _glr_stop(mu, ntil, kph, theta, aux):
 @nb.njit(cache=True)
 def _tc_challenger(mu, N, B):
     """Transportation-cost challenger argmin_{a≠B} (μ_B − μ_a)/sqrt(1/N_B + 1/N_a) with global
-    counts ``N`` (seed 004 eq. 23 for AdaP-TT with μ̃; TTUCB with μ̂). Ties: lowest index."""
+    counts ``N`` (Azize et al. (2023) eq. 23 for AdaP-TT with μ̃; TTUCB with μ̂). Ties: lowest index."""
     C, best = -1, np.inf
     inv_b = 1.0 / N[B]
     for a in range(mu.shape[0]):
@@ -137,7 +139,7 @@ def _leader(mu, ntil, kph, eps, log_bonus, n):
 
 @nb.njit(cache=True)
 def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of AdaP-TT (seed 004 Algorithm 2). Kernel contract: dpaudit.simulation.simulate.
+    """One run of AdaP-TT (Azize et al. (2023) Algorithm 2). Kernel contract: dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s),
     raw_leader 0/1); ``aux`` = C_G table indexed by k1·k2 (eq. 14 at δ/2). Returns
@@ -305,7 +307,7 @@ def _prepare(forgetting: bool, raw_leader: bool = False):
 
 
 def _structure(p: dict) -> list[tuple[int, str]]:
-    """Rows whose change reaches an early release (digest §6.1–6.2)."""
+    """Rows whose change reaches an early release."""
     K = len(p["means"])
     return [(0, "initial pull of arm 0 (its phase-1 release, Ñ = 1)"),
             (K - 1, f"initial pull of arm {K - 1}"),
@@ -313,7 +315,7 @@ def _structure(p: dict) -> list[tuple[int, str]]:
             (K + 1, "second post-initialisation sample")]
 
 
-PAPER = "seed 004 (Azize et al., NeurIPS 2023)"
+PAPER = "Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202)"
 HORIZON = 32
 
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
@@ -330,7 +332,7 @@ SPECS.append(AlgorithmSpec(
     prepare=_prepare(False), structure=_structure, audit_horizon=lambda p: p["horizon"],
     mutant_of="adap-tt", theorem=CLAIM,
     description="phase means over all past samples with the same noise scale 1/(ε·Ñ): a row "
-                "re-enters every later release of its arm (digest §6.4, first row)"))
+                "re-enters every later release of its arm (first row)"))
 
 SPECS.append(AlgorithmSpec(
     name="adap-tt-raw-leader", title="AdaP-TT mutant: leader on raw means", paper=PAPER,
@@ -338,5 +340,5 @@ SPECS.append(AlgorithmSpec(
     prepare=_prepare(True, raw_leader=True), structure=_structure,
     audit_horizon=lambda p: p["horizon"], mutant_of="adap-tt", theorem=CLAIM,
     description="UCB leader (eq. 22) computed from the exact phase means μ̂ instead of μ̃: a "
-                "decision reads raw rewards without noise (digest §6.1 checklist (iii): leader "
+                "decision reads raw rewards without noise: leader "
                 "and challenger must use μ̃)"))

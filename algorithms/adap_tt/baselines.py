@@ -1,11 +1,12 @@
-"""Baselines of seed 004 (Azize et al., NeurIPS 2023, Section 5): TTUCB and DP-SE.
+"""Baselines of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202, Section 5):
+TTUCB and DP-SE.
 
 Both are fixed-confidence best-arm identification algorithms in the ``user`` table model (row t
 of the table is user t's potential rewards, read at round t for the pulled arm only), compiled
 to the kernel contract of :mod:`dpaudit.simulation.simulate`. Source: Azize, Al Marjani,
 Jourdan and Basu 2023 (arXiv:2309.02202), Section 4.
 
-``ttucb`` — non-private TTUCB of [JD22] as described in the paper's Section 4 (digest §2.6):
+``ttucb`` — non-private TTUCB of [JD22] as described in the paper's Section 4:
 
 * initialisation pulls arms 0..K-1 once (rows 0..K-1);
 * cumulative empirical means μ̂ and counts N over the whole history;
@@ -13,19 +14,19 @@ Jourdan and Basu 2023 (arXiv:2309.02202), Section 4.
   pulled (before choosing the next arm): stop iff for every b ≠ â
   (μ̂_â − μ̂_b)²/(1/N_â + 1/N_b) ≥ 2·c with
   c = 2·C_G(½·ln((K−1)/δ)) + 2·ln(4 + ln N_â) + 2·ln(4 + ln N_b).
-  **The paper does not restate TTUCB's threshold**: this is the digest's [X] threshold
+  **The paper does not restate TTUCB's threshold**: this is our threshold, from outside the paper
   (Lemma 5 = [KK21] Thm 9 with |S| = 2, union bound over the K − 1 pairs (a, a*)); C_G is
   computed exactly by :func:`dpaudit.algorithms.adap_tt.glr.C_G` (eq. 15);
 * UCB leader B = argmax μ̂_a + sqrt(6·ln(n)/N_a), n = samples taken + 1 (Section 4, display
   after "TTUCB belongs to the family ...");
 * TC challenger C = argmin_{a≠B} (μ̂_B − μ̂_a)/sqrt(1/N_B + 1/N_a) (same display);
-* tracking I = B if M[B] ≤ β·(L[B] + 1) else C (Section 4; digest A10);
-* ties towards the lowest index (digest A11). τ = samples taken (A5).
+* tracking I = B if M[B] ≤ β·(L[B] + 1) else C (Section 4);
+* ties towards the lowest index. τ = samples taken (A5).
 It makes no noisy release (n_rel = 0) and is deterministic given the table: it is the audit's
 positive control (``private=False``).
 
-``dp-se`` — DP-SE of [SS19] converted to FC-BAI (Section 4 "Comparison to DP-SE"; digest §2.7).
-The paper gives no constants; those of the digest ([X], from the co-authors' draft code citing
+``dp-se`` — DP-SE of [SS19] converted to FC-BAI (Section 4 "Comparison to DP-SE").
+The paper gives no constants; ours (from outside the paper: the co-authors' draft code citing
 SS19 Algorithm 3) are used, with Δ_e = 2^−e and |S| the active set at the start of epoch e:
 
 * R_e = floor(max(32·ln(8|S|e²/δ)/Δ_e², 8·ln(4|S|e²/δ)/(ε·Δ_e)) + 1);
@@ -37,7 +38,7 @@ SS19 Algorithm 3) are used, with Δ_e = 2^−e and |S| the active set at the sta
 * stop when one arm remains and recommend it; τ = Σ_e |S_e|·R_e.
   (The release is drawn right after the arm's block; it is used only at the epoch's end.)
 
-Ambiguity option ``epoch_mean``: ``epoch`` (default, the digest's reading: m_a = this epoch's
+Ambiguity option ``epoch_mean``: ``epoch`` (default, our reading: m_a = this epoch's
 reward sum / R_e) or ``cumulative-count`` (the draft code's quirk: this epoch's sum divided by
 the arm's cumulative count Σ_{j≤e} R_j; the noise scale stays 1/(ε·R_e)).
 
@@ -73,7 +74,7 @@ EPOCH_MEANS = ("epoch", "cumulative-count")
 
 @nb.njit(cache=True)
 def _ttucb_stop(mu, N, glog, cg):
-    """Non-private GLR stopping rule of TTUCB (digest §2.6): â if it fires, else -1.
+    """Non-private GLR stopping rule of TTUCB: â if it fires, else -1.
 
     ``mu``, ``N``, ``glog``: shape (K,) cumulative means, counts and 2·ln(4 + ln N_a);
     ``cg`` = C_G(½·ln((K−1)/δ)). Fires iff for every b ≠ â = argmax μ̂:
@@ -94,8 +95,8 @@ def _ttucb_next(mu, N, L, M, beta, n):
     """Arm to pull at time index ``n`` (= samples taken + 1) and the leader B: (I, B).
 
     UCB leader argmax μ̂_a + sqrt(6·ln(n)/N_a), TC challenger argmin_{a≠B}
-    (μ̂_B − μ̂_a)/sqrt(1/N_B + 1/N_a), tracking I = B iff M[B] ≤ β·(L[B] + 1) (paper Section 4;
-    digest §2.6). Ties towards the lowest index.
+    (μ̂_B − μ̂_a)/sqrt(1/N_B + 1/N_a), tracking I = B iff M[B] ≤ β·(L[B] + 1) (paper Section 4).
+    Ties towards the lowest index.
     """
     K = mu.shape[0]
     ln_n6 = 6.0 * math.log(n)
@@ -201,8 +202,8 @@ def epoch_length(n_active, e, eps, risk):
 
     ``n_active`` = |S| at the start of epoch ``e`` (≥ 1), ``eps`` = ε > 0 (math.inf gives the
     ε-free lower bound), ``risk`` = δ ∈ (0, 1). Δ_e = 2^−e. Returns samples per active arm
-    (int64, clamped to 2^62 so that it fits). Raises nothing. Source: digest §2.7 [X]
-    constants (the paper gives none).
+    (int64, clamped to 2^62 so that it fits). Raises nothing. Source: the
+    constants of the co-authors' draft code (the paper gives none).
     """
     d = 2.0 ** (-e)
     r1 = 32.0 * math.log(8.0 * n_active * e * e / risk) / (d * d)
@@ -288,7 +289,7 @@ BATCH_LOOPS = {ttucb_kernel: ttucb_batch, dpse_kernel: dpse_batch}
 
 
 def _dpse_prepare(eps: float, p: dict) -> Prepared:
-    """theta (4,) and empty aux for :func:`dpse_kernel` (digest §2.7).
+    """theta (4,) and empty aux for :func:`dpse_kernel`.
 
     Raises ValueError if ``eps`` is not a finite ε > 0.
     """
@@ -374,11 +375,11 @@ SPECS.append(AlgorithmSpec(
                 "stopping on raw means (positive control: must be flagged as a violation)"))
 
 SPECS.append(AlgorithmSpec(
-    name="dp-se", title="DP-SE converted to FC-BAI ([SS19], digest §2.7)", paper=PAPER,
+    name="dp-se", title="DP-SE converted to FC-BAI ([SS19])", paper=PAPER,
     model=PrivacyModel.USER, private=True, kernel=dpse_kernel,
     params=(_SHARED["means"], _SHARED["risk"],
             Param("epoch_mean", "epoch", "choice", "ambiguity option: epoch mean divided by R_e "
-                  "(digest) or by the arm's cumulative count (draft-code quirk)",
+                  "(our reading) or by the arm's cumulative count (draft-code quirk)",
                   choices=EPOCH_MEANS, claim=option("the epoch mean's divisor")),
             _SHARED["max_steps"],
             dataclasses.replace(_SHARED["horizon"], default=DPSE_HORIZON, claim=theorem(

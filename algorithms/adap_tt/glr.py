@@ -1,4 +1,5 @@
-"""GLR stopping thresholds of seed 004 (Azize et al., NeurIPS 2023), shared by AdaP-TT and TTUCB.
+"""GLR stopping thresholds of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202),
+shared by AdaP-TT and TTUCB.
 
 All logs are natural. Sources: eq. (15) (C_G, from Kaufmann & Koolen 2021), eq. (14)
 (non-private per-phase threshold c_k, Lemma 4), eq. (4) = eq. (17) (private threshold
@@ -23,7 +24,7 @@ def g_G(lam: float) -> float:
 
 @lru_cache(maxsize=None)
 def C_G(x: float) -> float:
-    """C_G(x) = min over λ ∈ (1/2, 1) of (g_G(λ) + x)/λ (seed 004 eq. 15), computed exactly.
+    """C_G(x) = min over λ ∈ (1/2, 1) of (g_G(λ) + x)/λ (Azize et al. (2023) eq. 15), computed exactly.
 
     Bounded 1-D minimisation with scipy (the minimiser is interior). Not the heuristic
     x + ln x, which is smaller than C_G for x < 6.099. Raises ValueError for x < 0 or non-finite.
@@ -42,7 +43,7 @@ def _cg_arg(k: int, risk: float, K: int, s: float) -> float:
 
 
 def c_k(k: int, n: float, m: float, risk: float, K: int, s: float = 2.0) -> float:
-    """Non-private per-phase threshold c_k(n, m, δ) of seed 004 eq. (14) (Lemma 4).
+    """Non-private per-phase threshold c_k(n, m, δ) of Azize et al. (2023) eq. (14) (Lemma 4).
 
     ``k``: the product k1·k2 of the two arms' phase indices; ``n``, ``m``: the two local counts;
     ``risk``: δ; ``s`` > 1. Uses ζ(s)² (appendix eq. 14; the main-text ζ(s) is a typo, A6).
@@ -52,7 +53,7 @@ def c_k(k: int, n: float, m: float, risk: float, K: int, s: float = 2.0) -> floa
 
 def c_eps(k1: int, k2: int, n: float, m: float, risk: float, eps: float, K: int,
           s: float = 2.0) -> float:
-    """Private threshold c_{ε,k1,k2}(n, m, δ) of seed 004 eq. (4) = eq. (17) (Theorem 4).
+    """Private threshold c_{ε,k1,k2}(n, m, δ) of Azize et al. (2023) eq. (4) = eq. (17) (Theorem 4).
 
     2·c_{k1·k2}(n, m, δ/2) + [ln(2K·k1^s·ζ(s)/δ)]²/(n·ε²) + [ln(2K·k2^s·ζ(s)/δ)]²/(m·ε²).
     Stopping compares the GLR statistic Z with 2·c_ε.
@@ -64,7 +65,7 @@ def c_eps(k1: int, k2: int, n: float, m: float, risk: float, eps: float, K: int,
 
 
 def c_heuristic(n: float, m: float, risk: float, eps: float) -> float:
-    """Threshold of the co-authors' public draft code (digest §2.8 (iv)); no guarantee.
+    """Threshold of the co-authors' public draft code; no guarantee.
 
     ln(1/δ) + ln(1 + ln n) + ln(1 + ln m) + (1/n + 1/m)·ln(1/δ)²/ε²; stop when Z ≥ 2·c.
     """

@@ -27,7 +27,7 @@ from . import glr
 REPORT_PARAMS = ("instance", "means", "eps", "risk", "beta", "s", "K", "phases")
 FAMILIES = ("bernoulli", "gaussian")
 
-# digest 004 §3.7 instances (Section 5 and Appendix F; A13: μ1 with 6 and with 5 arms)
+# instances (Section 5 and Appendix F; A13: μ1 with 6 and with 5 arms)
 INSTANCES_004 = {
     "mu1": (0.95, 0.9, 0.9, 0.9, 0.9, 0.5),
     "mu1_k5": (0.95, 0.9, 0.9, 0.9, 0.5),
@@ -37,8 +37,8 @@ INSTANCES_004 = {
     "mu5": (0.75, 0.53125, 0.375, 0.28125, 0.25),
     "mu6": (0.75, 0.71875, 0.625, 0.46875, 0.25),
 }
-PHASES_004 = (2, 4, 8, 12, 16, 20, 24)   # digest §3.8 rows
-CG_POINTS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0)  # digest §2.1 C_G table
+PHASES_004 = (2, 4, 8, 12, 16, 20, 24)   # rows
+CG_POINTS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0)  # C_G table
 
 
 def _instance(means, family: str = "bernoulli") -> np.ndarray:
@@ -106,7 +106,7 @@ def _mix(p1, p2, w1, w2):
 
 
 def tv_of_gap(gap, family: str = "bernoulli", sigma2: float = 1.0):
-    """f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0 (digest §3.4):
+    """f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0:
     Bernoulli f(Δ) = Δ; Gaussian N(·, σ²) f(Δ) = 2Φ(Δ/(2σ)) − 1. Vectorised."""
     g = np.asarray(gap, dtype=np.float64)
     if family == "bernoulli":
@@ -133,7 +133,7 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
     """T*_KL(ν) of Corollary 1 (non-private characteristic time [GK16]) and its allocation ω*_KL.
 
     T*_KL(ν)^{-1} = sup_{ω∈Σ_K} inf_{λ∈Alt(ν)} Σ_a ω_a KL(ν_a, λ_a), computed by the standard
-    Garivier–Kaufmann procedure (digest §3.2): for a ≠ a*, g_a(x) = kl(μ*, m_a(x)) +
+    Garivier–Kaufmann procedure: for a ≠ a*, g_a(x) = kl(μ*, m_a(x)) +
     x·kl(μ_a, m_a(x)) with m_a(x) = (μ* + xμ_a)/(1 + x); x_a(y) = g_a^{-1}(y) (brentq);
     y* ∈ (0, min_a kl(μ*, μ_a)) solves Σ_a kl(μ*, m_a)/kl(μ_a, m_a) = 1 (brentq); then
     ω*_{a*} = 1/(1 + Σ x_a), ω*_a = x_a·ω*_{a*}, T*_KL = 1/(ω*_{a*}·y*).
@@ -197,7 +197,7 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
 
 def kl_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -> float:
     """inf_{λ∈Alt} Σ_a ω_a KL(ν_a, λ_a) = min_{a≠a*} [ω_{a*} kl(μ*, m) + ω_a kl(μ_a, m)] at a
-    given allocation ω (Theorem 2's KL part; digest §3.5 KLpair). 1/T*_KL is its maximum."""
+    given allocation ω (Theorem 2's KL part; KLpair). 1/T*_KL is its maximum."""
     mu = _instance(means, family)
     kl = _kl3(family, sigma2)
     a, _, others = _gaps(mu)
@@ -208,7 +208,7 @@ def kl_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -
 # ----------------------------------------------------------------------------- Gaussian β-times
 
 def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
-    """T*_{KL,β}(μ) and ω*_{KL,β} for Gaussian arms (Theorem 5; eq. 25; digest §3.3).
+    """T*_{KL,β}(μ) and ω*_{KL,β} for Gaussian arms (Theorem 5; eq. 25).
 
     2·T*_{KL,β}(μ)^{-1} = max_{ω∈Σ_K, ω_{a*}=β} min_{a≠a*} Δ_a²/(1/β + 1/ω_a) (σ² = 1, the
     paper's 1-sub-Gaussian convention; variance σ² multiplies T by σ²). At the optimum the
@@ -233,7 +233,7 @@ def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
 
 
 def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
-    """Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β} (digest §3.3), by bounded 1-D minimisation over
+    """Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β}, by bounded 1-D minimisation over
     β (scipy ``minimize_scalar``). Returns (T, β*, ω). Numerical counterpart of
     ``t_kl(means, "gaussian")``."""
     mu = _instance(means, "gaussian")
@@ -248,7 +248,7 @@ def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
 def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
     """T*_TV by Proposition 1's closed form: T*_TV = 1/f(Δ_min) + Σ_{a≠a*} 1/f(Δ_a), optimal
     ω ∝ (1/f(Δ_min) at a*, 1/f(Δ_a) elsewhere), with f(Δ) = TV of a mean shift Δ
-    (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is digest §3.4
+    (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is 
     [X]). Returns (T, ω)."""
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
@@ -262,7 +262,7 @@ def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
 
 
 def t_tv_lp(means, family: str = "bernoulli", sigma2: float = 1.0):
-    """T*_TV as a general linear program (scipy ``linprog``, HiGHS; digest §3.4).
+    """T*_TV as a general linear program (scipy ``linprog``, HiGHS).
 
     Corollary 1: T*_TV^{-1} = sup_ω inf_{λ∈Alt} Σ_a ω_a TV(ν_a, λ_a). For a pair (a*, a) the
     inner infimum moves both means to a common point; TV is a concave increasing f of the mean
@@ -370,7 +370,7 @@ def t_kl_epigraph(means, family: str = "bernoulli", sigma2: float = 1.0):
 
 
 def t_star_eps(means, eps: float):
-    """T*(ν; ε) of Theorem 2 for Bernoulli arms, numerically (digest §3.5).
+    """T*(ν; ε) of Theorem 2 for Bernoulli arms, numerically.
 
     T*(ν;ε)^{-1} = sup_ω inf_λ min(Σ ω_a KL(ν_a, λ_a), 6ε Σ ω_a TV(ν_a, λ_a))
                  = max_ω min{ min_{a≠a*} KLpair_a(ω), 6ε·min_{a≠a*} min(ω_{a*}, ω_a)Δ_a }
@@ -408,7 +408,7 @@ def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
 # ----------------------------------------------------------------------------- thresholds (§3.8)
 
 def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2.0) -> dict:
-    """One row of digest 004 §3.8: both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
+    """One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
     (Lemma 3): c_{k·k}(Ñ, Ñ, δ/2) (eq. 14), 2·c_{ε,k,k}(Ñ, Ñ, δ) (eq. 4) for each ε, and the
     smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε)."""
     if not (isinstance(k, (int, np.integer)) and k >= 2):
@@ -460,7 +460,7 @@ def report(p: dict) -> dict:
     dmin, dmax = float(gaps[others].min()), float(gaps[others].max())
     H = 2.0 * float(np.sum(1 / gaps[others] ** 2) + 1 / dmin ** 2)
     out = {
-        "paper": "004", "instance": name, "means": mu.tolist(), "K": int(mu.size),
+        "paper": "azize2023", "instance": name, "means": mu.tolist(), "K": int(mu.size),
         "a_star": int(a), "delta_min": dmin, "delta_max": dmax, "risk": risk, "beta": beta,
         "ln_1_over_3risk": log3,
         "T_TV": T_tv, "T_TV_lp": T_tv_lp, "omega_TV": w_tv.tolist(),
@@ -526,7 +526,7 @@ def thm2_lower_bound(private: bool, means, eps: float, risk: float,
         ``{"name", "applicable", "T_star", "value"}``, or ``{"name", "applicable": False,
         "reason"}``.
     """
-    name = ("seed 004 Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
+    name = ("Azize et al. (2023) Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
             "(Bernoulli, delta-correct eps-DP BAI)")
     if not best_arm:
         return {"name": name, "applicable": False,
@@ -537,7 +537,7 @@ def thm2_lower_bound(private: bool, means, eps: float, risk: float,
         if private:
             T, _ = t_star_eps(means, eps)
         else:
-            name = ("seed 004 Thm 2 at eps = inf (non-private algorithm): T*_KL(nu)*ln(1/(3 "
+            name = ("Azize et al. (2023) Thm 2 at eps = inf (non-private algorithm): T*_KL(nu)*ln(1/(3 "
                     "delta)) on E[tau] (Bernoulli, delta-correct BAI)")
             T, _ = t_kl(means)
     except (InputError, ValueError, ZeroDivisionError, FloatingPointError) as e:
@@ -553,7 +553,7 @@ def thm2_lower_bound(private: bool, means, eps: float, risk: float,
 def thm5_upper_bound(p: dict, means, eps: float, risk: float) -> list[dict]:
     """Theorem 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 +
     sqrt(1 + Δ_max²/(2ε²))), shown at δ = ``risk``), with AdaP-TT's ``beta`` from ``p``."""
-    name = ("seed 004 Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
+    name = ("Azize et al. (2023) Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
             "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")
     try:
         slope = thm5_slope(means, eps, p["beta"])

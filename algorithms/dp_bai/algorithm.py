@@ -1,4 +1,4 @@
-"""DP-BAI and its comparators (seed 000: Chen, Karthik, Chee, Tan, "Fixed-Budget Differentially
+"""DP-BAI and its comparators (Chen, Karthik, Chee, Tan, "Fixed-Budget Differentially
 Private Best Arm Identification", ICLR 2024, arXiv 2401.09073). Privacy model ``stream``: the
 table is (K, T) and the n-th pull of arm a reads ``d[a, n]`` (Sec. 2); neighbours differ in one
 entry.
@@ -16,14 +16,14 @@ Registered algorithms (two compiled kernels, the differences are ``theta`` flags
   uniform branch), same schedule with the true d (A17). Claim: ε-DP (stated in Sec. 5).
 * ``dp-od`` — DP-OD (App. E.1): OD-LinBAI with Laplace(L/ε) noise on every coordinate of the
   OLS moment vector U, L = max_i ‖a_i‖ (ℓ2, A18; option ``norm = l1``). Claim: ε-DP.
-* ``od-linbai`` — OD-LinBAI (Yang & Tan 2022; the digest's §2.6 external reading): the same
+* ``od-linbai`` — OD-LinBAI (Yang & Tan 2022; our external reading): the same
   kernel without noise. Not private: a positive control that must audit as a violation.
-* ``dp-bai-reuse`` — **mutant** of ``dp-bai`` (digest §5.2 F2): each phase mean is taken over
+* ``dp-bai-reuse`` — **mutant** of ``dp-bai`` (F2): each phase mean is taken over
   all the arm's samples so far instead of this phase's, with the same noise scale. An early
   entry enters every later release of its arm: not ε-DP. Default instance ``identity``
   K = d = 5 (three phases; the Sec. 5 instance has one phase, where reuse changes nothing).
 
-Readings of the ambiguities (digest §2.9), as named parameters with the digest's faithful
+Readings of the ambiguities, as named parameters with the faithful
 reading as default:
 
 * ``reading`` A | B (A3): the stage-1/stage-2 transition of (7)–(8). Reading A (literal,
@@ -45,14 +45,14 @@ reading as default:
 * Pull order (A10): increasing arm index, each arm's n_p pulls in a row. Elimination ties
   (A11): lowest index first. d = 1 (A5): h_1 read as 0.
 * log = natural log (A1); DET uses Gram volumes in the original coordinates (invariant under
-  the orthonormal change of basis of (9), digest §2.2).
+  the orthonormal change of basis of (9)).
 
-Paper vs digest: the paper is authoritative. Checked against the paper's text: eqs. (4)–(12),
-Algorithms 1–2 and App. E.1 agree with the digest's transcription; where the paper is
-inconsistent with itself the digest's named reading is used and the paper's statement is
+Paper vs our reading: the paper is authoritative. Checked against the paper's text: eqs. (4)–(12),
+Algorithms 1–2 and App. E.1 agree with our transcription; where the paper is
+inconsistent with itself our named reading is used and the paper's statement is
 recorded (App. B's M = 10 matches no reading; lines 10/16 use the nominal ⌈·⌉ count while eq.
 (11) uses the actual one: eq. (11) is followed, they agree unless truncated). OD-LinBAI's own
-steps (R, m, ⌈d/2^r⌉ survivors) are not in this paper: the digest's §2.6 reading of Yang & Tan
+steps (R, m, ⌈d/2^r⌉ survivors) are not in this paper: our reading of Yang & Tan
 (2022) is used. Finding (A18): DP-OD's L = max ‖a_i‖₂ bounds the ℓ2 but not the ℓ1 change of U,
 so per-coordinate Laplace(L/ε) is not ε-DP when a pulled arm is not axis-aligned (the Sec. 5
 design pulls a_1 = [0, 1] and a_3 = [10, 0], where ℓ1 = ℓ2, so the paper's experiment is
@@ -283,7 +283,7 @@ def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 @nb.njit(cache=True)
 def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of OD-LinBAI (digest §2.6) or DP-OD (App. E.1). Kernel contract:
+    """One run of OD-LinBAI or DP-OD (App. E.1). Kernel contract:
     :mod:`dpaudit.simulation.simulate` (stream table (K, T)).
 
     Phases r = 1..R: reduce the active vectors to their span (orthonormal coordinates when the
@@ -538,7 +538,7 @@ def _od_prepare(private: bool):
 
 
 def _bai_structure(maxdet_on: bool):
-    """Phase-1 entries read with certainty (digest §5.2): the first pull of every arm of B_1
+    """Phase-1 entries read with certainty: the first pull of every arm of B_1
     (MAX-DET branch) or of every arm (uniform branch)."""
     def structure(p: dict) -> list:
         ph = _bai_setup(p, maxdet_on).phase1
@@ -573,10 +573,10 @@ def _info(kind: str, maxdet_on: bool = True):
 
 # ------------------------------------------------------------------------------ registry
 
-PAPER = "seed 000 (Chen et al., ICLR 2024)"
+PAPER = "Chen, Karthik, Chee, Tan (ICLR 2024, arXiv:2401.09073)"
 HORIZON = 32          # audit default budget T: small tables, every phase-1 entry in view
 REUSE_HORIZON = 60    # the mutant's K = d = 5 instance: T' = 41, n_p = 3 / 5 / 7
-REUSE_MEANS = (0.5, 0.45, 0.4, 0.35, 0.3)   # digest §3.6 (b)
+REUSE_MEANS = (0.5, 0.45, 0.4, 0.35, 0.3)   # 
 
 PROP41 = "Prop. 4.1"
 CLAIMS = {"bai": "ε-DP: Chen, Karthik, Chee, Tan 2024, Prop. 4.1",
@@ -659,7 +659,7 @@ SPECS.append(AlgorithmSpec(
     extra={"info": _info("od")}))
 
 SPECS.append(AlgorithmSpec(
-    name="od-linbai", title="OD-LinBAI (Yang & Tan 2022; digest §2.6)", paper=PAPER,
+    name="od-linbai", title="OD-LinBAI (Yang & Tan 2022)", paper=PAPER,
     model=PrivacyModel.STREAM, private=False, kernel=od_kernel, params=OD_PARAMS,
     prepare=_od_prepare(False), structure=_od_structure,
     audit_horizon=lambda p: _od_setup(p).max_pulls,
@@ -676,5 +676,5 @@ SPECS.append(AlgorithmSpec(
     prepare=_bai_prepare(NOISE_LAPLACE, True, reuse=True), structure=_bai_structure(True),
     audit_horizon=_bai_horizon(True), mutant_of="dp-bai", theorem=CLAIMS["bai"],
     description="phase mean over all the arm's samples so far with the same noise scale "
-                "1/(eps n_p): an entry re-enters every later release of its arm (digest §5.2 F2)",
+                "1/(eps n_p): an entry re-enters every later release of its arm (F2)",
     extra={"info": _info("bai")}))

@@ -1,27 +1,27 @@
-"""Linear-bandit building blocks of seed 000 (Chen, Karthik, Chee, Tan, "Fixed-Budget
+"""Linear-bandit building blocks of Chen, Karthik, Chee, Tan, "Fixed-Budget
 Differentially Private Best Arm Identification", ICLR 2024, arXiv 2401.09073).
 
 Public, data-independent pieces (pure Python/NumPy/SciPy):
 
 * :func:`schedule`: the phase schedule of eqs. (4)–(8): λ, g_i, h_i, s_p, M_1, M, T', in the
-  digest's two readings of the ambiguous stage transition (A3): ``"A"`` (literal (7)–(8) with
+  two readings of the ambiguous stage transition: ``"A"`` (literal (7)–(8) with
   ℕ = {1, 2, ...}, the default) and ``"B"`` (Appendix-B compatible: one more stage-1 phase).
 * :func:`hardness` (and :func:`h_bai`, :func:`h_pri`, :func:`h_total`): H_BAI, H_pri and H
   of eqs. (14)–(15).
 * :func:`load_features`: the ``features`` parameter: the presets ``sec5`` (the Section 5
-  instance), ``identity`` (K = d standard basis) and ``collinear`` (digest §5.2's tight
+  instance), ``identity`` (K = d standard basis) and ``collinear`` ('s tight
   construction), or a K × d ``.npy`` / ``.csv`` file.
 * :func:`max_det`: a MAX-DET collection (Def. 3.1) of a set of vectors and the coordinates
   α of eq. (12), exhaustively (itertools) or by 1-swap local search (A13).
 * :func:`g_optimal_design`: the G-optimal (= D-optimal, Kiefer–Wolfowitz) design used by
-  OD-LinBAI / DP-OD (digest §2.6), with SciPy (SLSQP for the design, a HiGHS LP for a
+  OD-LinBAI / DP-OD, with SciPy (SLSQP for the design, a HiGHS LP for a
   support of at most d(d+1)/2 + 1 points).
 
 Compiled counterparts (numba, used inside the kernels of :mod:`.dp_bai` for phases whose
 active set depends on released values): :func:`rank_basis`, :func:`maxdet_exhaustive`,
 :func:`maxdet_swap`, :func:`coefficients`, :func:`reduce_coords`, :func:`fw_design`.
 
-Conventions (digest §2.2, A11–A14). Every phase works in the *original* coordinates: the
+Conventions. Every phase works in the *original* coordinates: the
 reduction (9) is a change to orthonormal coordinates of the active span, which preserves
 inner products, so Gram determinants det(A_S A_Sᵀ) (= DET(S)² in reduced coordinates) and
 the coefficients α of (12) are the same in every orthonormal basis (and |det| only changes
@@ -143,8 +143,8 @@ def hardness(means, d: int, eps: float) -> dict:
 
 
 def thm42_bound(T_prime: int, M: int, H: float) -> float:
-    """Seed 000 Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
-    T" (digest §3.2; vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
+    """Chen et al. (2024) Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
+    T" (vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
     §3.6 (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
     (:func:`hardness`). Returns a probability in (0, 1]."""
     return math.exp(-T_prime / (65.0 * M * H))
@@ -172,7 +172,7 @@ SEC5_THETA = (0.045, 0.5)
 def sec5_features() -> tuple[np.ndarray, np.ndarray]:
     """The Section 5 instance: K = 30, d = 2, a_1 = [0, 1], a_2 = [0, 0.9], a_3 = [10, 0],
     a_i = [1, ω_i] (i = 4..30) with ω = ``default_rng(0).uniform(0, 0.8, size=27)``
-    (digest §3.6 (a); the paper gives no seed, A16), θ* = [0.045, 0.5]. Returns (A, θ*)."""
+    ((a); the paper gives no seed, A16), θ* = [0.045, 0.5]. Returns (A, θ*)."""
     omega = np.random.default_rng(0).uniform(0.0, 0.8, size=27)
     A = np.vstack([[0.0, 1.0], [0.0, 0.9], [10.0, 0.0], np.column_stack([np.ones(27), omega])])
     return A, np.asarray(SEC5_THETA)
@@ -586,7 +586,7 @@ def g_optimal_design(X) -> np.ndarray:
     SciPy: SLSQP maximises ln det V(π) on the simplex; a HiGHS LP then finds a basic
     (vertex) solution with the same V, i.e. a support of at most k(k+1)/2 + 1 points
     (approximate designs leave many tiny weights, each of which ⌈π·m⌉ would turn into a
-    pull: digest §2.6 note); weights below 1e-9 are dropped and the rest renormalised.
+    pull: note); weights below 1e-9 are dropped and the rest renormalised.
     n = k: the uniform design (exact). Raises ValueError if X has rank < k.
     """
     from scipy.optimize import linprog, minimize   # here: workers import the kernels only

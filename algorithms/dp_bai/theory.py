@@ -50,7 +50,7 @@ def report(p: dict) -> dict:
         if not (isinstance(v, (int, np.integer)) and v >= 1):
             raise InputError(f"{nm}={v!r} is out of range: expected an integer >= 1")
     sch = linear.schedule(int(K), int(d), int(T), reading)
-    out = {"paper": "000", "features": features, "K": int(K), "d": int(d), "T": int(T),
+    out = {"paper": "chen2024", "features": features, "K": int(K), "d": int(d), "T": int(T),
            "reading": reading, "c": sch.c, "lambda": sch.lam, "g": list(sch.g),
            "h": list(sch.h), "s": list(sch.s), "M1": sch.M1, "M": sch.M,
            "T_prime": sch.T_prime, "means": None if means is None else means.tolist(),
@@ -84,7 +84,7 @@ def report(p: dict) -> dict:
 def thm42_error_bound(p: dict, prep, eps: float) -> dict:
     """Theorem 4.2, eq. (16): P[error] ≤ exp(−T'/(65 M H)) for DP-BAI, for sufficiently large
     T and d > 2."""
-    name = "seed 000 Thm 4.2 eq. (16): exp(-T'/(65 M H))"
+    name = "Chen et al. (2024) Thm 4.2 eq. (16): exp(-T'/(65 M H))"
     st = dp_bai._bai_setup(p, True)
     d = st.features.shape[1]
     if d <= 2:

@@ -1,4 +1,5 @@
-"""DP-NCB: privacy-preserving fair bandits (seed 002: Sarkar, Pandey, Ray Chowdhury).
+"""DP-NCB: privacy-preserving fair bandits (Sarkar, Pandey, Ray Chowdhury,
+"DP-NCB: Privacy Preserving Fair Bandits", 2025).
 
 Source: Sarkar, Pandey, Ray Chowdhury, "DP-NCB: Privacy Preserving Fair Bandits" (the
 algorithm numbers below are the paper's). Registered names:
@@ -7,7 +8,7 @@ algorithm numbers below are the paper's). Registered names:
     Phase I: uniform arms; after each pull the pulled arm's Phase-I mean is re-noised with a
     fresh Lap(ln T/(ε·N1)) (one release per round) and Phase I ends after the first round whose
     noisy product N1·μ̃ exceeds θ_G = C_I·(c² ln T + (ln T)²/ε). Phase II: the full NCB_GDP
-    index (digest §2.1 line 19, recovered from App. D.2)
+    index (line 19, recovered from App. D.2)
     m + 2c·sqrt(2m ln T/n) + α(ln T)²/(ε n) + 4·sqrt(2α/ε)(ln T)^{3/2}/n, m = clip(μ̃), n = N1 + N2;
     the argmax arm A plays an episode of 2·N2[A] pulls (N2 starts at 1: episodes 2, 4, 8, ...),
     whose mean over the Phase-I samples of A plus *this episode's* samples is released once
@@ -15,7 +16,7 @@ algorithm numbers below are the paper's). Registered names:
 ``ldp-ncb`` (Algorithm 5, model ``user``)
     Every reward is privatised by its user, Y = x + Lap(1/ε) (the paper's local randomiser,
     Sec. 5), and the algorithm reads the Y's only: Phase I uniform until some arm meets the
-    STOP test of digest §2.2 (both strict inequalities of Alg. 5 line 2), then argmax of the
+    STOP test of (both strict inequalities of Alg. 5 line 2), then argmax of the
     NCB_LDP index (paper eq. in Sec. 5, line 114 of the text), arms with N = 0 first.
 ``ldp-ncb-randomiser`` (model ``local``)
     That randomiser alone on a stream of users (as ``privbern``): one reward r ∈ [0, 1] out
@@ -23,22 +24,22 @@ algorithm numbers below are the paper's). Registered names:
     (``actions[u] = floor(4·Y)``, clipped to ±2^14) so that {Y ≥ 1} (loss exactly ε) is an
     event on it. Tight: ε_lb → ε.
 ``ncb`` (Barman et al. 2023; non-private positive control, model ``user``)
-    Phase I uniform until max_i n_i μ̂_i > C_I·c² ln T (digest §2.4 [CODE] rule, where C_I = 1:
+    Phase I uniform until max_i n_i μ̂_i > C_I·c² ln T ([CODE] rule, where C_I = 1:
     no 1600), then argmax of eq. (3) μ̂ + 4·sqrt(μ̂ ln T/n) on raw means every round
     (``ncb_index=eq3``, the paper's; ``code`` = μ̂ + 2c·sqrt(2μ̂ ln T/n)). Audit defaults
     C_I = 0.1, T = 32 (see Defaults).
-``ldp-ucb`` (Ren et al. 2020 as run by the authors, digest §2.4 [CODE]; model ``user``)
+``ldp-ucb`` (Ren et al. 2020 as run by the authors, [CODE]; model ``user``)
     Y = clip(x + Lap(1/ε)); each arm once; force-pull the lowest arm with n ≤ 4 ln t; else
     argmax μ̃ + sqrt(2 ln t/n) + sqrt(32 ln t)/(ε sqrt(n)) (t = 1-based round).
 ``gdp-ncb-anytime``, ``ldp-ncb-anytime`` (Algorithm 7)
     Windows W = 1, 2, 4, ... of the rounds (window h covers rounds W..2W−1, 1-based); each
     window is Uniform with probability 1/W² and otherwise a fresh instance of the base
     algorithm with horizon W (ln W in every constant); the last window is truncated at the
-    process horizon. Windows with W ≤ 2 are forced Uniform (digest A13: ln 1 = 0, ln 2 < 1).
+    process horizon. Windows with W ≤ 2 are forced Uniform (ln 1 = 0, ln 2 < 1).
 ``ldp-ncb-randomiser-half-scale`` (mutant of ``ldp-ncb-randomiser``)
     Lap(1/(2ε)) in place of Lap(1/ε) (noise of the wrong scale): 2ε-LDP, not ε-LDP.
 
-Readings (digest §2.5; paper wins where they differ):
+Readings (paper wins where they differ):
 
 * log = natural log (A12); ties: lowest index (A6); Phase-I noise is fresh every round and
   only the pulled arm is re-noised (A2); Phase-I means are not clipped, the index clips (A4);
@@ -49,16 +50,16 @@ Readings (digest §2.5; paper wins where they differ):
   mean is clipped after every Phase-II update and the next running-mean update starts from
   it) or ``sum`` (unclipped running mean, clipped only in the index, the authors' code).
 * ``phase1_constant`` = C_I (default 1600, the paper's). With it Phase I never ends for
-  T ≤ 10⁶ (digest §3.1), so the private algorithms at audit horizons play uniformly: the
+  T ≤ 10⁶, so the private algorithms at audit horizons play uniformly: the
   audit of the faithful algorithm passes trivially. Audits of Phase II need a small C_I,
-  e.g. ``--param phase1_constant=0.01`` (digest §5.5 ``scaled`` mode).
-* Paper vs digest: the digest's readings are used; one departure in the digest was checked
+  e.g. ``--param phase1_constant=0.01`` (``scaled`` mode).
+* Paper vs our reading: our readings are used; one of them was checked
   against the paper: the non-private NCB index is eq. (3) of the paper (4·sqrt(μ̂ ln T/n)),
-  the default here, while the authors' code (which the digest reports) uses 2c·sqrt(2μ̂ ln T/n)
+  the default here, while the authors' code uses 2c·sqrt(2μ̂ ln T/n)
   (option ``ncb_index=code``).
-* AdaP-UCB (Azize & Basu 2022), the paper's comparator, is in :mod:`adap_ucb`: the digest
-  says to implement it from that paper, which is not among the sources, so it is assembled
-  from what seeds 002 and 003 say of it (module doc there).
+* AdaP-UCB (Azize & Basu 2022), the paper's comparator, is in :mod:`adap_ucb`: that paper
+  is not among our sources, so it is assembled
+  from what Sarkar et al. (2025) and Hu et al. (2021) say of it (module doc there).
 
 Transcript: ``actions`` = arms (for the randomiser: binned outputs), τ = rounds played (T),
 ``rec`` = -1 (no recommendation; randomiser: bin of user 0), status STOPPED at T, TRUNCATED at
@@ -106,7 +107,7 @@ from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch
 
 from ..kernels import log_release, reward, uniform_index, user_reward, user_stream_end
 
-PAPER = "seed 002 (Sarkar, Pandey, Ray Chowdhury: DP-NCB)"
+PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
 
 # theta layout of ncb_kernel
 (MODE, EPS, C, ALPHA, C_I, HORIZON, ANYTIME, NOISE_MULT, REUSE, LDP_CLIP_SUM, NCB_CODE,
@@ -333,7 +334,7 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
         while n < T and n < limit:
             Wh = min(W, T - n)                   # the last window is truncated
             coin = rng.random()
-            if W <= 2:                           # guard of digest A13
+            if W <= 2:                           # guard of 
                 uniform = True
             elif h < aux.shape[0]:
                 uniform = aux[h] == 1.0          # scripted flag (tests)
@@ -412,17 +413,17 @@ def laplace_randomiser_batch(rng, table, means, theta, aux, limit, n_runs, views
 BATCH_LOOPS = {ncb_kernel: ncb_batch, laplace_randomiser_kernel: laplace_randomiser_batch}
 
 
-# ------------------------------------------------------------------- constants (digest §3)
+# ------------------------------------------------------------------- constants
 
 def gdp_threshold(T, eps, c=3.0, phase1_constant=1600.0):
-    """θ_G = C_I·(c² ln T + (ln T)²/ε) (Alg. 4 line 2; digest §3.1)."""
+    """θ_G = C_I·(c² ln T + (ln T)²/ε) (Alg. 4 line 2)."""
     L = np.log(np.asarray(T, dtype=np.float64))
     return phase1_constant * (c * c * L + L * L / eps)
 
 
 def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
     """NCB_GDP(i) = m + 2c sqrt(2 m ln T/n) + α(ln T)²/(ε n) + 4 sqrt(2α/ε)(ln T)^{3/2}/n with
-    m = clip(μ̃) (digest §2.1 line 19). Vectorised."""
+    m = clip(μ̃). Vectorised."""
     m = np.clip(np.asarray(m, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(n, dtype=np.float64)
     L = math.log(T)
@@ -431,7 +432,7 @@ def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
 
 
 def nash_regret(mu_bar, mu_star):
-    """Empirical Nash regret μ* − exp(mean_t ln μ̄_t) (digest §3.3), computed in log space;
+    """Empirical Nash regret μ* − exp(mean_t ln μ̄_t), computed in log space;
     μ* if some μ̄_t = 0."""
     mu_bar = np.asarray(mu_bar, dtype=np.float64)
     if np.any(mu_bar <= 0):

@@ -1,6 +1,6 @@
 """AdaP-UCB and AdaP-KLUCB (Azize & Basu 2022, "When privacy meets partial information: a
-refined analysis of differentially private bandits", NeurIPS 2022): the baselines of seed 002
-(AdaP-UCB) and seed 003 (AdaP-KLUCB).
+refined analysis of differentially private bandits", NeurIPS 2022): the baseline
+AdaP-UCB of Sarkar et al. (2025) and AdaP-KLUCB of Hu et al. (2021).
 
 **The source paper was not at hand** when this was written. This module is assembled from
 what the DP-NCB and lazy-DP papers say about it; every piece below names its source.
@@ -9,15 +9,15 @@ against Azize & Basu 2022).
 
 Sources
 
-* [S002-text] the DP-NCB paper (Sarkar, Pandey, Ray Chowdhury), Section 5: "we
+* [NCB-text] the DP-NCB paper (Sarkar, Pandey, Ray Chowdhury), Section 5: "we
   follow the batch arm selection idea of azize2022privacy, where a single arm is selected for a
   fixed duration (episode)"; the index is computed at the beginning of each episode.
-* [S002-2.4] the DP-NCB paper's description of AdaP-UCB: per-arm doubling
+* [NCB-baseline] the DP-NCB paper's description of AdaP-UCB: per-arm doubling
   episodes; the private mean uses only the last episode ("forgetting") plus Laplace noise
   calibrated to 1/(ε·episode length); α > 3; and what the authors' code ([CODE]) does: the raw
   first reward stored as μ̃ (no noise), the index μ̃ + √(α ln(t+1)/n) + 2α ln(t+1)/n (no 1/ε
   term). §4: α = 3.1 (and ε = 0.2, k = 50) in the experiments.
-* [S003-2.7] the lazy-DP paper (Hu, Huang, Mehta, Hegde, arXiv 2102.07929), its related-work
+* [LAZY-related] the lazy-DP paper (Hu, Huang, Mehta, Hegde, arXiv 2102.07929), its related-work
   paragraph: AdaP-UCB "is essentially
   equivalent" to Anytime-Lazy-UCB (:mod:`lazy_dp`) except (a) the private statistic is computed
   when the arm's *accumulated* number of observations reaches exactly 2^r (the logarithmic
@@ -30,32 +30,32 @@ Sources
 The algorithm (one kernel, :func:`adap_kernel`; ``user`` tables (T, K): round t reads
 ``d[t, a_t]`` only)
 
-1. Initialisation [S003-2.7, as Alg. 1 of seed 003; S002-2.4 "plays each arm once"]: arm a is
+1. Initialisation [LAZY-related, as Alg. 1 of Hu et al. (2021); NCB-baseline "plays each arm once"]: arm a is
    pulled at round a (0-based, a = 0..K−1); μ̃_a = that reward + Lap(1/ε) (one release: an
    episode of length 1, count N_a = 1 = 2^0, phase 0).
-2. Episodes [S002-text, S002-2.4, S003-2.7]: at the start of episode ℓ, at the 1-based round
+2. Episodes [NCB-text, NCB-baseline, LAZY-related]: at the start of episode ℓ, at the 1-based round
    t_ℓ = samples so far + 1, the index of every arm is computed with N_a = its pull count so far;
    the argmax J (ties: lowest index, as every kernel here) is pulled N_J times, so that its pull
    count doubles to 2^r (r = the arm's episode number, the ``phase`` of its release). At the end
    of the episode the mean of *this episode's* rewards only ("forgetting") is released with
    Lap(1/(ε·episode length)) and becomes μ̃_J. An episode cut short by the horizon T makes no
-   release (nothing would read it) [READING, as GDP-NCB's A3 in seed 002's digest].
-3. ``adap-ucb`` index [S002-2.4; the printed form as recalled from the paper, to verify]:
+   release (nothing would read it) [READING, as for GDP-NCB of Sarkar et al. (2025)].
+3. ``adap-ucb`` index [NCB-baseline; the printed form as recalled from the paper, to verify]:
    μ̃_a + sqrt(α·ln t_ℓ/(2·½N_a)) + α·ln t_ℓ/(ε·½N_a) = μ̃_a + sqrt(α ln t_ℓ/N_a) +
    2α ln t_ℓ/(ε N_a) (``index=paper``, default; ½N_a = the last episode's length). Option
-   ``index=code`` [S002-2.4, CODE]: μ̃_a + sqrt(α ln(t+1)/N_a) + 2α ln(t+1)/N_a with t = t_ℓ
+   ``index=code`` [NCB-baseline, CODE]: μ̃_a + sqrt(α ln(t+1)/N_a) + 2α ln(t+1)/N_a with t = t_ℓ
    [READING: the code's t is not stated; if it is 0-based, ln(t+1) = ln t_ℓ] and no 1/ε term.
-   Option ``init=noisy`` (default) | ``raw`` [S002-2.4, CODE]: ``raw`` stores the first reward
+   Option ``init=noisy`` (default) | ``raw`` [NCB-baseline, CODE]: ``raw`` stores the first reward
    itself as μ̃ (no noise, no release); that is **not** ε-DP (the first decision compares raw
    rewards), and is registered as the mutant ``adap-ucb-raw-init``.
 4. ``adap-klucb`` index [RECALLED: the sources give no formula, only "based on KL-UCB"
-   (footnote 9 of seed 003); to verify against Azize & Basu 2022]: the KL-UCB index of a
+   (footnote 9 of Hu et al. (2021)); to verify against Azize & Basu 2022]: the KL-UCB index of a
    privately optimistic mean, q_max = max{q ∈ [μ̄, 1] : (N_a/2)·kl(μ̄, q) ≤ α ln t_ℓ} with
    μ̄ = clip_[0,1](μ̃_a + α ln t_ℓ/(ε·N_a/2)),
    kl(p, q) = p ln(p/q) + (1−p) ln((1−p)/(1−q)) (Bernoulli, 0·ln 0 = 0), by bisection to width
    :data:`KL_TOL` (:func:`klucb_index`). N_a/2 is read literally: after the initial pull it is
    ½ while the last episode had length 1 [READING].
-5. α = ``alpha_conf`` = 3.1 for both (seed 002 §4; seed 003 states none), the name of
+5. α = ``alpha_conf`` = 3.1 for both (Sarkar et al. (2025) §4; Hu et al. (2021) states none), the name of
    :mod:`dp_ncb`.
 
 Privacy (``user`` model, ε-DP claim, both names). Row t is read once, by the arm pulled at
@@ -65,7 +65,7 @@ post-processing of the releases (parallel composition over disjoint episodes). T
 (``index``) does not matter for privacy; ``init=raw`` does.
 
 Not modelled [READING]: the code's clipping of the released means and its "episodes of 2n pulls
-with Lap(1/(ε·n))" (digest §2.4: n is not defined there); its μ* = 1 in Nash regret.
+with Lap(1/(ε·n))" (n is not defined there); its μ* = 1 in Nash regret.
 
 White-box log (kernel contract, as :mod:`lazy_dp`): one row per release: t = samples taken, arm,
 phase = the arm's episode number (0 = the initial pull), count = episode length, value = the
@@ -75,7 +75,7 @@ exact episode mean, noisy = μ̃, scale = 1/(ε·count). Rewards are clamped to 
 Transcript: τ = samples taken; rec = -1 (regret algorithms recommend nothing); status STOPPED at
 T = ``horizon``, TRUNCATED at ``limit``.
 
-Defaults (and why). ``adap-klucb``: ``means`` = seed 003's Setting 1 (0.75, 0.625, 0.5, 0.375,
+Defaults (and why). ``adap-klucb``: ``means`` = Hu et al. (2021)'s Setting 1 (0.75, 0.625, 0.5, 0.375,
 0.25), the instance of its experiments and of :mod:`lazy_dp`'s audits. ``adap-ucb`` (and its
 mutant): ``means`` = (0.3, 0.7), the K = 2 instance of :mod:`dp_ncb`'s user-model audits (seed
 002's experiments use k = 50 draws from U(0.005, 1), too many positions for an exhaustive
@@ -112,14 +112,14 @@ from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch
 from ..kernels import log_release, reward
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
-PAPER_UCB = "seed 002 baseline (Azize & Basu 2022, not among the seeds)"
-PAPER_KL = "seed 003 baseline (Azize & Basu 2022, not among the seeds)"
+PAPER_UCB = "Azize & Basu (NeurIPS 2022), as the baseline of Sarkar et al. (2025)"
+PAPER_KL = "Azize & Basu (NeurIPS 2022), as the baseline of Hu et al. (2021)"
 
 # theta layout of adap_kernel
 A_KL, A_EPS, A_HORIZON, A_ALPHA, A_CODE, A_RAW, A_N = range(7)
 KL_TOL = 1e-9                       # bisection width of the KL-UCB index
-ALPHA = 3.1                         # seed 002 §4 (α > 3, digest 002 §2.4)
-NCB_MEANS = (0.3, 0.7)              # dp_ncb.MEANS: seed 002's user-model audit instance
+ALPHA = 3.1                         # Sarkar et al. (2025) §4 (α > 3)
+NCB_MEANS = (0.3, 0.7)              # dp_ncb.MEANS: Sarkar et al. (2025)'s user-model audit instance
 AUDIT_ROWS = 32                     # as lazy_dp.BANDIT_ROWS
 INDEX_CHOICES = ("paper", "code")
 INIT_CHOICES = ("noisy", "raw")
@@ -294,20 +294,20 @@ def _p_means(default, why: str) -> Param:
 P_ROWS = Param("audit_rows", AUDIT_ROWS, "int", "rows of the audit tables: runs are audited on "
                "their first min(horizon, audit_rows) samples", low=1, high=1 << 20,
                claim=theorem("every prefix t <= T of the transcript", Scale.INT_LOG, (16, 256)))
-P_ALPHA = Param("alpha_conf", ALPHA, "float", "the exploration constant α (> 3; seed 002's "
+P_ALPHA = Param("alpha_conf", ALPHA, "float", "the exploration constant α (> 3; Sarkar et al. (2025)'s "
                 "experiments: 3.1)", low=0.0, high=1e3, open_low=True,
                 claim=proof("α > 3 is the regret analysis's; the index is post-processing of "
                             "the private means, so privacy holds for any α", Scale.LOG,
                             (0.5, 20.0)))
 P_INDEX = Param("index", "paper", "choice", "AdaP-UCB index: paper = sqrt(α ln t/N) + "
-                "2α ln t/(εN) (the printed form, half-N = last episode); code = the seed-002 "
+                "2α ln t/(εN) (the printed form, half-N = last episode); code = the DP-NCB "
                 "authors' sqrt(α ln(t+1)/N) + 2α ln(t+1)/N (no 1/ε term)",
                 choices=INDEX_CHOICES, claim=option("the printed index vs the authors' code"))
 P_INIT = Param("init", "noisy", "choice", "initial private mean: noisy = first reward + "
-               "Lap(1/ε); raw = the first reward itself (the seed-002 authors' code; NOT ε-DP)",
+               "Lap(1/ε); raw = the first reward itself (the DP-NCB authors' code; NOT ε-DP)",
                choices=INIT_CHOICES, claim=option("the first private mean"))
-P_MEANS_UCB = _p_means(NCB_MEANS, "seed 002's user-model audit instance, as dp-ncb's")
-P_MEANS_KL = _p_means(SETTING_1, "seed 003's Setting 1")
+P_MEANS_UCB = _p_means(NCB_MEANS, "Sarkar et al. (2025)'s user-model audit instance, as dp-ncb's")
+P_MEANS_KL = _p_means(SETTING_1, "Hu et al. (2021)'s Setting 1")
 
 
 def _structure(p: dict) -> list[tuple[int, str]]:
@@ -320,7 +320,7 @@ def _structure(p: dict) -> list[tuple[int, str]]:
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
 SPECS.append(AlgorithmSpec(
-    name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by seeds 002/003",
+    name="adap-ucb", title="AdaP-UCB (Azize & Basu 2022), as described by Sarkar et al. (2025) and Hu et al. (2021)",
     paper=PAPER_UCB, model=PrivacyModel.USER, private=True, kernel=adap_kernel,
     params=(P_MEANS_UCB, P_HORIZON, P_ROWS, P_ALPHA, P_INDEX, P_INIT, P_MAX_STEPS),
     prepare=_prepare(False), structure=_structure, audit_horizon=audit_rows,
@@ -344,5 +344,5 @@ SPECS.append(AlgorithmSpec(
     prepare=_prepare(False, raw=True), structure=_structure, audit_horizon=audit_rows,
     mutant_of="adap-ucb",
     theorem=CLAIM,
-    description="the seed-002 authors' code: each arm's first reward is stored as μ̃ without "
-                "noise, so the first episode's choice reads raw rewards (digest 002 §2.4)"))
+    description="the DP-NCB authors' code: each arm's first reward is stored as μ̃ without "
+                "noise, so the first episode's choice reads raw rewards"))

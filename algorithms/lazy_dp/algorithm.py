@@ -1,4 +1,5 @@
-"""Lazy / forgetful DP bandits and RNM-FTNL (seed 003: Hu, Huang, Mehta, Hegde, arXiv 2102.07929).
+"""Lazy / forgetful DP bandits and RNM-FTNL (Hu, Huang, Mehta, Hegde, "Near-Optimal Algorithms for
+Differentially Private Online Learning in a Stochastic Environment", arXiv:2102.07929, 2021).
 
 Source: Hu, Huang, Mehta, Hegde, arXiv 2102.07929 (the algorithm numbers below are the
 paper's). Two kernels, each shared by several registered names through
@@ -7,8 +8,8 @@ theta flags (no copied kernels):
 :func:`lazy_kernel` (bandit feedback, ``user`` tables (T, K): round t reads ``d[t, J_t]`` only)
 
 ``lazy-ucb`` (Algorithm 1, Anytime-Lazy-UCB)
-    Rounds 1..K pull arm j at round j (digest A5) and release μ̃_j = x + Lap(1/ε) (epoch 0,
-    O_j = 1, digest A6). From round t = K+1 on: J = argmax_j μ̃_j + sqrt(3·ln t/O_j) +
+    Rounds 1..K pull arm j at round j and release μ̃_j = x + Lap(1/ε) (epoch 0,
+    O_j = 1). From round t = K+1 on: J = argmax_j μ̃_j + sqrt(3·ln t/O_j) +
     3·ln t/(ε·O_j) (ties: lowest index, A11). The pulled reward joins the arm's unprocessed
     sum Φ_J; when the arm's unprocessed count N_J reaches 2^{r_J+1} (an equality check after
     the increment, A6) the epoch is processed: O_J ← 2^{r_J+1}, μ̃_J ← (Φ_J + Lap(1/ε))/O_J,
@@ -18,7 +19,7 @@ theta flags (no copied kernels):
     The same initialisation and epoch bookkeeping; the decision is J = argmax_j θ_j with
     θ_j ~ Beta(μ̄_j·O_j + 1, (1 − μ̄_j)·O_j + 1), μ̄_j = clamp_[0,1](μ̃_j + 3·ln t/(ε·O_j))
     (real-valued Beta parameters, A7; the clamp of A4). Option ``bonus_log``: the base of the
-    printed "log t" in the bonus (``e``: the digest's reading A1, default; ``2``). Beta(O+1, 1)
+    printed "log t" in the bonus (``e``: our reading A1, default; ``2``). Beta(O+1, 1)
     and Beta(1, O+1) (μ̄ = 1 or 0, the common case early on) are drawn exactly as
     exp(−E/(O+1)) and 1 − exp(−E/(O+1)), E ~ Exp(1) (one variate instead of two gammas).
 
@@ -30,14 +31,14 @@ Numbers: README "Speed".
 ``ts-beta`` (Algorithm 2, non-private Thompson sampling with Beta(1, 1) priors)
     No forced initial pull: every round θ_j ~ Beta(S_j + 1, O_j − S_j + 1) over *all* rewards
     so far (the real-valued form of the printed Beta(μ̂_j·O_j + 1, (1 − μ̂_j)·O_j + 1)). No
-    release. Positive control: it must audit as a violation (digest §5.4: ln 2 from one
+    release. Positive control: it must audit as a violation (ln 2 from one
     decision at K = 2, ln 5 ≈ 1.61 at K = 5).
 ``lazy-ucb-reuse`` (mutant of ``lazy-ucb``: lazy, not forgetful)
     Epochs close on the same schedule, but the released mean is over *every* reward of the arm
     so far (processed ones reused), μ̃ = (S_all + Lap(1/ε))/N_all, O = N_all: each release is an
-    ε-DP view of the initial sample, so it composes (digest §5.8 item 3, "keeps old epochs").
+    ε-DP view of the initial sample, so it composes (item 3, "keeps old epochs").
 ``lazy-ucb-eager`` (mutant of ``lazy-ucb``: neither lazy nor forgetful)
-    A release after *every* pull, over every reward so far (digest §5.8 item 3, "refreshes μ̃
+    A release after *every* pull, over every reward so far (item 3, "refreshes μ̃
     every round from running sums").
 
 :func:`ftnl_kernel` (full information, ``full`` tables (T, K): round t reads the whole row)
@@ -50,13 +51,13 @@ Numbers: README "Speed".
     the horizon computes no noisy max. Option ``rnm_scale``: ``paper`` (Lap(1/ε), default) or
     ``corrected`` (Lap(2/ε), not in the paper; see the privacy note below).
 ``ftnl`` (naive FTNL of Sec. 5, "each action's inner mean (ε/K)-DP")
-    The same kernel with Lap(K/ε) (digest §2.5).
+    The same kernel with Lap(K/ε).
 
 Baselines (Sec. 6)
 
 ``dp-se-regret``
-    DP-SE of Sajed & Sheffet as the regret baseline: :func:`baselines.dpse_kernel` (seed 004's
-    constants, digest 004 §2.7; this paper gives none, digest 003 §2.6) is *reused unchanged*
+    DP-SE of Sajed & Sheffet as the regret baseline: :func:`baselines.dpse_kernel` (Azize et al. (2023)'s
+    constants, ; this paper gives none) is *reused unchanged*
     for the elimination phase with confidence ``risk`` δ, then the surviving arm is played
     until T. The commit phase reads no data and releases nothing, so its rows cost nothing to
     simulate (``dpaudit bench``'s steps/s counts them). A run that reaches T while eliminating
@@ -65,11 +66,11 @@ Baselines (Sec. 6)
     choice ("DP-SE needs T"). δ is a confidence parameter, not part of the privacy claim: every
     δ gives an ε-DP algorithm (each reward enters one Laplace(1/(εR_e)) epoch mean).
 
-``adap-klucb`` (the paper's other comparator; the digest, §2.7, gives neither its index, its
+``adap-klucb`` (the paper's other comparator; the paper gives neither its index, its
 exploration constant α nor its episode schedule) is in :mod:`adap_ucb`, assembled from what
-seeds 002 and 003 say of it.
+Sarkar et al. (2025) and Hu et al. (2021) say of it.
 
-Privacy note on Theorem 8 (paper vs digest: they agree on the algorithm; this is an audit
+Privacy note on Theorem 8 (paper vs our reading: they agree on the algorithm; this is an audit
 finding). The paper's neighbours may change one reward vector in *all* K coordinates (Def. 1,
 App. D.1), and the proof cites Claim 3.9 of Dwork & Roth (Report Noisy Max with Lap(1/ε) is
 ε-DP). That claim assumes monotone (counting) queries: all scores move in the same direction.
@@ -85,9 +86,9 @@ decision is logged: lazy kernels one row per processed epoch (t = samples taken,
 epoch index r, count = O, value = the exact epoch mean Φ/O, noisy = μ̃, scale = 1/(ε·O));
 ``ftnl_kernel`` K rows per noisy max (t, arm j, phase s, count = rows of the epoch, value =
 Φ_j, noisy = Φ_j + Lap, scale). The releases of RNM are a noisy *vector*, only Kε-DP
-(digest §5.1); its white-box release loss exceeds ε by design (the claim is on the argmax).
+; its white-box release loss exceeds ε by design (the claim is on the argmax).
 
-Rewards are clamped to [0, 1] before use (digest A8; audit tables are validated there already).
+Rewards are clamped to [0, 1] before use (audit tables are validated there already).
 
 Transcript: τ = samples taken; rec = -1 (regret algorithms recommend nothing; ``dp-se-regret``:
 the committed arm); status STOPPED at T = ``horizon``, TRUNCATED at ``limit``.
@@ -98,12 +99,12 @@ Defaults (and why). ``means``: the paper's Setting 1 (0.75, 0.625, 0.5, 0.375, 0
 
 * lazy bandits and ``ts-beta``: 32 rows (≤ 256 positions: the search stays exhaustive, every
   row × pattern × base). The initial pulls (rows 0..K−1) feed the release that decides
-  J_{K+1} (digest §5.2: 0.98ε at K = 5 on one event) and later canaries have the same
+  J_{K+1} (0.98ε at K = 5 on one event) and later canaries have the same
   shift-to-noise ratio (§5.2), so 12 rows already give ε_lb ≈ 0.95 for ``lazy-ucb``; but a
   processed reward that is *reused* shows only after its arm's next release and a decision
   after it, which 12 rows rarely contain (``lazy-ucb-reuse``: pass at 12 rows, ε_lb 0.97;
   violation at 32, ε_lb 1.69, seed 1, ε = 1). 32 rows cost 30–50 s per audit on 2 loaded
-  cores. Black-box Lazy-DP-TS stays far below ε (digest §5.3: μ̄ = 1 early on).
+  cores. Black-box Lazy-DP-TS stays far below ε (μ̄ = 1 early on).
 * ``rnm-ftnl`` / ``ftnl``: 4 rows: row 0 is epoch 0 (its noisy max is played in rows 1, 2,
   the largest-loss canary: the change of one row moves the gap by 2 with no averaging), rows
   1, 2 are epoch 1 (whose other row lets the base table set the gap), row 3 shows J^{(1)}.
@@ -140,7 +141,7 @@ from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK,
                                  dpse_kernel, dpse_regret_boundary, epoch_length)
 from ..kernels import argmax, log_release
 
-PAPER = "seed 003 (Hu, Huang, Mehta, Hegde)"
+PAPER = "Hu, Huang, Mehta, Hegde (2021, arXiv:2102.07929)"
 
 # theta layout of lazy_kernel
 L_MODE, L_EPS, L_HORIZON, L_FORGET, L_EAGER, L_LOG_SCALE, L_N = range(7)
@@ -169,7 +170,7 @@ def _clamp01(x):
 
 @nb.njit(cache=True, inline="always")
 def _pull(rng, table, means, t, a):
-    """Reward of round t (0-based) for arm a, clamped to [0, 1] (digest A8): ``table[t, a]``,
+    """Reward of round t (0-based) for arm a, clamped to [0, 1]: ``table[t, a]``,
     or Bernoulli(means[a]) beyond the table (kernel contract)."""
     if t < table.shape[0]:
         return _clamp01(table[t, a])
@@ -250,7 +251,7 @@ def _gamma_constants(p, d, c):
         d[i] = dn
 
 
-# ------------------------------------------------------- bound formulas (digest §3, §5)
+# ------------------------------------------------------- bound formulas
 
 def gaps(means) -> np.ndarray:
     """Δ_j = max μ − μ_j (the analysis' arm 1 is the best arm)."""
@@ -260,7 +261,7 @@ def gaps(means) -> np.ndarray:
 
 def sample_complexity(means, eps: float, T: float, c: float = 24.0) -> np.ndarray:
     """d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
-    Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (digest A3: outer log2, inner ln)."""
+    Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (outer log2, inner ln)."""
     d = gaps(means)
     d = d[d > 0]
     return np.ceil(np.log2(c * math.log(T) / (d * np.minimum(d, eps)))).astype(np.int64)
@@ -274,7 +275,7 @@ def regret_rate(means, eps: float, T: float) -> float:
 
 
 def explicit_first_term(means, eps: float, T: float, c: float = 24.0) -> float:
-    """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term; digest §3.5)."""
+    """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term)."""
     d = gaps(means)
     d = d[d > 0]
     dj = sample_complexity(means, eps, T, c)
@@ -301,7 +302,7 @@ def thm12_private_lb(K: int, eps: float) -> float:
 
 def noisy_max_win(gap: float, K: int, scale: float) -> float:
     """P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
-    action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max (digest §5.2's
+    action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max ('s
     first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy)."""
     from scipy import integrate, stats   # here: worker processes import the kernel only
     lap = stats.laplace(scale=scale)
@@ -671,7 +672,7 @@ SPECS.append(AlgorithmSpec(
     private=True, kernel=lazy_kernel,
     params=_bandit_params(extra=(Param(
         "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
-        "bonus 3 log t/(εO) (e: the digest's reading; 2 enlarges it by 1/ln 2)",
+        "bonus 3 log t/(εO) (e: our reading; 2 enlarges it by 1/ln 2)",
         choices=LOG_BASES, claim=option("Algorithm 3: the base of the printed log t")),)),
     prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=audit_rows,
     theorem=CLAIMS["lazy-dp-ts"],
@@ -693,7 +694,7 @@ SPECS.append(AlgorithmSpec(
     mutant_of="lazy-ucb",
     theorem=CLAIMS["lazy-ucb"],
     description="epoch releases over every reward of the arm so far, (S_all + Lap(1/ε))/N_all: "
-                "processed observations are reused, so each release composes (digest §5.8)"))
+                "processed observations are reused, so each release composes"))
 
 SPECS.append(AlgorithmSpec(
     name="lazy-ucb-eager", title="Anytime-Lazy-UCB mutant: not lazy, not forgetful",
@@ -702,8 +703,7 @@ SPECS.append(AlgorithmSpec(
     audit_horizon=audit_rows, mutant_of="lazy-ucb",
     theorem=CLAIMS["lazy-ucb"],
     description="a fresh release after every pull from the running sums, (S_all + "
-                "Lap(1/ε))/N_all: every reward enters every later release of its arm (digest "
-                "§5.8 item 3)"))
+                "Lap(1/ε))/N_all: every reward enters every later release of its arm"))
 
 SPECS.append(AlgorithmSpec(
     name="rnm-ftnl", title="RNM-FTNL (Algorithm 4, full information)", paper=PAPER,
@@ -742,6 +742,6 @@ SPECS.append(AlgorithmSpec(
     prepare=_prepare_dpse, structure=lambda p: [(0, "first sample of arm 0 (epoch 1)")],
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"], dpse_rows(p)),
     theorem=CLAIMS["dp-se-regret"],
-    description="seed 004's DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
+    description="Azize et al. (2023)'s DP-SE kernel (epoch means + Lap(1/(εR_e)), eliminations) until one "
                 "arm survives, then that arm until T",
     extra={"boundary_tables": dpse_regret_boundary}))

@@ -1,4 +1,5 @@
-"""Locally differentially private thresholding bandits (seed 001: Barbara, Lazzaro, Pike-Burke).
+"""Locally differentially private thresholding bandits (Barbara, Lazzaro, Pike-Burke, "Locally
+Differentially Private Thresholding Bandits", 2025).
 
 Source: Barbara, Lazzaro, Pike-Burke, "Locally Differentially Private Thresholding Bandits"
 (the algorithm and equation numbers below are the paper's). Registered names:
@@ -6,15 +7,15 @@ Source: Barbara, Lazzaro, Pike-Burke, "Locally Differentially Private Thresholdi
 ``privbern`` (Definition 2.1, model ``local``)
     The local randomiser: a reward r ∈ [0, 1] goes out as one bit
     Y ~ Bernoulli((r·e^ε + (1 − r))/(1 + e^ε)), evaluated in the stable form
-    r·expit(ε) + (1 − r)·expit(−ε) (digest §2.1, §5.3; ``scipy.special.expit`` in
-    :func:`_prepare_privbern`). Lemma 2.1 claims ε-DP; the digest (§5.1) shows the claim is
+    r·expit(ε) + (1 − r)·expit(−ε) (``scipy.special.expit`` in
+    :func:`_prepare_privbern`). Lemma 2.1 claims ε-DP; our analysis shows the claim is
     exactly tight at {r, r'} = {0, 1}.
 ``ldp-tb-budget`` (Algorithm 1, model ``user``)
     APT on the private bits with the rescaled threshold τ_ε (eq. 5) and tolerance ζ_ε (eq. 6):
     pull every arm once, then I_t = argmin_k sqrt(N_k)·(|τ_ε − μ̂_k| + ζ_ε) (line 6), and after
     T pulls return Ŝ = {k : μ̂_k > τ_ε} (line 9, strict ">").
 ``ldp-tb-confidence`` (Algorithm 2, model ``user``)
-    CLUCB-style: pull every arm once (reconstructed line 2, digest §2.3); at every t ≥ K (t =
+    CLUCB-style: pull every arm once (reconstructed line 2); at every t ≥ K (t =
     pulls so far) S_t = {i : μ̂_i ≥ τ_ε} (non-strict), rad_t(i) = sqrt(ln(4Kt³/δ)/(8 N_i))
     exactly as printed, μ̃_i = μ̂_i ∓ rad_t(i), S̃_t = {i : μ̃_i ≥ τ_ε}; stop and return S_t if
     S_t = S̃_t, else pull argmax of rad_t over the ambiguous set (S_t △ S̃_t).
@@ -27,7 +28,7 @@ Source: Barbara, Lazzaro, Pike-Burke, "Locally Differentially Private Thresholdi
     The slope c_ε = (e^ε − 1)/(e^ε + 1) = tanh(ε/2) of eq. (4) written with e^{2ε} in place of
     e^ε, i.e. tanh(ε): P(Y = 1 | r) = r·expit(2ε) + (1 − r)·expit(−2ε). Still a valid
     randomiser (it is PrivBern at 2ε), but P(1 | 1)/P(1 | 0) = e^{2ε}: it is 2ε-DP and not
-    ε-DP, so an audit of the ε claim must flag it (true loss 2ε, digest §5.1 with 2ε).
+    ε-DP, so an audit of the ε claim must flag it (true loss 2ε, with 2ε).
 
 Privacy models. ``privbern`` reads one reward (the ``local`` model: neighbours are any r, r'
 ∈ [0, 1]). A run privatises a *stream of users*: user 0 holds the audited reward (the local
@@ -46,7 +47,7 @@ stopping time t; ``privbern``: users privatised); ``rec``: the returned set Ŝ a
 bit i set iff arm i (0-based) ∈ Ŝ (so K ≤ 62), -1 without a decision (``privbern``: the bit of
 user 0). Status: Algorithm 1 always STOPPED at T (TRUNCATED when the audit's ``limit`` comes
 first); Algorithm 2 STOPPED when S_t = S̃_t, CAPPED at ``max_steps`` pulls (the paper's
-algorithm has no cap; digest §2.3 requires one and a "not stopped" report), TRUNCATED at the
+algorithm has no cap; requires one and a "not stopped" report), TRUNCATED at the
 table horizon (``limit``); ``privbern`` STOPPED after ``max_steps`` users.
 
 White-box log: every privatisation is one release of the family
@@ -55,7 +56,7 @@ scale =
 the ε of the randomiser actually used: 2ε for the mutant; t = samples taken after the pull,
 arm, phase = the arm's pull count, count = 1). ``apt`` makes no release.
 
-Readings of the ambiguities (digest §2.2–§2.3, §5.4–§5.5; defaults = the digest's reading):
+Readings of the ambiguities (–§5.5; defaults = our reading):
 
 * ties (argmin B in Alg. 1, argmax rad in Alg. 2): lowest index (the paper is silent; any
   rule that reads only the bits is privacy-safe);
@@ -63,20 +64,20 @@ Readings of the ambiguities (digest §2.2–§2.3, §5.4–§5.5; defaults = the
 * Alg. 2's t is the number of pulls made so far (first check at t = K, line 4); the radius is
   the printed one (Appendix D writes the same value); Alg. 2 has no tolerance (ζ = 0);
 * the base of "log" (the paper never gives one): natural everywhere; option ``log_base`` = 2
-  for Alg. 2's radius (wider, digest §5.4) and ``inner_log`` = "2" for Theorem 3.1's
-  ln(log T + 1) (the base the proof's peeling needs, digest §5.5);
-* Theorem 4.1's eq. (24): H̃_ε = max{H_ε/36, 1} as printed (default), ``divisor=16`` for the
-  digest's correction (:func:`thm41_eq24`);
+  for Alg. 2's radius (wider) and ``inner_log`` = "2" for Theorem 3.1's
+  ln(log T + 1) (the base the proof's peeling needs);
+* Theorem 4.1's eq. (24): H̃_ε = max{H_ε/36, 1} as printed (default), ``divisor=16`` for our
+  correction (:func:`thm41_eq24`);
 * the initial pulls go in index order 0..K−1 (the paper gives no order; rows 0..K−1);
 * the threshold τ is accepted in [0, 1] (the paper: τ > 0 in Sec. 2.4, τ ∈ ℝ in Thms 3.1/4.1;
   rewards and means lie in [0, 1], so other thresholds classify trivially); ε in [0, 36]
   (ε = 0 is allowed by the theorems: pure noise, Alg. 2 then runs to its cap; beyond 36 the
-  randomiser cannot be sampled with 53-bit uniforms, digest §5.3).
+  randomiser cannot be sampled with 53-bit uniforms).
 
-Paper vs digest. The algorithms follow the paper's listings; the digest adds no step that
+Paper vs our reading. The algorithms follow the paper's listings; our reading adds no step that
 contradicts them. Where they differ the paper wins: the bounds use the paper's printed
 constants by default (Thm 3.2's 8 of the statement, not the proof's 16; eq. (24)'s 36), the
-digest's alternatives are options. The digest's own additions used here are marked [digest]:
+our alternatives are options. Our own additions used here are marked [our reading]:
 the stable evaluation of Definition 2.1 and eqs. (4)–(6), the reconstruction of Algorithm 2's
 blank line 2 (from the prose of Sec. 4.1: "begins by pulling each arm once"), the implicit
 form of Theorem 4.1's bound and the privacy-loss formulas of §5.1.
@@ -88,13 +89,13 @@ makes the black-box audit tight; the sampling rule does not depend on T, so the 
 the first ``audit_rows`` = 16 samples of a run (its tables have min(T, audit_rows) rows;
 ``audit_rows`` ≥ T audits whole runs, Ŝ included). ``max_steps`` (the shared cap; it binds
 only below T) is what ``dpaudit bench`` runs to: full T-pull runs. ``ldp-tb-confidence``:
-instance B, δ = ``risk`` = 0.05 (the digest's Monte Carlo setting); ``horizon`` = 48 table
+instance B, δ = ``risk`` = 0.05 (our Monte Carlo setting); ``horizon`` = 48 table
 rows: Algorithm 2 pulls round robin until an arm's radius falls below its distance to τ_ε
 (at t = 36 with 9 pulls per arm on K = 4, δ = 0.05), so the first adaptive pulls lie in
 rows 36..47; ``max_steps`` = 2^24. ``privbern``: one user in the audit, 2^16 per ``bench``
 run.
 
-Scripted responses (deterministic traces, digest §2.4): :func:`scripted` returns a
+Scripted responses (deterministic traces): :func:`scripted` returns a
 :class:`~dpaudit.algorithms.spec.Prepared` whose ``aux`` holds a script; the kernel then takes the
 n-th response of arm i from it instead of privatising a reward (no rng draw, no release).
 ``aux`` layout: empty = no script (the registered ``prepare`` functions); otherwise K·M values,
@@ -119,7 +120,7 @@ from dpaudit.simulation.simulate import (CAPPED, RANDOMISED_RESPONSE, STOPPED, T
 
 from ..kernels import reward, user_reward, user_stream_end
 
-PAPER = "seed 001 (Barbara, Lazzaro, Pike-Burke)"
+PAPER = "Barbara, Lazzaro, Pike-Burke (2025)"
 
 # theta layout shared by every kernel of this module
 (MODE, PRIVATE, P_ONE, P_ZERO, RR_SCALE, TAU_E, ZETA_E, RISK, BUDGET, MAX_STEPS, LOG_SCALE,
@@ -129,7 +130,7 @@ BUDGET_MODE, CONFIDENCE_MODE = 0.0, 1.0     # theta[MODE]
 MAX_ARMS = 62                               # Ŝ is an int64 bitmask
 MAX_EPS = 36.0   # beyond it expit(−ε) < 2^−52: 53-bit uniforms cannot sample the randomiser
 
-# digest §3.6 instances
+# instances
 INSTANCE_A = dict(means=(0.1, 0.3, 0.5, 0.7, 0.9), threshold=0.5, tolerance=0.05)
 INSTANCE_B = dict(means=(0.2, 0.45, 0.55, 0.8), threshold=0.5)
 INSTANCE_C = dict(means=(0.1, 0.4, 0.65, 0.9), threshold=0.6, tolerance=0.1)
@@ -157,7 +158,7 @@ def _unit(name: str, x) -> np.ndarray:
 
 def c_eps(eps):
     """The slope c_ε = (e^ε − 1)/(e^ε + 1) of every privatised quantity (eqs. 4–7), evaluated
-    as tanh(ε/2) (same value, no overflow) [digest notation]. Vectorised."""
+    as tanh(ε/2) (same value, no overflow) . Vectorised."""
     return np.tanh(np.asarray(eps, dtype=np.float64) / 2.0)
 
 
@@ -179,7 +180,7 @@ def zeta_eps(zeta, eps):
 
 
 def gaps(means, tau, zeta=0.0):
-    """Δ_i = |τ − μ_i| + ζ (Sec. 1.1 of the digest; Sec. 2.4 of the paper): the non-private gaps."""
+    """Δ_i = |τ − μ_i| + ζ (Sec. 2.4 of the paper): the non-private gaps."""
     return np.abs(tau - np.asarray(means, dtype=np.float64)) + zeta
 
 
@@ -211,8 +212,8 @@ def _inner_log(T, base: str):
 
 def thm31_bound(T, means, tau, zeta, eps, inner_log: str = "e"):
     """Theorem 3.1 as stated: E[L(T)] ≤ exp(−T/(4H_ε) + 2K·ln(log T + 1)). ``inner_log``: the
-    base of the inner "log T" (e: the digest's reading; 2: the base the proof's peeling
-    over u ∈ {0..⌊log T⌋} needs, digest §5.5). Vectorised over T."""
+    base of the inner "log T" (e: our reading; 2: the base the proof's peeling
+    over u ∈ {0..⌊log T⌋} needs). Vectorised over T."""
     T = np.asarray(T, dtype=np.float64)
     K = len(means)
     return np.exp(-T / (4.0 * complexity_eps(means, tau, zeta, eps))
@@ -249,15 +250,15 @@ def lb_factor(eps):
 
 def thm32_bound(T, means, tau, zeta, eps):
     """Theorem 3.2 as stated: max_i E_{B^i}[L(T)] ≥ (1/4)·exp(−(8T/H_ε)(e^ε+1)² min{4, e^{2ε}})
-    (the proof's display (23) has 16 in place of 8, digest §3.3)."""
+    (the proof's display (23) has 16 in place of 8)."""
     T = np.asarray(T, dtype=np.float64)
     return 0.25 * np.exp(-8.0 * T / complexity_eps(means, tau, zeta, eps) * lb_factor(eps))
 
 
 def thm41_eq24(means, tau, eps, risk, divisor: float = 36.0) -> float:
     """Eq. (24) of App. D: T ≤ 499·H̃_ε·ln(4K·H̃_ε/δ) + 2K with H̃_ε = max{H_ε/divisor, 1}.
-    ``divisor`` = 36 as printed (default; the paper's constant); 16 is the digest's
-    correction [digest §3.4: the step to 8H̃_ε needs H̃_ε ≥ H_ε/16]."""
+    ``divisor`` = 36 as printed (default; the paper's constant); 16 is our
+    correction [the step to 8H̃_ε needs H̃_ε ≥ H_ε/16]."""
     K = len(means)
     Ht = max(complexity_eps(means, tau, 0.0, eps) / divisor, 1.0)
     return 499.0 * Ht * math.log(4.0 * K * Ht / risk) + 2.0 * K
@@ -265,7 +266,7 @@ def thm41_eq24(means, tau, eps, risk, divisor: float = 36.0) -> float:
 
 def thm41_implicit(means, tau, eps, risk) -> float:
     """The largest T with T = K + (H_ε/2)·ln(4K·T³/δ): the sum over arms of the per-arm bound
-    of App. D, T(i) ≤ ln(4KT³/δ)/(2Δ_{i,ε}²) + 1 [digest §3.4]. Brent's method."""
+    of App. D, T(i) ≤ ln(4KT³/δ)/(2Δ_{i,ε}²) + 1 . Brent's method."""
     K = len(means)
     H = complexity_eps(means, tau, 0.0, eps)
 
@@ -297,8 +298,8 @@ def thm42_bound(means, tau, eps, risk) -> float:
 
 def privbern_prob(r, eps):
     """P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the
-    stable form of (r·e^ε + (1 − r))/(1 + e^ε), digest §2.1). ``r`` ∈ [0, 1] (InputError
-    otherwise: the guarantee breaks outside it, digest §5.3). Vectorised."""
+    stable form of (r·e^ε + (1 − r))/(1 + e^ε)). ``r`` ∈ [0, 1] (InputError
+    otherwise: the guarantee breaks outside it). Vectorised."""
     r = _unit("r", r)
     e = _check_eps(eps)
     return r * expit(e) + (1.0 - r) * expit(-e)
@@ -306,7 +307,7 @@ def privbern_prob(r, eps):
 
 def privbern_loss(y, r, r_prime, eps):
     """Privacy loss ℓ(y; r, r') = ln P(y | r) − ln P(y | r') of PrivBern(ε) for output
-    y ∈ {0, 1} (digest §5.1). Vectorised."""
+    y ∈ {0, 1}. Vectorised."""
     p, q = privbern_prob(r, eps), privbern_prob(r_prime, eps)
     y = np.asarray(y)
     return np.where(y == 1, np.log(p) - np.log(q), np.log1p(-p) - np.log1p(-q))
@@ -351,7 +352,7 @@ def target_mask(means, tau) -> int:
 def _bit(u, x, p_one, p_zero):
     """PrivBern's output (Definition 2.1) for reward ``x`` and a uniform draw ``u``: 1 iff
     u < x·p_one + (1 − x)·p_zero, with p_one = expit(ε), p_zero = expit(−ε) for the registered
-    prepare (the stable form of (x·e^ε + (1 − x))/(1 + e^ε), digest §2.1)."""
+    prepare (the stable form of (x·e^ε + (1 − x))/(1 + e^ε))."""
     return 1.0 if u < x * p_one + (1.0 - x) * p_zero else 0.0
 
 
@@ -483,7 +484,7 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
             return n, -1, CAPPED, nr
         if n >= limit:
             return n, -1, TRUNCATED, nr
-        if scripted:                                           # digest §2.4 traces
+        if scripted:                                           # traces
             y = aux[I * m + np.int64(N[I]) % m]
         else:
             x = reward(rng, table, means, n, I)
@@ -607,7 +608,7 @@ def scripted(prep: Prepared, responses) -> Prepared:
 
 # ------------------------------------------------------------------------------ registry
 
-BUDGET_HORIZON = 2000   # T: the digest's largest Monte Carlo budget; bench runs full runs
+BUDGET_HORIZON = 2000   # T: our largest Monte Carlo budget; bench runs full runs
 AUDIT_ROWS = 16         # audited prefix of an Alg. 1 / APT run (module doc of the specs)
 CONFIDENCE_HORIZON = 48  # Alg. 2 audit table rows (T_max): its first adaptive pulls
 PRIVBERN_USERS = 1 << 16  # users per privbern run in `dpaudit bench`

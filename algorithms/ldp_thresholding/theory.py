@@ -31,7 +31,7 @@ def report(p: dict) -> dict:
         raise InputError(f"tolerance={zeta!r} is out of range: expected a number in [0, inf)")
     eps_list = [lt._check_eps(e) for e in eps_values(p.get("eps"), [0.5, 1.0, 2.0])]
     H = lt.complexity(means, tau, zeta)
-    out = {"paper": "001", "means": means.tolist(), "threshold": tau, "tolerance": zeta,
+    out = {"paper": "barbara2025", "means": means.tolist(), "threshold": tau, "tolerance": zeta,
            "K": int(means.size), "H": H, "gaps": lt.gaps(means, tau, zeta).tolist(),
            "by_eps": []}
     checks = []
@@ -71,7 +71,7 @@ def budget_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
     (:func:`~.algorithm.budget_loss`)."""
     wrong = np.zeros(rec.size, bool)
     wrong[stopped] = lt.budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
-    return wrong, {"loss": "eq. (2) of seed 001: a returned arm with mu <= tau - zeta or a "
+    return wrong, {"loss": "eq. (2) of Barbara et al. (2025): a returned arm with mu <= tau - zeta or a "
                            "missing arm with mu > tau + zeta",
                    "threshold": p["threshold"], "tolerance": p["tolerance"]}
 
@@ -89,18 +89,18 @@ def thm41_upper_bounds(p: dict, means, eps: float, risk: float) -> list[dict]:
     printed and Appendix D's implicit bound."""
     m, tau = np.asarray(means, float), float(p["threshold"])
     if np.any(m == tau):
-        return [{"name": "seed 001 Thm 4.1", "applicable": False,
+        return [{"name": "Barbara et al. (2025) Thm 4.1", "applicable": False,
                  "reason": "an arm's mean equals the threshold (H is infinite)"}]
-    return [{"name": "seed 001 Thm 4.1 eq. (24) as printed (prob. >= 1 - delta)",
+    return [{"name": "Barbara et al. (2025) Thm 4.1 eq. (24) as printed (prob. >= 1 - delta)",
              "applicable": True, "value": lt.thm41_eq24(m, tau, eps, risk)},
-            {"name": "seed 001 App. D implicit bound T = K + (H_eps/2) ln(4KT^3/delta)",
+            {"name": "Barbara et al. (2025) App. D implicit bound T = K + (H_eps/2) ln(4KT^3/delta)",
              "applicable": True, "value": lt.thm41_implicit(m, tau, eps, risk)}]
 
 
 def thm31_error_bound(p: dict, prep, eps: float) -> dict:
     """Theorem 3.1 for LDP-TB-budget: E[L(T)] ≤ exp(−T/(4 H_ε) + 2K ln(log T + 1)); vacuous
     above 1."""
-    name = "seed 001 Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
+    name = "Barbara et al. (2025) Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
     val = float(lt.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
     if not (val <= 1.0):
         return {"name": name, "applicable": False, "value": val,

@@ -20,12 +20,12 @@ table of the model (:func:`dpaudit.data.neighbours.structured`; ``local``: r, r'
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import importlib.util
 import inspect
 import os
 import time
+import uuid
 from dataclasses import replace
 
 import numpy as np
@@ -143,8 +143,7 @@ class CallableMechanism:
                                 "numbers: expected every run to return a number, or every run "
                                 "a sequence")
         b = np.ascontiguousarray(a, dtype=np.float64).ravel()
-        return int.from_bytes(hashlib.blake2b(b.tobytes(), digest_size=8).digest(),
-                              "little") & _MASK
+        return uuid.uuid5(uuid.NAMESPACE_OID, b.tobytes().hex()).int & _MASK
 
     def __call__(self, rng, data, n):
         with _no_exit(self.__name__):

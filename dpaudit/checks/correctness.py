@@ -22,7 +22,7 @@ counted, never dropped, reported separately and counted as errors for the verdic
 
 Fixed-budget algorithms (:data:`dpaudit.algorithms.registry.FIXED_BUDGET`) run their budget; an
 error is a wrong best arm
-(DP-BAI family, DP-OD, OD-LinBAI) or a loss L(T) = 1 of eq. (2) of seed 001 (``ldp-tb-budget``,
+(DP-BAI family, DP-OD, OD-LinBAI) or a loss L(T) = 1 of eq. (2) of Barbara et al. (2025) (``ldp-tb-budget``,
 ``apt``, :func:`~dpaudit.algorithms.ldp_thresholding.algorithm.budget_loss`); a run without an
 answer is an error too. R is then the tolerated error rate.
 

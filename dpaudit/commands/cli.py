@@ -226,19 +226,23 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
     rp.add_argument("--workers", type=_positive_int("--workers"), default=default_workers(),
                     help="processes (default: all cores); results do not depend on it")
-    c = sub.add_parser("check", help="verification checkers (issue 7)")
+    c = sub.add_parser("check", help="verification checkers: the papers' constants and "
+                                     "the error probability of identification algorithms")
     csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
     k = csub.add_parser(
         "constants", help="the papers' constants with cross-checks (dpaudit.constants)",
-        description="Compute every constant of a paper on its digest's worked instance (or on "
+        description="Compute every constant of a paper on its worked instance (or on "
                     "--param overrides) and cross-check closed forms against numerical "
                     "optimisation (e.g. T*_TV by Proposition 1 and by a linear program). "
                     "Exit 0 if every check passes, 1 otherwise.")
-    k.add_argument("--paper", required=True, choices=registry.PAPERS,
-                   help="000: DP-BAI schedule and hardness; 001: LDP thresholding; "
-                        "004: AdaP-TT characteristic times and thresholds")
+    k.add_argument("--paper", required=True,
+                   choices=registry.PAPERS + tuple(registry.OLD_PAPER_KEYS),
+                   metavar="{" + ",".join(registry.PAPERS) + "}",
+                   help="azize2023: AdaP-TT characteristic times and thresholds; "
+                        "barbara2025: LDP thresholding; chen2024: DP-BAI schedule and hardness "
+                        "(the old numbers 004, 001, 000 still work until the next release)")
     k.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
-                   help="e.g. means=0.9,0.5 eps=0.5,1 risk=0.01 (004: instance=mu1..mu6)")
+                   help="e.g. means=0.9,0.5 eps=0.5,1 risk=0.01 (azize2023: instance=mu1..mu6)")
     k.add_argument("--json", metavar="PATH", help="write the constants and checks here")
     _correctness_parser(csub)
     return p
@@ -260,11 +264,12 @@ def _correctness_parser(csub) -> None:
             "  tau}) or if it did not stop (capped at max_steps or truncated): unstopped runs\n"
             "  are counted, never dropped, reported separately and counted as errors.\n"
             "  Stopping times (mean, 10/50/90/99 % quantiles, max) are shown next to the lower\n"
-            "  bound T*(nu; eps)*ln(1/(3R)) of seed 004 Thm 2 (Bernoulli BAI).\n"
+            "  bound T*(nu; eps)*ln(1/(3R)) of Azize et al. (2023), Theorem 2 (Bernoulli BAI).\n"
             "Fixed-budget (" + ", ".join(registry.FIXED_BUDGET) + "):\n"
-            "  R is the tolerated error rate (wrong best arm; thresholding: loss eq. (2) of\n"
-            "  seed 001); shown next to the paper's bound where it applies (seed 000 Thm 4.2,\n"
-            "  seed 001 Thm 3.1), else marked not applicable.\n\n"
+            "  R is the tolerated error rate (wrong best arm; thresholding: the loss of eq. (2)\n"
+            "  of Barbara et al. (2025)); shown next to the paper's bound where it applies\n"
+            "  (Chen et al. (2024) Thm 4.2, Barbara et al. (2025) Thm 3.1), else marked not\n"
+            "  applicable.\n\n"
             "Statistics: exact one-sided Clopper-Pearson bounds on the error rate, each at\n"
             "level 1 - alpha (a two-sided 1 - 2 alpha interval). Verdict: violation (exit 1)\n"
             "if the lower bound > R, certified (exit 0) if the upper bound <= R, else\n"
@@ -319,6 +324,9 @@ def _value(text: str):
 
 def _check_constants(a) -> int:
     validate.output_path("--json", a.json)
+    if a.paper in registry.OLD_PAPER_KEYS:
+        print(f"dpaudit: warning: {registry.deprecation(a.paper)}", file=sys.stderr)
+        a.paper = registry.OLD_PAPER_KEYS[a.paper]
     r = constants(a.paper, {k: _value(v) for k, v in _params(a.param).items()})
     if a.json:
         write_json_atomic(a.json, r)

@@ -1,4 +1,4 @@
-"""The CI gate on privacy regressions: ``dpaudit gate audits/`` (issue 8).
+"""The CI gate on privacy regressions: ``dpaudit gate audits/``.
 
 A suite (``audits/suite.toml``) lists audits, one per registered algorithm claim and per
 mutant, each with its budget (measurement ``runs``), ``seed`` and expected verdict (``pass``

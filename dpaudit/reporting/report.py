@@ -1,4 +1,4 @@
-"""Reviewer reports (issue 8): ``dpaudit report RESULT.json [...] -o report.html``.
+"""Reviewer reports: ``dpaudit report RESULT.json [...] -o report.html``.
 
 One self-contained HTML page (inline CSS, matplotlib figures as base64 PNG data URIs, no
 JavaScript) and optionally the same content as Markdown, from the JSON files written by

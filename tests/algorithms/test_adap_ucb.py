@@ -1,5 +1,5 @@
-"""AdaP-UCB and AdaP-KLUCB (algorithms/lazy_dp/adap_ucb.py; Azize & Basu 2022 as described by seed 002's
-digest §2.4 and seed 003's §2.7 / paper lines 171–175; the source paper is not among the seeds):
+"""AdaP-UCB and AdaP-KLUCB (algorithms/lazy_dp/adap_ucb.py; Azize & Basu 2022 as described by Sarkar et al. (2025)
+and by Hu et al. (2021), Section 6; the source paper itself is not among our sources):
 the kernel against a plain-Python reference written from the module's pseudo-code (same order of
 rng calls), the episode bookkeeping (doubling, forgetting, noise scales, truncation), the KL-UCB
 index against SciPy, the privacy of the releases (white-box) and explicit-pair audits.

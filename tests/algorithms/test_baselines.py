@@ -1,4 +1,4 @@
-"""Tests of the seed-004 baselines ``ttucb`` and ``dp-se`` (algorithms/adap_tt/baselines.py).
+"""Tests of the baselines of Azize et al. (2023, arXiv:2309.02202), ``ttucb`` and ``dp-se`` (algorithms/adap_tt/baselines.py).
 
 Deterministic unless stated; every statistical test is seeded and states its false-failure
 probability.
@@ -45,7 +45,7 @@ def one_zero_table(K, T):
 # ----------------------------------------------------------------------------------- TTUCB
 
 def ttucb_reference(table, risk, beta):
-    """Plain-Python TTUCB (digest §2.6), written from the formulas: (actions, tau, rec) or
+    """Plain-Python TTUCB, written from the formulas: (actions, tau, rec) or
     (actions, None, None) if the table runs out. Same float operations as the rule's text."""
     T, K = table.shape
     cg = C_G(0.5 * math.log((K - 1) / risk))
@@ -139,7 +139,8 @@ def test_ttucb_releases_nothing():
 
 def test_ttucb_threshold_uses_exact_cg():
     spec = registry.get("ttucb")
-    # ½·ln((K−1)/δ) = 1 for K = 2, δ = e^−2: digest §2.1 table gives C_G(1) = 2.507095
+    # ½·ln((K−1)/δ) = 1 for K = 2, δ = e^−2: C_G(1) = 2.507095 (eq. (15), computed
+    # independently of this code with SciPy, 6 digits)
     theta = spec.prepare(1.0, spec.resolve_params({"means": (0.6, 0.4),
                                                    "risk": math.exp(-2)})).theta
     assert theta[bl.TT_CG] == pytest.approx(2.507095, abs=2e-6)
@@ -151,7 +152,8 @@ def test_ttucb_threshold_uses_exact_cg():
 # ----------------------------------------------------------------------------------- DP-SE
 
 def R_hand(n_active, e, eps, risk):
-    """R_e of digest §2.7, written out independently of the module."""
+    """R_e of DP-SE (the co-authors' draft-code constants), written out independently of the
+    module."""
     d = 2.0 ** -e
     return math.floor(max(32 * math.log(8 * n_active * e * e / risk) / d ** 2,
                           8 * math.log(4 * n_active * e * e / risk) / (eps * d)) + 1)
@@ -263,7 +265,7 @@ def test_dpse_regret_boundary_puts_arm_0_in_the_noise_tail():
 
 
 def replay_dpse(table, acts, rel, tau, rec, eps, risk, cumulative=False):
-    """Check every release of a stopped DP-SE run against digest §2.7, from the log alone."""
+    """Check every release of a stopped DP-SE run against R_e and the Laplace scale 1/(εR_e), from the log alone."""
     K = table.shape[1]
     active = list(range(K))
     i, e, n, ncum = 0, 0, 0, np.zeros(K, int)

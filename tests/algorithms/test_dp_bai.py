@@ -1,6 +1,7 @@
-"""Tests of seed 000 (algorithms/dp_bai/algorithm.py, algorithms/dp_bai/linear.py): DP-BAI, DP-BAI-GAUSS,
-BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against the digest's worked numbers
-(the paper's eqs. 4-8 and 14-15) and its invariants.
+"""Tests of Chen, Karthik, Chee, Tan (ICLR 2024, arXiv:2401.09073) (algorithms/dp_bai/algorithm.py, algorithms/dp_bai/linear.py): DP-BAI, DP-BAI-GAUSS,
+BASELINE, DP-OD, OD-LinBAI and the reuse mutant, against worked numbers
+(examples (a)–(d) below, computed independently of this code with NumPy/SciPy from the paper's
+eqs. (4)–(8) and (14)–(15)) and invariants of the paper's Algorithms 1–2.
 
 Deterministic unless stated. The statistical tests are seeded and state their false-failure
 probability (each ≤ 1e-6, from Hoeffding's inequality P(|p̂ − p| ≥ t) ≤ 2·exp(−2nt²)).
@@ -57,7 +58,7 @@ def save_features(tmp_path, A, name="f.npy"):
     ("A", 3, 8, (10000, 423, 77, 32, 16, 8, 4, 2, 1), 368),
     ("B", 4, 9, (10000, 423, 77, 64, 32, 16, 8, 4, 2, 1), 384)])
 def test_schedule_appendix_b(reading, M1, M, s, slack):
-    # digest §3.6 (c): d = 16, K = 10 000; λ ≈ 27.65 is the paper's own value (natural log, A1)
+    # worked example (c): d = 16, K = 10 000; λ ≈ 27.65 is the paper's own value (natural log, A1)
     sc = lin.schedule(10_000, 16, 5000, reading)
     assert sc.c == 64 and sc.g[0] == 64 and sc.h == (9936, 359, 13, 0)
     assert sc.lam == pytest.approx(27.6496, abs=5e-5)
@@ -66,7 +67,7 @@ def test_schedule_appendix_b(reading, M1, M, s, slack):
 
 
 def test_schedule_section5_both_readings():
-    # digest §3.6 (a): c = 1, g = (1, 1), h = (29, 0), λ = 29^(1/ln 2) = 128.7640
+    # worked example (a): c = 1, g = (1, 1), h = (29, 0), λ = 29^(1/ln 2) = 128.7640
     a, b = lin.schedule(30, 2, 1000, "A"), lin.schedule(30, 2, 1000, "B")
     assert a.lam == pytest.approx(128.7640, abs=5e-5) and a.g == (1, 1) and a.h == (29, 0)
     assert (a.M1, a.M, a.s, a.T_prime) == (1, 1, (30, 30, 1), 998)
@@ -77,7 +78,7 @@ def test_schedule_section5_both_readings():
                                            (2000, (133, 221, 331), 1990),
                                            (5000, (333, 554, 831), 4989)])
 def test_schedule_k5_table_and_kernel(T, n_p, total):
-    # digest §3.6 (b): K = d = 5, c = 7 ≥ K, λ = 2, M_1 = 1, M = 3, s = (5, 3, 2, 1), T' = T − 19
+    # worked example (b): K = d = 5, c = 7 ≥ K, λ = 2, M_1 = 1, M = 3, s = (5, 3, 2, 1), T' = T − 19
     for reading in "AB":
         sc = lin.schedule(5, 5, T, reading)
         assert (sc.lam, sc.M1, sc.M, sc.s, sc.T_prime) == (2.0, 1, 3, (5, 5, 3, 2, 1), T - 19)
@@ -96,9 +97,9 @@ def test_schedule_k5_table_and_kernel(T, n_p, total):
 
 
 def test_schedule_appendix_e2_and_collinear(tmp_path):
-    sc = lin.schedule(2, 2, 100, "A")                          # digest §3.6 (d)
+    sc = lin.schedule(2, 2, 100, "A")                          # worked example (d)
     assert (sc.c, sc.lam, sc.M1, sc.M, sc.T_prime) == (1, 2.0, 1, 1, 98)
-    sc = lin.schedule(3, 2, 1000, "A")                         # digest §5.2 tight construction
+    sc = lin.schedule(3, 2, 1000, "A")                         # the tight construction of DP-OD's finding
     assert sc.lam == pytest.approx(math.e) and sc.h == (2, 1, 0)
     assert (sc.M1, sc.M, sc.s, sc.T_prime) == (2, 2, (3, 3, 2, 1), 996)
     # E.2 in the kernel: d_1 = 2 ≥ √2, the uniform branch: both arms ⌈(T − 2)/2⌉ times, the
@@ -130,16 +131,16 @@ def test_schedule_reading_a_is_self_consistent(K, d):
 
 def test_hardness_worked_numbers():
     A, theta = lin.sec5_features()
-    for eps, H in ((0.1, 1983.05), (1.0, 1341.52), (10.0, 1277.37)):   # digest §3.6 (a)
+    for eps, H in ((0.1, 1983.05), (1.0, 1341.52), (10.0, 1277.37)):   # worked example (a)
         h = lin.hardness(A @ theta, 2, eps)
         assert h["H_BAI"] == pytest.approx(1270.24, abs=0.01)
         assert h["H_pri"] == pytest.approx(71.28 / eps, rel=1e-4) and h["H"] == pytest.approx(
             H, abs=0.01)
-    for eps, H in ((0.1, 1200), (1.0, 840), (10.0, 804)):              # digest §3.6 (b)
+    for eps, H in ((0.1, 1200), (1.0, 840), (10.0, 804)):              # worked example (b)
         h = lin.hardness(K5_MEANS, 5, eps)
         assert (h["H_BAI"], h["H_pri"] * eps) == pytest.approx((800, 40)) and h["H"] == \
             pytest.approx(H)
-    h = lin.hardness((0.55, 0.5), 2, 0.5)                               # digest §3.6 (d)
+    h = lin.hardness((0.55, 0.5), 2, 0.5)                               # worked example (d)
     assert (h["H_BAI"], h["H_pri"]) == pytest.approx((2 / 0.05 ** 2, 2 / (0.5 * 0.05)))
     assert (lin.h_bai(K5_MEANS, 5), lin.h_pri(K5_MEANS, 5, 2.0), lin.h_total(K5_MEANS, 5, 2.0)
             ) == pytest.approx((800, 20, 820))
@@ -159,7 +160,7 @@ def test_section5_instance():
 # ------------------------------------------------------------------------------ MAX-DET
 
 def test_maxdet_section5():
-    # digest §3.6 (a): B_1 = {1, 3} with |det| 10; runners-up {2, 3} (9) and {3, 30} (7.98);
+    # worked example (a): B_1 = {1, 3} with |det| 10; runners-up {2, 3} (9) and {3, 30} (7.98);
     # a_2 = 0.9 a_1, a_i = ω_i a_1 + 0.1 a_3, so max |α| = 1
     A, _ = lin.sec5_features()
     r = lin.max_det(A)
@@ -285,7 +286,7 @@ def test_kernel_matches_literal_reference(tmp_path, name, maxdet_on, reuse):
         assert later_maxdet > 5          # the compiled MAX-DET path was exercised
 
 
-# --------------------------------------------------------------- invariants (digest §5.8)
+# --------------------------------------------------------------- invariants
 
 def phase_counts(acts, rel):
     """Pulls of each released arm in the phase of its release, from the transcript: a
@@ -334,7 +335,7 @@ def test_gauss_sigma(delta):
 
 
 def test_overrun_policies_on_baseline_section5():
-    # A6 / digest §2.5: BASELINE at T = 500 pulls 30 × ⌈498/30⌉ = 510 > T (allow); floor: 30 ×
+    # Algorithm 2 (BASELINE): BASELINE at T = 500 pulls 30 × ⌈498/30⌉ = 510 > T (allow); floor: 30 ×
     # 16 = 480; truncate: 500, the last arm gets 7 of its 17 pulls and noise 1/(7ε) (A9)
     table = np.full((30, 600), 0.5)
     sizes = {}
@@ -373,7 +374,7 @@ def test_each_entry_read_once_by_pull_index():
 
 @pytest.mark.parametrize("name", ["dp-bai", "dp-bai-baseline", "dp-od", "dp-bai-gauss"])
 def test_zero_influence_negative_control(name):
-    # digest §5.1: entries never read must leave the output unchanged. Same seed, table
+    # entries never read must leave the output unchanged. Same seed, table
     # changed at unread entries: bit-identical transcript, Î and releases. Control: changing a
     # read entry changes a released exact value (so the comparison can fail).
     base = np.random.default_rng(5).random((30, 30))
@@ -397,7 +398,7 @@ def test_zero_influence_negative_control(name):
 
 @pytest.mark.statistical
 def test_tight_construction_probabilities():
-    # digest §5.2: collinear features, x all zeros, x' = x with x_{1,1} = 1 (T = 32: n_1 = 14).
+    # collinear features, x all zeros, x' = x with x_{1,1} = 1 (T = 32: n_1 = 14).
     # E = "the first action of phase 2 is not arm 1": P_x(E) = 1/2, P_x'(E) = e^{-ε}/2.
     # n = 200 000 runs per side; Hoeffding with t = 0.0065: each side fails with probability
     # ≤ 2·exp(−2·n·t²) = 9.1e-8, both together ≤ 1.9e-7 ≤ 1e-6.
@@ -446,7 +447,7 @@ def test_accuracy_matches_an_independent_implementation():
 
 @pytest.mark.parametrize("T", [500, 1000, 2000, 5000])
 def test_od_design_and_allocation_section5(T):
-    # digest §2.6: the G-optimal design is exactly {a_1: ½, a_3: ½} (Kiefer–Wolfowitz value
+    # OD-LinBAI (Yang & Tan 2022): the G-optimal design is exactly {a_1: ½, a_3: ½} (Kiefer–Wolfowitz value
     # 2 = d at both, every other arm ≤ 1.62); m = T − 3, ⌈m/2⌉ pulls of arms 1 and 3
     A, _ = lin.sec5_features()
     pi = lin.g_optimal_design(A)
@@ -464,7 +465,7 @@ def test_od_design_and_allocation_section5(T):
 
 
 def test_od_phases_identity_and_dependent_active_sets(tmp_path):
-    # digest §2.6 on K = d = 5: R = 3, m = (T − 5 − (3 + 2))/3 = 30 at T = 100; the active
+    # OD-LinBAI's schedule on K = d = 5: R = 3, m = (T − 5 − (3 + 2))/3 = 30 at T = 100; the active
     # vectors stay independent, so every design is uniform: 5 × 6, 3 × 10, 2 × 15 pulls, and
     # Ũ has d_r = 5, 3, 2 coordinates (orthonormal reduction when the rank drops)
     table = np.random.default_rng(2).random((5, 100))

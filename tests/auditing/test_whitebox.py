@@ -1,4 +1,4 @@
-"""White-box privacy loss and gray-box replay (dpaudit.auditing.whitebox; issue 3 items 5, 6).
+"""White-box privacy loss and gray-box replay (dpaudit.auditing.whitebox).
 
 Every test is deterministic given its seeds (the white-box loss needs no statistics: a run's
 loss is an exact function of its release log). The one statistical assertion (the Gaussian

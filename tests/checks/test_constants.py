@@ -1,5 +1,6 @@
-"""dpaudit.checks.constants and the papers' theory modules: the worked numbers of digests 004 (§2.1,
-§3.1, §3.3, §3.7, §3.8), 000 (§3.6) and 001 (§3.6), the report's cross-checks, input errors, and closed form vs numerical
+"""dpaudit.checks.constants and the papers' theory modules: worked numbers of Azize et al. (2023), Chen et al.
+(2024) and Barbara et al. (2025) computed independently of this code (Python with NumPy/SciPy, 6
+significant digits, from the equations named at each table), the report's cross-checks, input errors, and closed form vs numerical
 optimisation on generated instances (hypothesis, 100 examples each)."""
 import json
 import math
@@ -28,10 +29,10 @@ def sig(x, v, n):
 
 @pytest.fixture(scope="module")
 def rep004():
-    return {name: C.constants("004", {"instance": name}) for name in A.INSTANCES_004}
+    return {name: C.constants("azize2023", {"instance": name}) for name in A.INSTANCES_004}
 
 
-# ------------------------------------------------------------------ digest 004 §3.7 table 1
+# ------------------- azize2023: T*_TV (Prop. 1), T*_KL (Thm 2), T*_{KL,1/2} (Thm 5) per instance
 # instance: K, a*(1-based), Δmin, Δmax, T*_TV, T*_KL Bern, T*_KL,1/2, ×¼, Gauss T*_KL, β*,
 #           ε_b, T*_TV/T*_KL
 TABLE1 = {
@@ -50,7 +51,7 @@ TABLE1 = {
 
 
 @pytest.mark.parametrize("name", sorted(TABLE1))
-def test_digest004_characteristic_times(rep004, name):
+def test_azize2023_characteristic_times(rep004, name):
     K, a1, dmin, dmax, ttv, tkl, tb, tb4, tg, bstar, epsb, ratio = TABLE1[name]
     r = rep004[name]
     assert r["K"] == K and r["a_star"] == a1 - 1
@@ -67,7 +68,7 @@ def test_digest004_characteristic_times(rep004, name):
     close(r["eps_boundary_no6"], ratio, 4)
 
 
-# ------------------------------------------------------------------ digest 004 §3.7 table 2
+# ----------------------------------- azize2023: optimal allocations ω*_KL and ω*_{KL,1/2} (eq. 25)
 ALLOC = {
     "mu1": ((0.3573, 0.1600, 0.1600, 0.1600, 0.1600, 0.0026),
             (0.5000, 0.1247, 0.1247, 0.1247, 0.1247, 0.0012),
@@ -88,7 +89,7 @@ ALLOC = {
 
 
 @pytest.mark.parametrize("name", sorted(ALLOC))
-def test_digest004_allocations(rep004, name):
+def test_azize2023_allocations(rep004, name):
     w_kl, w_b, w_tv = ALLOC[name]
     r = rep004[name]
     for got, want in ((r["omega_KL_bernoulli"], w_kl), (r["omega_KL_beta_gaussian"], w_b),
@@ -98,7 +99,7 @@ def test_digest004_allocations(rep004, name):
             close(x, v, 4)
 
 
-# ------------------------------------------------------------------ digest 004 §3.7 table 3
+# --------------------- azize2023: lower bound T*(ν;ε)·ln(1/(3δ)) (Thm 2) and Thm 5's upper bound
 # (instance, ε): max(T*_KL, T*_TV/(6ε)), Cor. 1 LB, T*(ν;ε), Thm 2 LB, Thm 5 slope, × ln(1/δ)
 LOWER = {
     ("mu1", 0.01): (1703.704, 5974.1, 1703.704, 5974.1, 1.053e6, 4.85e6),
@@ -126,7 +127,7 @@ LOWER = {
 
 
 @pytest.mark.parametrize("key", sorted(LOWER))
-def test_digest004_lower_bounds_and_thm5(rep004, key):
+def test_azize2023_lower_bounds_and_thm5(rep004, key):
     name, eps = key
     mx, cor1, tstar, thm2, slope, slope_ln = LOWER[key]
     row = next(b for b in rep004[name]["by_eps"] if b["eps"] == eps)
@@ -140,13 +141,13 @@ def test_digest004_lower_bounds_and_thm5(rep004, key):
                              else "high privacy")
 
 
-def test_digest004_section31_constants():
+def test_azize2023_section31_constants():
     close(math.log(1 / (3 * 0.01)), 3.506558, 6)
-    close(C.constants("004")["ln_1_over_3risk"], 3.506558, 6)
+    close(C.constants("azize2023")["ln_1_over_3risk"], 3.506558, 6)
     close(float(A.kl_bernoulli(0.99, 0.01)), 4.503217, 6)
 
 
-def test_digest004_main_text_gk_claim_is_false_on_mu2(rep004):
+def test_azize2023_main_text_gk_claim_is_false_on_mu2(rep004):
     """Digest §3.3/§7: "2T*_KL ≤ 8Σ_{a≠a*}Δ_a^{-2}" fails on μ2 (14 400 > 12 800), while the
     GK16 form H ≤ T*_KL ≤ 2H with the a* term holds."""
     r = rep004["mu2"]
@@ -156,7 +157,7 @@ def test_digest004_main_text_gk_claim_is_false_on_mu2(rep004):
     assert r["H_gk16"] <= r["T_KL_gaussian"] <= 2 * r["H_gk16"]
 
 
-# ------------------------------------------------------------------ digest 004 §3.8 and §2.1
+# ---------------- azize2023: threshold magnitudes (eqs. (4), (14)) and C_G (eq. (15))
 # k: c_{k·k}(Ñ,Ñ,δ/2), 2c_ε for ε = 0.01, 0.1, 1, 10, min |Δ̃| for the same ε (printed strings)
 THRESH = {
     2: ("19.768", ("3.221e6", "3.229e4", "401.2", "82.29"), ("2538", "254.1", "28.33", "12.83")),
@@ -179,8 +180,8 @@ def printed(x, text):
     assert abs(float(x) - float(text)) <= 0.5001 * ulp, (x, text)
 
 
-def test_digest004_threshold_magnitudes():
-    r = C.constants("004", {"eps": [0.01, 0.1, 1, 10]})
+def test_azize2023_threshold_magnitudes():
+    r = C.constants("azize2023", {"eps": [0.01, 0.1, 1, 10]})
     assert r["threshold_K"] == 6 and r["s"] == 2.0
     rows = {row["k"]: row for row in r["thresholds"]}
     assert sorted(rows) == sorted(THRESH)
@@ -198,12 +199,12 @@ CG = {0.5: 1.964124, 1: 2.507095, 2: 3.582930, 3: 4.648365, 5: 6.757320, 10: 11.
       20: 22.203253, 50: 52.588880}
 
 
-def test_digest004_cg_table():
-    got = {row["x"]: row for row in C.constants("004")["C_G"]}
+def test_azize2023_cg_table():
+    got = {row["x"]: row for row in C.constants("azize2023")["C_G"]}
     for x, v in CG.items():
         close(got[x]["C_G"], v, 6)
         assert got[x]["x_plus_ln_x"] == pytest.approx(x + math.log(x))
-    # x + ln x is anti-conservative below ≈ 6.099 and larger above (digest §2.1)
+    # x + ln x is anti-conservative below ≈ 6.099 and larger above
     assert got[5]["x_plus_ln_x"] < got[5]["C_G"] and got[10]["x_plus_ln_x"] > got[10]["C_G"]
 
 
@@ -228,14 +229,14 @@ def test_check_flags_violations():
 
 
 def test_004_checks_cover_issue_cross_checks():
-    names = [c["name"] for c in C.constants("004")["checks"]]
+    names = [c["name"] for c in C.constants("azize2023")["checks"]]
     for needle in ("closed form (Prop. 1) == LP", "sqrt(2 T_KL)", "GK procedure == direct SLSQP",
                    "min over beta", "(Cor. 1)"):
         assert any(needle in n for n in names), needle
 
 
 def test_004_custom_means_and_pinsker_direction():
-    r = C.constants("004", {"means": [0.5, 0.4, 0.2], "eps": 0.5})
+    r = C.constants("azize2023", {"means": [0.5, 0.4, 0.2], "eps": 0.5})
     assert r["instance"] == "custom" and len(r["by_eps"]) == 1
     pins = next(c for c in r["checks"] if "Pinsker" in c["name"])
     assert pins["relation"] == ">=" and pins["lhs"] == r["T_TV"]
@@ -243,10 +244,10 @@ def test_004_custom_means_and_pinsker_direction():
     assert all(c["pass"] for c in r["checks"])
 
 
-# ------------------------------------------------------------------ seed 000 via the report
+# ---------------------------------------------------------------- chen2024 via the report
 
 def test_000_section5_instance():
-    r = C.constants("000", {"T": 1000})
+    r = C.constants("chen2024", {"T": 1000})
     assert (r["K"], r["d"], r["c"]) == (30, 2, 1)
     close(r["lambda"], 128.7640, 4)
     assert r["h"] == [29, 0] and r["M1"] == 1 and r["M"] == 1
@@ -257,7 +258,7 @@ def test_000_section5_instance():
         close(by[eps]["H_BAI"], hb, 2)
         close(by[eps]["H_pri"], hp, 2)
         close(by[eps]["H"], h, 2)
-    rb = C.constants("000", {"T": 1000, "reading": "B"})
+    rb = C.constants("chen2024", {"T": 1000, "reading": "B"})
     assert rb["M1"] == 2 and rb["M"] == 2 and rb["s"][1:] == [30, 1, 1] and rb["T_prime"] == 996
 
 
@@ -267,34 +268,34 @@ def test_000_section5_bound_16_table():
     table = {0.1: (0.9961, 0.9923, 0.9846, 0.9620), 1.0: (0.9943, 0.9886, 0.9773, 0.9443),
              10.0: (0.9940, 0.9881, 0.9762, 0.9416)}
     for j, T in enumerate((500, 1000, 2000, 5000)):
-        by = {b["eps"]: b for b in C.constants("000", {"T": T})["by_eps"]}
+        by = {b["eps"]: b for b in C.constants("chen2024", {"T": T})["by_eps"]}
         for eps, row in table.items():
             assert abs(by[eps]["thm42_bound_16"] - row[j]) <= 5e-5, (T, eps)
 
 
 def test_000_k_armed_and_appendix_examples():
-    r = C.constants("000", {"means": [0.5, 0.45, 0.40, 0.35, 0.30], "d": 5, "T": 500})
+    r = C.constants("chen2024", {"means": [0.5, 0.45, 0.40, 0.35, 0.30], "d": 5, "T": 500})
     assert r["lambda"] == 2 and r["M1"] == 1 and r["M"] == 3 and r["s"][1:] == [5, 3, 2, 1]
     assert r["T_prime"] == 481
     by = {b["eps"]: b for b in r["by_eps"]}
     assert by[1.0]["H_BAI"] == pytest.approx(800)
     for eps, h in ((0.1, 1200), (1.0, 840), (10.0, 804)):
         assert by[eps]["H_pri"] == pytest.approx(40 / eps) and by[eps]["H"] == pytest.approx(h)
-    a = C.constants("000", {"K": 10000, "d": 16, "T": 100000})
+    a = C.constants("chen2024", {"K": 10000, "d": 16, "T": 100000})
     close(a["lambda"], 27.6496, 4)
     assert a["h"] == [9936, 359, 13, 0] and a["M1"] == 3 and a["M"] == 8
     assert a["s"][1:] == [10000, 423, 77, 32, 16, 8, 4, 2, 1] and a["T_prime"] == 100000 - 368
-    b = C.constants("000", {"K": 10000, "d": 16, "T": 100000, "reading": "B"})
+    b = C.constants("chen2024", {"K": 10000, "d": 16, "T": 100000, "reading": "B"})
     assert b["M1"] == 4 and b["M"] == 9 and b["s"][4] == 64 and b["T_prime"] == 100000 - 384
-    e2 = C.constants("000", {"K": 2, "d": 2, "T": 50})
+    e2 = C.constants("chen2024", {"K": 2, "d": 2, "T": 50})
     assert (e2["c"], e2["lambda"], e2["M1"], e2["M"], e2["T_prime"]) == (1, 2, 1, 1, 48)
     assert all(c["pass"] for c in r["checks"] + a["checks"] + b["checks"] + e2["checks"])
 
 
-# ------------------------------------------------------------------ seed 001 via the report
+# ------------------------------------------------------------- barbara2025 via the report
 
 def test_001_instance_a():
-    r = C.constants("001")
+    r = C.constants("barbara2025")
     close(r["H"], 441.877, 3)
     by = {b["eps"]: b for b in r["by_eps"]}
     for eps, c, h_e in ((0.5, 0.244919, 7366.43), (1.0, 0.462117, 2069.17),
@@ -310,17 +311,17 @@ def test_001_instance_a():
 
 
 def test_001_instances_b_and_c():
-    b = C.constants("001", {"means": [0.2, 0.45, 0.55, 0.8], "threshold": 0.5, "tolerance": 0})
+    b = C.constants("barbara2025", {"means": [0.2, 0.45, 0.55, 0.8], "threshold": 0.5, "tolerance": 0})
     close(b["H"], 822.222, 3)
     for got, want in zip(b["by_eps"], (13707.1, 3850.22, 1417.56)):
         sig(got["H_eps"], want, 6)
-    c = C.constants("001", {"means": [0.1, 0.4, 0.65, 0.9], "threshold": 0.6, "tolerance": 0.1})
+    c = C.constants("barbara2025", {"means": [0.1, 0.4, 0.65, 0.9], "threshold": 0.6, "tolerance": 0.1})
     close(c["H"], 64.5833, 4)
     by = {e["eps"]: e for e in c["by_eps"]}
     close(by[0.5]["tau_eps"], 0.524492, 6)
     sig(by[1.0]["H_eps"], 302.424, 6)
     sig(by[2.0]["H_eps"], 111.346, 6)
-    c0 = C.constants("001", {"means": [0.1, 0.4, 0.65, 0.9], "threshold": 0.6, "tolerance": 0,
+    c0 = C.constants("barbara2025", {"means": [0.1, 0.4, 0.65, 0.9], "threshold": 0.6, "tolerance": 0,
                              "eps": 1})
     close(c0["H"], 440.111, 3)
     sig(c0["by_eps"][0]["H_eps"], 2060.91, 6)
@@ -331,11 +332,11 @@ def test_001_instances_b_and_c():
 
 @pytest.mark.parametrize("call, needle", [
     (lambda: C.constants("005"), "paper='005'"),
-    (lambda: C.constants("004", {"instance": "mu9"}), "instance='mu9'"),
-    (lambda: C.constants("004", {"eps": 0}), "eps=0"),
-    (lambda: C.constants("004", {"risk": 1.5}), "risk=1.5"),
-    (lambda: C.constants("000", {"reading": "C"}), "reading='C'"),
-    (lambda: C.constants("000", {"T": 0}), "T=0"),
+    (lambda: C.constants("azize2023", {"instance": "mu9"}), "instance='mu9'"),
+    (lambda: C.constants("azize2023", {"eps": 0}), "eps=0"),
+    (lambda: C.constants("azize2023", {"risk": 1.5}), "risk=1.5"),
+    (lambda: C.constants("chen2024", {"reading": "C"}), "reading='C'"),
+    (lambda: C.constants("chen2024", {"T": 0}), "T=0"),
     (lambda: A.t_tv([0.5, 0.5, 0.1]), "unique best arm"),
     (lambda: A.t_kl([0.5, 1.2]), "means[1]=1.2"),
     (lambda: A.t_kl([0.5]), "at least 2"),
@@ -422,7 +423,7 @@ def test_beta_allocation_equalises_the_ratios(mu, beta):
 
 @pytest.mark.parametrize("gap, sigma2", [(0.1, 1.0), (1.0, 1.0), (0.5, 0.25), (3.0, 4.0)])
 def test_tv_of_gap_matches_numerical_integral(gap, sigma2):
-    """f(Δ) = TV of a mean shift (digest §3.4): Bernoulli |p − q|; Gaussian
+    """f(Δ) = TV of a mean shift: Bernoulli |p − q|; Gaussian
     ½∫|φ_σ(x) − φ_σ(x − Δ)|dx, by quadrature."""
     from scipy.integrate import quad
     from scipy.stats import norm
@@ -431,3 +432,13 @@ def test_tv_of_gap_matches_numerical_integral(gap, sigma2):
                  60 * sd + gap, points=[gap / 2], limit=200)
     assert float(A.tv_of_gap(gap, "gaussian", sigma2)) == pytest.approx(tv, rel=1e-8)
     assert float(A.tv_of_gap(gap / 4, "bernoulli")) == gap / 4
+
+
+@pytest.mark.parametrize("old", sorted(registry.OLD_PAPER_KEYS))
+def test_the_old_paper_numbers_still_work_with_a_warning_naming_the_new_key(old):
+    new = registry.OLD_PAPER_KEYS[old]
+    with pytest.warns(FutureWarning, match=f"use '{new}'"):
+        assert registry.paper_key(old) == new
+    assert registry.paper_key(new) == new
+    with pytest.raises(InputError, match="paper='999'.*azize2023, barbara2025, chen2024"):
+        registry.paper_key("999")

@@ -1,4 +1,4 @@
-"""dpaudit.checks.correctness (`dpaudit check correctness`, issue 7): Clopper–Pearson verdicts,
+"""dpaudit.checks.correctness (`dpaudit check correctness`): Clopper–Pearson verdicts,
 unstopped runs counted as errors, determinism, wrong-by-construction algorithms, CLI.
 
 Statistical tests are seeded (deterministic); each states its false-failure probability, i.e.
@@ -205,7 +205,7 @@ def test_help_states_runs_needed(capsys):
 
 def test_papers_upper_bounds_next_to_the_stopping_times():
     """LDP-TB-confidence on instance B at ε = 1, δ = 0.05: Thm 4.1 eq. (24) as printed and the
-    App. D implicit bound equal the digest's worked numbers (001 §3.6: 557209 and 76015.7);
+    App. D implicit bound equal the worked numbers (557209 and 76015.7, computed independently of this code);
     AdaP-TT gets Theorem 5's asymptotic bound, whose slope is > the Thm 2 lower bound's.
     Deterministic given the seed (no statistical assertion)."""
     r = C.check_correctness("ldp-tb-confidence", 0.05, eps=1.0, trials=C.Trials(runs=20, seed=3))

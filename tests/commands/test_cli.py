@@ -72,21 +72,21 @@ BAD = [
      "callables use the black-box search"),
     (["bench", "--algo", "nope"], "unknown algorithm"),
     (["check", "constants", "--paper", "005"], "invalid choice"),
-    (["check", "constants", "--paper", "001", "--param", "means=0.2,1.5"], "[0, 1]"),
-    (["check", "constants", "--paper", "004", "--param", "risk=2"], "risk"),
+    (["check", "constants", "--paper", "barbara2025", "--param", "means=0.2,1.5"], "[0, 1]"),
+    (["check", "constants", "--paper", "azize2023", "--param", "risk=2"], "risk"),
     ([*RUN, "--param", "risk=0.1", "--param", "risk=0.2"],
      "--param risk is given twice (0.1 and 0.2): expected each key once"),
     ([*RUN, "--runs", "100000000000000000000"], "expected an integer in [1, 2^40]"),
     (["bench", "--algo", "adap-tt", "--seconds", "1e308"], "--seconds 1e308 is out of range"),
-    (["check", "constants", "--paper", "004", "--param", "mean=0.9,0.5"],
-     "unknown parameter 'mean' for paper 004 (did you mean means?)"),
-    (["check", "constants", "--paper", "004", "--param", "s=abc"], "s='abc' is not valid"),
-    (["check", "constants", "--paper", "004", "--param", "K=abc"], "K='abc' is not valid"),
-    (["check", "constants", "--paper", "004", "--param", "phases=x"], "phases='x' is not valid"),
-    (["check", "constants", "--paper", "004", "--param", "s=2,3"], "expected one number"),
-    (["check", "constants", "--paper", "004", "--param", "eps=1e308"],
+    (["check", "constants", "--paper", "azize2023", "--param", "mean=0.9,0.5"],
+     "unknown parameter 'mean' for paper azize2023 (did you mean means?)"),
+    (["check", "constants", "--paper", "azize2023", "--param", "s=abc"], "s='abc' is not valid"),
+    (["check", "constants", "--paper", "azize2023", "--param", "K=abc"], "K='abc' is not valid"),
+    (["check", "constants", "--paper", "azize2023", "--param", "phases=x"], "phases='x' is not valid"),
+    (["check", "constants", "--paper", "azize2023", "--param", "s=2,3"], "expected one number"),
+    (["check", "constants", "--paper", "azize2023", "--param", "eps=1e308"],
      "eps=1e+308 is out of range: expected a number in [0.001, 100]"),
-    (["check", "constants", "--paper", "000", "--param", "eps=0.5,1e-300"], "eps=1e-300"),
+    (["check", "constants", "--paper", "chen2024", "--param", "eps=0.5,1e-300"], "eps=1e-300"),
     (["run", "--algo", str(DATA / "two_args.py") + ":two", "--eps", "1"],
      "takes (rng, data): expected a function (rng, data, eps)"),
     (["run", "--algo", "os:getcwd", "--eps", "1"], "takes (): expected a function"),
@@ -322,9 +322,9 @@ def test_bring_your_own_callable(tmp_path):
 @pytest.mark.slow
 def test_check_constants_writes_json_and_all_checks_pass(tmp_path):
     """`dpaudit check constants`: every cross-check of the default report passes (exit 0) and
-    the JSON holds the constants, e.g. T*_TV by Proposition 1 and by the LP of seed 004."""
+    the JSON holds the constants, e.g. T*_TV by Proposition 1 and by the LP of Azize et al. (2023)."""
     out = tmp_path / "c.json"
-    p = cli("check", "constants", "--paper", "004", "--json", str(out))
+    p = cli("check", "constants", "--paper", "azize2023", "--json", str(out))
     assert p.returncode == 0, p.stderr
     r = json.loads(out.read_text())
     assert r["checks"] and all(ch["pass"] for ch in r["checks"])
@@ -402,7 +402,7 @@ def test_an_output_equal_to_an_input_is_refused_before_any_audit(tmp_path, monke
 
 @pytest.mark.parametrize("argv", [
     [*RUN, "--json"], ["bench", "--algo", "adap-tt", "--json"],
-    ["check", "constants", "--paper", "004", "--json"],
+    ["check", "constants", "--paper", "azize2023", "--json"],
     ["check", "correctness", "--algo", "dp-se", "--risk", "0.05", "--eps", "1", "--json"]])
 def test_a_folder_or_an_empty_path_is_not_an_output_file(argv, tmp_path, monkeypatch, capsys):
     _no_audit(monkeypatch)
@@ -523,6 +523,14 @@ def test_an_exception_inside_a_reference_implementation_is_an_internal_error(mon
     from dpaudit.algorithms.adap_tt import glr
     from dpaudit.commands.cli import main
     monkeypatch.setattr(glr, "C_G", None)           # theory.report calls it: TypeError there
-    assert main(["check", "constants", "--paper", "004"]) == 4
+    assert main(["check", "constants", "--paper", "azize2023"]) == 4
     err = capsys.readouterr().err
     assert err.startswith("dpaudit: internal error: TypeError: "), err
+
+
+def test_an_old_paper_number_warns_on_stderr_and_gives_the_new_keys_report(tmp_path):
+    out = tmp_path / "c.json"
+    p = cli("check", "constants", "--paper", "001", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "paper key '001' is deprecated" in p.stderr and "use 'barbara2025'" in p.stderr
+    assert json.loads(out.read_text())["paper"] == "barbara2025"

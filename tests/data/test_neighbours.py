@@ -1,4 +1,4 @@
-"""Table models, candidate neighbours and the neighbour search (issue 4).
+"""Table models, candidate neighbours and the neighbour search.
 
 False-failure rates: the planted-worst test fails only if the search misses the planted row
 in some seed. It misses it only if the white-box screen misses it: each of the 2 × 8 screen

@@ -1,4 +1,4 @@
-"""Reviewer reports (dpaudit.reporting.report, issue 8): content, escaping, Markdown, atomic
+"""Reviewer reports (dpaudit.reporting.report): content, escaping, Markdown, atomic
 writes, the
 gate's index, the CLI entry point, and a headless-Chromium rendering check.
 

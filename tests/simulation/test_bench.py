@@ -1,4 +1,4 @@
-"""`dpaudit bench` is bounded (issue 43): runs still going when the time is up are cut and
+"""`dpaudit bench` is bounded: runs still going when the time is up are cut and
 counted, never waited for."""
 import time
 

@@ -15,7 +15,7 @@ from dpaudit.statistics.stats import (P_FLOOR_LOG10, PowerCurve, cp_lower, cp_up
                                       log_ratio_interval, p_value)
 
 
-@pytest.mark.parametrize("k,n,want", [   # one-sided 95 % upper bounds, digest 004 §6.5
+@pytest.mark.parametrize("k,n,want", [   # one-sided 95 % upper bounds (exact Clopper–Pearson, independent values)
     (0, 100, 0.0295), (1, 100, 0.0466), (2, 100, 0.0616), (3, 100, 0.0757),
     (0, 300, 0.0099), (1, 300, 0.0157), (0, 1000, 0.0030), (5, 1000, 0.0105)])
 def test_cp_upper_known_values(k, n, want):

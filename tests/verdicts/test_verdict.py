@@ -146,7 +146,7 @@ def _exact_pass_probability(p_num, p_den, n, eps, alpha=0.05, beta=0.05, margin=
     """P(pass) of one measured finalist whose event has probabilities ``p_num``/``p_den``,
     summed exactly over the binomial laws of its counts at every look (no simulation): under
     today's rule (some look's β-level upper bound ≤ (1 + margin)·ε, no violation, the event
-    can carry the target) and under the rule before issue 44 (its detectable loss at power
+    can carry the target) and under the former rule, which judged observed power (its detectable loss at power
     1 − β, computed from the hits on the denominator side where the measurement stopped,
     ≤ (1 + margin)·ε). The state is the joint law of (k_num, k_den) of the runs so far, split
     by whether a pass bound was already ≤ target."""
@@ -177,9 +177,9 @@ def _exact_pass_probability(p_num, p_den, n, eps, alpha=0.05, beta=0.05, margin=
 
 @pytest.mark.slow
 def test_a_planted_loss_of_1_25_eps_passes_at_most_beta_exactly_and_did_not_before():
-    """Issue 44: an event whose true loss is exactly (1 + margin)·ε = 1.25 (ε = 1, p_den =
-    0.2, p_num = 0.2·e^1.25) measured with 1 100 runs per side: the budget the rule before
-    issue 44 named for it when its reference read p_den as 0.213 (about one reference in three
+    """An event whose true loss is exactly (1 + margin)·ε = 1.25 (ε = 1, p_den =
+    0.2, p_num = 0.2·e^1.25) measured with 1 100 runs per side: the budget the former rule
+    (observed power) named for it when its reference read p_den as 0.213 (about one reference in three
     at 200 runs per side; at the true 0.2 it named 1 220, where it passed 4.9 %). The
     probability of a pass is summed exactly over every outcome of the four looks: today's rule
     ≤ β = 0.05 (0.0040); the rule before passed it 7.1 % of the time (> β). No simulation, so
