@@ -41,8 +41,8 @@ def modules() -> tuple:
     """The modules of reference implementations, in the order their ``SPECS`` are read.
 
     Imported here, on first use, not at the top: they load every compiled kernel (numba's
-    cache), which `dpaudit --help`, `dpaudit report` and a refused input need not pay (README
-    "Architecture" gives the start-up times)."""
+    cache), which `dpaudit --help`, `dpaudit report` and a refused input need not pay
+    (docs/method/architecture.md gives the start-up times)."""
     from dpaudit.algorithms.adap_tt import algorithm as adap_tt
     from dpaudit.algorithms.adap_tt import baselines
     from dpaudit.algorithms.dp_bai import algorithm as dp_bai

@@ -6,7 +6,7 @@ spec
 ties together
 
 * the compiled kernel (the kernel contract is documented in :mod:`dpaudit.simulation.simulate`),
-* the algorithm's parameters (:class:`Param`, shared names of README "Commands": ``means``,
+* the algorithm's parameters (:class:`Param`, shared names of docs/guide/commands.md: ``means``,
   ``risk``,
   ``beta``, ``horizon``, ``max_steps``, ...), validated before any work starts,
 * ``prepare``: validated parameters -> :class:`Prepared` (the numeric ``theta``/``aux`` arrays
@@ -159,7 +159,7 @@ class AlgorithmSpec:
     name: str
     title: str
     paper: str
-    model: PrivacyModel  # README "Architecture"
+    model: PrivacyModel  # docs/method/architecture.md
     private: bool  # claims eps-DP; False for non-private comparators (positive controls)
     kernel: Any  # numba dispatcher following the kernel contract of dpaudit.simulation.simulate
     params: tuple[Param, ...]

@@ -5,7 +5,7 @@
     python benchmarks/calibration.py --verdicts [--audits 1200] [--workers 2]
                                      [--json benchmarks/figures/calibration.json]
 
-``--verdicts`` calibrates the three-verdict rule (README "Calibration"), on the Laplace,
+``--verdicts`` calibrates the three-verdict rule (docs/method/calibration.md), on the Laplace,
 randomised-response and geometric mechanisms at ε = 1, α = β = 0.05, margin 0.25:
 
 0. the tool's budget: a reference audit (seed 0, 200 samples per side) of each correct
@@ -22,7 +22,7 @@ per mechanism. Checkpointed: every finished chunk of audits is written at once t
 ``.checkpoint.json`` beside it (not kept in git) and a rerun skips the audits already there
 (same seeds); delete that file to start afresh.
 
-Prints three markdown tables (the README quotes them):
+Prints three markdown tables (docs/method/calibration.md quotes them):
 
 1. tightness: ε_lb/ε of the default audit (10^7 samples per side) of the Laplace mechanism,
    over ``--audits`` seeds per ε ∈ {0.1, 0.5, 1, 2}, with wall time (target ≥ 0.95 in ≤ 60 s);

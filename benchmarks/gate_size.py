@@ -4,7 +4,7 @@ and how far each passing entry sits from the pass rule.
     python benchmarks/gate_size.py [--baseline audits/baseline.json] [--draws 20000000]
                                    [--json benchmarks/figures/gate_size.json]
 
-For every event the gate re-measures (README "CI gate"), with its stored fixed-n counts
+For every event the gate re-measures (docs/guide/gate.md), with its stored fixed-n counts
 (k_num, k_den on n runs per side) taken as the true probabilities p_num = k_num/n, p_den =
 k_den/n:
 

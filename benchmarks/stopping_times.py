@@ -1,5 +1,5 @@
 """Stopping times of the fixed-confidence algorithms on AdaP-TT's default instance: how many
-runs never stop, and the quantiles of τ (README "AdaP-TT: runs that never stop").
+runs never stop, and the quantiles of τ (docs/papers/azize2023.md).
 
     python benchmarks/stopping_times.py [--runs 1000] [--workers 2]
                                         [--json benchmarks/figures/stopping_times.json]

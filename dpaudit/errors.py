@@ -1,4 +1,4 @@
-"""Errors that the CLI turns into one line (README "Commands"): :class:`InputError` exit 2,
+"""Errors that the CLI turns into one line (docs/guide/commands.md): :class:`InputError` exit 2,
 :class:`UserCodeError` exit 4."""
 
 

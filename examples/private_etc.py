@@ -1,6 +1,6 @@
 """Bring-your-own-algorithm example for `dpaudit run --algo examples/private_etc.py:FUNCTION`.
 
-A private explore-then-commit bandit in the ``user`` table model (README "Architecture"): round t pulls
+A private explore-then-commit bandit in the ``user`` table model (docs/method/architecture.md): round t pulls
 arm t mod K and reads ``table[t, t mod K]``; after the T rounds it releases the arm with the
 largest noisy reward sum. Each row enters exactly one arm's sum and moves it by at most 1, so
 Laplace(1/ε) noise on every sum makes the released arm ε-DP (report noisy max over disjoint

@@ -1,8 +1,8 @@
 """A compiled call that does not return for hours, for the tests of signals and timeouts.
 
 Run 0 of seed 7 of AdaP-TT on its default instance (ε = 0.5) never stops: its best arm's
-phase-1 release is about −8 and the arm is never pulled again (README "AdaP-TT: runs that never
-stop"); with ``max_steps`` = 2⁶² the batch loop goes on for years. ``python tests/hang.py``
+phase-1 release is about −8 and the arm is never pulled again (docs/papers/azize2023.md, "runs that
+never stop"); with ``max_steps`` = 2⁶² the batch loop goes on for years. ``python tests/hang.py``
 installs the command line's signal handling first (:func:`dpaudit.core.interrupt.install`), as the
 ``dpaudit`` command does, then makes the call.
 """

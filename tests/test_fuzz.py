@@ -1,7 +1,7 @@
 """Fuzzing the command line (hypothesis, derandomized by the conftest profile "seeded"):
 arguments of every subcommand and the contents of pair, suite, baseline and result files, drawn
 mostly from hostile values (NaN, inf, huge, negative, empty, text, control characters, folders,
-inputs as outputs). Whatever the input, the contract of README "Exit codes" holds: the exit
+inputs as outputs). Whatever the input, the contract of docs/reference/cli.md holds: the exit
 code is 0–4; for 2 and 4 stderr is one line and nothing is written; there is never a traceback;
 the inputs are unchanged and no temporary file is left. Bounded: the examples of all tests
 together run in under a minute (most are refused before any computation)."""

@@ -1,5 +1,5 @@
 """Hostile input, case by case (tests/hostile/cases.toml): 352 cases of an outside robustness
-review of dpaudit 0.1.0, each with the outcome the contract demands (README "Commands",
+review of dpaudit 0.1.0, each with the outcome the contract demands (docs/guide/commands.md,
 "Exit codes", "Python API"). The command-line cases run in this process (tests/hostile/runner.py
 checks exit code, stderr, the files written and the fixtures); the Python API cases check the
 exception raised or the verdict returned; the signal cases send SIGINT / SIGTERM to a

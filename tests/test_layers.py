@@ -1,4 +1,4 @@
-"""The import layers of dpaudit (pyproject.toml [tool.importlinter], README "Architecture"):
+"""The import layers of dpaudit (pyproject.toml [tool.importlinter], docs/method/architecture.md):
 no import from a lower layer to a higher one, no import cycle, every module in a layer.
 Imports inside functions count like any other (grimp reads every import statement).
 

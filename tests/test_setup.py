@@ -37,6 +37,23 @@ def test_readme_states_the_quick_tier_on_its_own_line():
     assert 'pytest -m "not slow"' in lines
 
 
+def test_the_readme_is_the_newcomers_page_and_links_only_to_files_that_exist():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 200                # the rest lives in docs/
+    targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    assert any(t.startswith("docs/") for t in targets)
+    missing = [t for t in targets if "://" not in t and not (ROOT / t).exists()]
+    assert not missing, missing
+
+
+def test_ci_builds_the_docs_strictly():
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "pip install -q -e '.[docs]'" in run and "mkdocs build --strict" in run
+    nav = (ROOT / "mkdocs.yml").read_text()
+    pages = sorted(p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md"))
+    assert pages and all(page in nav for page in pages), "a page of docs/ is missing from the nav"
+
+
 def test_a_stale_install_is_refused_with_a_clear_message(tmp_path):
     # a copy of dpaudit outside the checkout, imported before pytest starts (as a non-editable
     # install's entry-point plugin would be): the run must stop with the fix, not run old code

@@ -27,7 +27,7 @@ eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for st
 ``s`` (not stated in the paper, default 2), ``max_steps`` (data-independent cap: a run that
 reaches it halts without a decision and is reported as *capped*, never dropped).
 
-Finding (README "AdaP-TT: runs that never stop"): under eq. 22's bonus an arm that is not pulled
+Finding (docs/papers/azize2023.md): under eq. 22's bonus an arm that is not pulled
 gains no bonus, so a best arm whose phase-1 release is low is never pulled again and, with tied
 sub-optimal arms (the paper's μ1), the run never stops: 14 % of runs at ε = 0.5 (witness: seed
 7, run 0; ``benchmarks/stopping_times.py``). ``bonus=log`` ends it; the faithful bonus stays the

@@ -70,7 +70,7 @@ with Lap(1/(ε·n))" (n is not defined there); its μ* = 1 in Nash regret.
 White-box log (kernel contract, as :mod:`lazy_dp`): one row per release: t = samples taken, arm,
 phase = the arm's episode number (0 = the initial pull), count = episode length, value = the
 exact episode mean, noisy = μ̃, scale = 1/(ε·count). Rewards are clamped to [0, 1] when read
-(README "Architecture"; audit tables are validated already).
+(docs/method/architecture.md; audit tables are validated already).
 
 Transcript: τ = samples taken; rec = -1 (regret algorithms recommend nothing); status STOPPED at
 T = ``horizon``, TRUNCATED at ``limit``.

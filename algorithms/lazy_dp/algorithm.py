@@ -27,7 +27,7 @@ Beta sampling (``lazy-dp-ts``, ``ts-beta``): :func:`_beta`, exact: Beta(a, b) = 
 with X ~ Gamma(a), Y ~ Gamma(b) from an inlined Marsaglia–Tsang sampler (:func:`_gamma`, with
 a squeeze that almost never needs a log at large shapes) instead of numba's ``rng.beta``
 (~35 ns); ``ts-beta`` keeps each arm's gamma constants and updates only the pulled arm's.
-Numbers: README "Speed".
+Numbers: docs/method/speed.md.
 ``ts-beta`` (Algorithm 2, non-private Thompson sampling with Beta(1, 1) priors)
     No forced initial pull: every round θ_j ~ Beta(S_j + 1, O_j − S_j + 1) over *all* rewards
     so far (the real-valued form of the printed Beta(μ̂_j·O_j + 1, (1 − μ̂_j)·O_j + 1)). No

@@ -5,8 +5,8 @@ turns them into feature cells) → pilot on each source, split in a ranking and 
 → one event per source (:mod:`dpaudit.statistics.events`) → the best ``finalists`` sources measured
 on
 fresh samples with valid early stopping (:mod:`dpaudit.statistics.measure`: Clopper–Pearson bounds,
-Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verdict (README "Verdict
-JSON"):
+Bonferroni over looks × finalists) → ε_lb = the largest lower bound → verdict
+(docs/reference/verdict-json.md):
 ``violation`` if ε_lb > ε (with confidence 1 − α the privacy loss exceeds the claim), else
 ``pass``.
 
@@ -188,7 +188,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None,
     SeedSequences; ``bar``: a tqdm progress bar or None; ``allow``: what the audit may still
     spend (None: the budget's samples cap and time limit, from now). A pilot round starts only
     if it leaves room for the measurement (all of it, or half the samples left if less); a
-    look only if it fits (README "Samples cap and time limit")."""
+    look only if it fits (docs/method/kernels.md)."""
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
     runs, delta = b.runs, req.claim.delta
@@ -416,7 +416,7 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     verdict is inconclusive (:mod:`dpaudit.verdicts.verdict`). Raises :class:`InputError` on bad
     input. ``instances``: ``fixed`` (the instance ``params`` give) or ``search`` (the claim's
     space screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`). Result as
-    in README "Verdict JSON", with the search (budget, candidates tried, finalists, privacy
+    in docs/reference/verdict-json.md, with the search (budget, candidates tried, finalists, privacy
     profile) under ``search`` and, when searched, the instances under ``instance_search``.
     ``max_samples``, ``time_limit``: the samples cap and the time limit (seconds) of
     :class:`~dpaudit.core.request.Budget` (None: none).

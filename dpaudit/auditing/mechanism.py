@@ -3,7 +3,7 @@
 Any randomised algorithm fits, not only bandits: a Laplace or Gaussian mechanism, randomised
 response, report-noisy-max, a plain-Python bandit run (:mod:`dpaudit.auditing.plugin` wraps one).
 Outputs are drawn in chunks of :data:`CHUNK`, chunk i seeded by the i-th child of the sample's
-SeedSequence (README "Randomness"), turned into cells by a
+SeedSequence (docs/method/kernels.md), turned into cells by a
 :class:`~dpaudit.statistics.features.Features` map
 fitted on the pilot's ranking half, and audited by the shared pipeline of
 :mod:`dpaudit.auditing.audit` (threshold and likelihood-ratio events, selection and measurement on
@@ -114,7 +114,7 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     pilot draws ``n // 4`` more per side. ``name``: the result's algorithm name (default the
     mechanism's ``__name__``). Returns an
     :class:`~dpaudit.verdicts.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
-    ``.alpha``, ``.to_dict()``: the JSON of README "Verdict JSON"; ``eps_ub`` at confidence
+    ``.alpha``, ``.to_dict()``: the JSON of docs/reference/verdict-json.md; ``eps_ub`` at confidence
     1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdicts.verdict`). Raises
     InputError on bad input.
     """

@@ -4,7 +4,7 @@
 ``--algo package.module:function``) audits ``function(rng, data, eps) -> output`` of ONE run:
 
 * ``rng``: a ``numpy.random.Generator`` (the only randomness allowed);
-* ``data``: the input, by privacy model (README "Architecture"): ``user`` and ``full``: a (T, K)
+* ``data``: the input, by privacy model (docs/method/architecture.md): ``user`` and ``full``: a (T, K)
   reward table (row t = round t's rewards); ``stream``: a (K, T) table (entry (a, n) = the
   n-th pull of arm a); ``local``: one reward r ∈ [0, 1] (a float);
 * ``eps``: the claimed ε;

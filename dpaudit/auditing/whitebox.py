@@ -1,5 +1,5 @@
-"""White-box privacy loss and gray-box replay of a kernel's noisy releases (README "White-box
-privacy loss and gray-box replay").
+"""White-box privacy loss and gray-box replay of a kernel's noisy releases
+(docs/method/whitebox.md).
 
 Every reference kernel logs its internal noisy releases (``releases`` buffer, columns
 :data:`dpaudit.simulation.simulate.RELEASE_COLUMNS`) and can *replay* a run with its released

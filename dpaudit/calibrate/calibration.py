@@ -9,7 +9,7 @@ Three measurements, each a number with an exact Clopper–Pearson interval:
 * **power**: the detection rate of insufficient-noise mutants (noise scale × factor, true
   loss ε/factor for Laplace, geometric and randomised response).
 
-``python benchmarks/calibration.py`` runs the suite and prints the tables quoted in the README.
+``python benchmarks/calibration.py`` runs the suite and prints the tables quoted in docs/method/calibration.md.
 Audits run in parallel worker processes, one audit per task, each seeded by its index.
 """
 from __future__ import annotations

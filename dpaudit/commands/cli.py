@@ -1,4 +1,4 @@
-"""Command line (README "Commands"): ``dpaudit list | run | bench | check constants | check
+"""Command line (docs/guide/commands.md): ``dpaudit list | run | bench | check constants | check
 correctness``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM on the command line (README "Exit codes"): stop at once, whatever runs.
+"""Ctrl-C and SIGTERM on the command line (docs/reference/cli.md): stop at once, whatever runs.
 
 :func:`install` (the CLI calls it before its heavy imports) makes SIGINT and SIGTERM, sent to
 dpaudit or to its process group, end the process within a moment: one line on stderr, worker

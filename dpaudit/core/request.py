@@ -155,8 +155,8 @@ class AuditRequest:
         object.__setattr__(self, "params", dict(self.params))
 
     def command(self) -> str:
-        """The ``dpaudit run`` line that reproduces this request bit for bit (README
-        "Randomness"): flags at their defaults are left out, except the seed, which must be
+        """The ``dpaudit run`` line that reproduces this request bit for bit
+        (docs/method/kernels.md, "Randomness"): flags at their defaults are left out, except the seed, which must be
         set (a drawn seed made explicit); ``workers`` and ``progress`` do not change a result
         and are never printed.
 

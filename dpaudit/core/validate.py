@@ -3,7 +3,7 @@ is checked here, before any computation, against the range the code can compute.
 
 A bad value raises :class:`~dpaudit.errors.InputError` (a ``ValueError``) whose message is one
 line naming the value and the accepted range; the command line turns it into exit code 2 with
-nothing written (README "Commands"). Each check takes the ``name`` to print: a command-line
+nothing written (docs/guide/commands.md). Each check takes the ``name`` to print: a command-line
 flag (``--eps``) is printed as ``--eps 0``, any other name (a Python argument, a suite entry's
 key, possibly prefixed with where it was found) as ``eps=0``.
 """

@@ -1,4 +1,4 @@
-"""Reward tables, the four privacy models and their neighbouring relations (README "Architecture").
+"""Reward tables, the four privacy models and their neighbouring relations (docs/method/architecture.md).
 
 =========  ===========  ===================================  ===============================
 model      table shape  read by the algorithm                neighbours differ in
@@ -33,7 +33,7 @@ MAX_ARM_PATTERNS = 8   # ``full`` rows: "arm a up, every other arm down" for the
 
 @dataclass(frozen=True)
 class TableModel:
-    """One privacy model of README "Architecture" (module table): shapes, validation, positions and
+    """One privacy model of docs/method/architecture.md (module table): shapes, validation, positions and
     value patterns of its neighbouring relation."""
 
     name: str
@@ -264,7 +264,7 @@ class NeighbourPair:
         return cls(d, dp, m.changed(d, dp), base, label, model_name, "explicit")
 
     def describe(self) -> dict:
-        """JSON of the pair (README "Verdict JSON" ``neighbours``): model, base recipe, shape, the
+        """JSON of the pair (docs/reference/verdict-json.md ``neighbours``): model, base recipe, shape, the
         changed position and its values in d and d', the pattern and why it was chosen."""
         out = {"model": self.model, "base": self.base, "pattern": self.pattern,
                "position": list(self.position), "why": self.label}
@@ -283,7 +283,7 @@ class NeighbourPair:
 
 def load_pair(path: str, model: str) -> NeighbourPair:
     """The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
-    (tables of ``model``, README "Architecture") and optionally ``why``. InputError (one line,
+    (tables of ``model``, docs/method/architecture.md) and optionally ``why``. InputError (one line,
     naming
     the file) when it cannot be read or is not such an object, or the tables are invalid."""
     try:

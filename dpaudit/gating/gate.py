@@ -43,16 +43,16 @@ them; the re-measured event does not depend on which event today's search picks)
 One error budget across the suite. With N entries, each verdict and each re-measurement runs
 at α_i = α/(2N). A false violation has probability ≤ α_i (exact bounds). The rise test is an
 asymptotic Wald test: its real size at α_i, measured on every stored event of the suite
-(``benchmarks/gate_size.py``, README "CI gate"), is α_i within the measurement's error, whatever
+(``benchmarks/gate_size.py``, docs/guide/gate.md), is α_i within the measurement's error, whatever
 moved the random streams (it compares the same event's counts on independent runs). So the
 false alarms α bounds are these two: Σ 2α_i = α. Not bounded by α: **verdict flips**. With the
 same code, versions and seeds every verdict repeats exactly; once a change moves the random
 streams, an entry whose pass rests on a bound close to (1 + margin)·ε, or whose inconclusive
 rests on a pilot that separates nothing, may flip between pass and inconclusive (an
 unexpected verdict, a gate failure) with the probability that its budget misses or finds, a
-matter of power (README "CI gate" gives each entry's distance from the rule).
+matter of power (docs/guide/gate.md gives each entry's distance from the rule).
 Mutants are expected to be caught: a missed mutant fails the gate as an unexpected verdict
-(the power of each entry's budget: README "CI gate").
+(the power of each entry's budget: docs/guide/gate.md).
 
 Results are deterministic for a suite (same seeds ⇒ same verdicts, whatever ``--workers``).
 Outputs (each written atomically): the baseline JSON (``--update-baseline``), JUnit XML
@@ -90,7 +90,7 @@ from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write
 
 SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
-BASELINE_SCHEMA = 3    # evidence per entry, counts of a fixed-n measurement (README "CI gate")
+BASELINE_SCHEMA = 3    # evidence per entry, counts of a fixed-n measurement (docs/guide/gate.md)
 REMEASURE_KEY = 0x6761_7465   # spawn key of the stored events' fresh runs
 BASELINE_STREAM, CHECK_STREAM = 0, 1   # the stored event's runs: at --update-baseline, at a check
 DEFAULT_ALPHA = 1e-3
@@ -268,7 +268,7 @@ def _num(x) -> str:
 def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: float = DEFAULT_BETA,
               margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
     """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
-    (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, README "Verdict JSON"; the
+    (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, docs/reference/verdict-json.md; the
     :func:`evidence` of its ε_lb, None when no event was measured)."""
     res = audit_registered(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
@@ -443,7 +443,7 @@ def version_changes(stored: dict | None) -> list[str]:
 
 
 def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
-    """The baseline (README "CI gate"): per entry its configuration, verdict, reason, ε_lb,
+    """The baseline (docs/guide/gate.md): per entry its configuration, verdict, reason, ε_lb,
     ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
     :func:`evidence` of its event; the versions it was made with."""
     return jsonable({

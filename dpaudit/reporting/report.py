@@ -2,7 +2,7 @@
 
 One self-contained HTML page (inline CSS, matplotlib figures as base64 PNG data URIs, no
 JavaScript) and optionally the same content as Markdown, from the JSON files written by
-``dpaudit run --json`` (README "Verdict JSON"), ``dpaudit check correctness --json`` and
+``dpaudit run --json`` (docs/reference/verdict-json.md), ``dpaudit check correctness --json`` and
 ``dpaudit check
 constants --json``. Templates live in ``dpaudit/reporting/templates``; the HTML environment escapes
 every

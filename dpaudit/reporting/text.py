@@ -1,6 +1,6 @@
 """A result's numbers in words: the lines of the text summary that ``dpaudit run`` prints
 and the sentences the reports share (:mod:`dpaudit.reporting.report` renders them with the
-templates). Every function reads the result's JSON (README "Verdict JSON")."""
+templates). Every function reads the result's JSON (docs/reference/verdict-json.md)."""
 from __future__ import annotations
 
 import math

@@ -10,7 +10,7 @@ precomputation, reported separately as ``prepare_s``) are excluded from the timi
 measured step rate. Each compiled call gets a step budget (rate × time left); a run still going
 when it has used the budget is cut there and counted as ``truncated`` (never waited for), and
 the measurement ends with that call, so the timed part ends within ``seconds`` plus :data:`GRACE` of it, whatever the runs do (an AdaP-TT
-run can go on for ever: README "AdaP-TT: runs that never stop").
+run can go on for ever: docs/papers/azize2023.md).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ Every algorithm is one numba ``@njit`` function::
 * ``rng``: a ``numpy.random.Generator`` (the run's only source of randomness besides the
   rewards of rows beyond the table).
 * ``table``: float64, values in [0, 1], the reward table of the algorithm's privacy model
-  (README "Architecture", :mod:`dpaudit.data.tables`): ``user``/``full`` (T, K), the t-th sample
+  (docs/method/architecture.md, :mod:`dpaudit.data.tables`): ``user``/``full`` (T, K), the t-th sample
   (0-based)
   reads ``table[t, a_t]`` (``full``: the whole row); ``stream`` (K, T), the n-th pull of arm
   a reads ``table[a, n]``. Entries beyond the table are drawn afresh, ``Bernoulli(means[a])``
@@ -21,8 +21,8 @@ Every algorithm is one numba ``@njit`` function::
   algorithm's module).
 * ``limit``: simulate at most this many samples.
 * ``actions``: int16 buffer; the kernel writes ``actions[t] = a_t`` for ``t < len(actions)``.
-* ``releases``: float64 buffer of shape (R, 8), the white-box log (README "White-box privacy
-  loss and gray-box replay"): the kernel
+* ``releases``: float64 buffer of shape (R, 8), the white-box log
+  (docs/method/whitebox.md): the kernel
   writes one row per noisy release while rows remain, with columns :data:`RELEASE_COLUMNS`
   (``t`` = samples taken when released, ``arm``, ``phase``, ``count`` = samples in the
   released statistic, ``value`` = the exact statistic, ``noisy`` = the released value,
@@ -33,8 +33,8 @@ Every algorithm is one numba ``@njit`` function::
   - :data:`RANDOMISED_RESPONSE` (2): binary output ``noisy`` ∈ {0, 1} for ``value`` v ∈ [0, 1]
     with P(noisy = 1 | v) = (1 + v·(e^s − 1))/(1 + e^s), ``scale`` = s (v = 1 is kept with
     probability e^s/(1 + e^s)).
-* ``frozen``: float64 1-D array of released values to replay (gray-box replay, README "White-box
-  privacy loss and gray-box replay"):
+* ``frozen``: float64 1-D array of released values to replay (gray-box replay,
+  docs/method/whitebox.md):
   release j (0-based) releases ``frozen[j]`` when ``j < len(frozen)`` and its own noisy value
   otherwise. The noise of every release is **always drawn** from ``rng`` first, frozen or not,
   so a replay with the same rng stream stays aligned with the run it replays. Normal simulation

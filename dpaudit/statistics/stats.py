@@ -125,7 +125,7 @@ def rise_p_value(old, new) -> float:
 
     An asymptotic test, not an exact one: its real size at the gate's level α_i = 1.25·10⁻⁵
     was measured on every stored event of the gate's suite (``benchmarks/gate_size.py``,
-    README "CI gate") and at small counts enumerated exactly (tests/statistics/test_stats.py); with few
+    docs/guide/gate.md) and at small counts enumerated exactly (tests/statistics/test_stats.py); with few
     hits it is conservative (the ½ and the 1/k variance), at 10³ hits and more its size is
     α_i within the measurement's error.
 

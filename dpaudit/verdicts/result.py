@@ -1,4 +1,4 @@
-"""Audit results: the verdict JSON of README "Verdict JSON", its atomic writing and the text
+"""Audit results: the verdict JSON of docs/reference/verdict-json.md, its atomic writing and the text
 summary."""
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def jsonable(x):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of one audit. ``to_dict()`` is the stable JSON of README "Verdict JSON"."""
+    """Outcome of one audit. ``to_dict()`` is the stable JSON of docs/reference/verdict-json.md."""
 
     algorithm: str
     params: dict

@@ -224,7 +224,7 @@ def test_thresholds_match_reference_magnitudes():
 
 # ---------------------------------------------------------------- runs that never stop (A18)
 
-WITNESS_RELEASE = -8.1069   # arm 0's phase-1 release in run 0 of seed 7 (README finding)
+WITNESS_RELEASE = -8.1069   # arm 0's phase-1 release in run 0 of seed 7 (docs/papers/azize2023.md finding)
 
 
 def starved_run(bonus, steps=1 << 20):
@@ -241,7 +241,7 @@ def starved_run(bonus, steps=1 << 20):
 
 
 def test_the_faithful_leader_bonus_never_samples_a_best_arm_released_low_again():
-    """README "AdaP-TT: runs that never stop": under eq. 22's bonus k_a/Ñ_a (the paper's letter)
+    """docs/papers/azize2023.md: under eq. 22's bonus k_a/Ñ_a (the paper's letter)
     an arm that is not pulled gains no bonus; arm 0 (μ = 0.95) released at −8.1 has index
     −8.1 + 1 + 2 = −5.1 for ever, and its transportation cost (≈ 9) stays above the tied
     arms' (O(1)): it is never pulled after the initialisation, its Ñ = 1 keeps the threshold

@@ -32,8 +32,8 @@ FULL = ("rnm-ftnl", "ftnl")
 # ------------------------------------------------------------- plain-Python references
 
 def ref_lazy(table, eps, mode, seed, forget=True, eager=False, log_scale=1.0):
-    """Algorithms 1 (mode "ucb"), 3 ("dpts") and 2 ("ts") written from the paper's listings
-   , with the same rng call order as the kernel. Returns (actions,
+    """Algorithms 1 (mode "ucb"), 3 ("dpts") and 2 ("ts") written from the paper's listings,
+    with the same rng call order as the kernel. Returns (actions,
     releases as (t, arm, phase, count, value, noisy, scale))."""
     rng = np.random.default_rng(seed)
     T, K = table.shape

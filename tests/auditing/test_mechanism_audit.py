@@ -4,7 +4,7 @@ False-failure rates (each ≤ 1e-6):
 * "ε_lb ≤ ε" on correct mechanisms runs at α = 1e-6 (Clopper–Pearson validity).
 * Soundness counts false violations among 1000 audits at α = 0.05: under a valid auditor they
   are ≤ Binomial(1000, 0.05), whose 1 − 1e-6 quantile is the threshold.
-* Tightness (ε_lb/ε ≥ 0.95 at the default budget): measured over 30 seeds per ε (README,
+* Tightness (ε_lb/ε ≥ 0.95 at the default budget): measured over 30 seeds per ε (docs/method/calibration.md,
   `python benchmarks/calibration.py`): at ε = 0.1, the worst case, mean 0.982, sd 0.006,
   minimum 0.966; 0.95 is 5.4 sd below the mean.
 * Power at factor 0.5 (true loss 2ε): ε_lb ≈ 2ε − 0.05 at n = 10^6; missing needs a > 30 sd

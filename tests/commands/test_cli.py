@@ -1,4 +1,4 @@
-"""The command line: bad input, the JSON contract of README "Verdict JSON", determinism, bench."""
+"""The command line: bad input, the JSON contract of docs/reference/verdict-json.md, determinism, bench."""
 import json
 import os
 import pathlib

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM (dpaudit.core.interrupt, README "Exit codes"): the command stops within 2 s
+"""Ctrl-C and SIGTERM (dpaudit.core.interrupt, docs/reference/cli.md): the command stops within 2 s
 of the signal with exit 130 / 143 and one line on stderr, its worker processes killed and
 reaped, no semaphore leaked (the resource tracker would warn on stderr), no output file and
 no temporary file."""

@@ -1,5 +1,5 @@
 """Runs one hostile case of tests/hostile/cases.toml and checks the command line's contract
-(README "Commands", "Exit codes"): exit 2 (bad input) or 4 (an error in the user's code) with
+(docs/guide/commands.md, "Exit codes"): exit 2 (bad input) or 4 (an error in the user's code) with
 exactly one line on stderr and no file created or changed; a verdict or a report otherwise,
 writing the files the case names and nothing else; never a traceback; the fixtures unchanged.
 
