@@ -1,4 +1,6 @@
-"""The catalogue of algorithms: what `dpaudit list` shows and what `dpaudit run --algo NAME`
+"""The catalogue of algorithms and of the papers' theory modules.
+
+The catalogue of algorithms: what `dpaudit list` shows and what `dpaudit run --algo NAME`
 runs.
 
 :func:`modules` lists, in one place, the modules of the paper packages of
@@ -17,6 +19,7 @@ line shows before anything is loaded (:data:`PAPERS`, :data:`FIXED_CONFIDENCE`,
 from __future__ import annotations
 
 import difflib
+from types import ModuleType
 import warnings
 
 from dpaudit.algorithms.spec import AlgorithmSpec
@@ -42,7 +45,8 @@ def modules() -> tuple:
 
     Imported here, on first use, not at the top: they load every compiled kernel (numba's
     cache), which `dpaudit --help`, `dpaudit report` and a refused input need not pay
-    (docs/method/architecture.md gives the start-up times)."""
+    (docs/method/architecture.md gives the start-up times).
+    """
     from dpaudit.algorithms.adap_tt import algorithm as adap_tt
     from dpaudit.algorithms.adap_tt import baselines
     from dpaudit.algorithms.dp_bai import algorithm as dp_bai
@@ -66,6 +70,7 @@ def _load() -> None:
 
 
 def all_specs() -> list[AlgorithmSpec]:
+    """Every registered algorithm: the faithful ones first, then the mutants, by name."""
     _load()
     return sorted(_REGISTRY.values(), key=lambda s: (s.mutant_of is not None, s.name))
 
@@ -83,7 +88,8 @@ def get(name: str) -> AlgorithmSpec:
 def theories() -> dict:
     """The theory module of each paper in :data:`PAPERS`, by paper key.
 
-    Imported here, on first use: they import their algorithms' kernels (0.5 s)."""
+    Imported here, on first use: they import their algorithms' kernels (0.5 s).
+    """
     from dpaudit.algorithms.adap_tt import theory as adap_tt
     from dpaudit.algorithms.dp_bai import theory as dp_bai
     from dpaudit.algorithms.ldp_thresholding import theory as ldp_thresholding
@@ -118,15 +124,21 @@ def deprecation(key: str) -> str:
             f"use {OLD_PAPER_KEYS[key]!r}")
 
 
-def theory(paper: str):
-    """The theory module of ``paper`` (a key of :data:`PAPERS`): its ``report(params)`` and
-    ``REPORT_PARAMS`` (``dpaudit check constants``), its ``IDENTIFICATION``."""
+def theory(paper: str) -> ModuleType:
+    """The theory module of a paper.
+
+    The theory module of ``paper`` (a key of :data:`PAPERS`): its ``report(params)`` and
+    ``REPORT_PARAMS`` (``dpaudit check constants``), its ``IDENTIFICATION``.
+    """
     return theories()[paper]
 
 
 def identification(name: str) -> Identification | None:
-    """What ``dpaudit check correctness`` checks the algorithm ``name`` against, or None when
-    it is not an identification algorithm (:class:`dpaudit.algorithms.theory.Identification`)."""
+    """What ``dpaudit check correctness`` checks an identification algorithm against.
+
+    What ``dpaudit check correctness`` checks the algorithm ``name`` against, or None when
+    it is not an identification algorithm (:class:`dpaudit.algorithms.theory.Identification`).
+    """
     for module in theories().values():
         if name in module.IDENTIFICATION:
             return module.IDENTIFICATION[name]

@@ -19,7 +19,6 @@ space's free dimensions are the others.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Callable

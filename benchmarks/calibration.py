@@ -103,7 +103,7 @@ def verdicts(audits: int, workers: int, path: str) -> dict:
                                        len(correct)),
            "pass_at_loss_1_25_eps": rate(sum(r["verdict"] == "pass" for r in mutant),
                                          len(mutant))}
-    print(f"\n| audits | true loss | budget | rate | k/n | 95 % CP |\n|---|---|---|---|---|---|")
+    print("\n| audits | true loss | budget | rate | k/n | 95 % CP |\n|---|---|---|---|---|---|")
     for name, what, loss in (("false_violation", "violation", "ε"),
                              ("inconclusive_at_eps", "inconclusive", "ε"),
                              ("pass_at_loss_1_25_eps", "pass", "1.25 ε")):

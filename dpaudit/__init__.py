@@ -16,7 +16,7 @@ _API = {"audit_algorithm": "dpaudit.auditing.audit",
 __all__ = list(_API)
 
 
-def __getattr__(name):   # imported on first use: `import dpaudit` stays light
+def __getattr__(name: str) -> object:   # imported on first use: `import dpaudit` stays light
     if name in _API:
         import importlib
         return getattr(importlib.import_module(_API[name]), name)

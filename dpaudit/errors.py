@@ -1,5 +1,8 @@
-"""Errors that the CLI turns into one line (docs/guide/commands.md): :class:`InputError` exit 2,
-:class:`UserCodeError` exit 4."""
+"""Errors that the command line turns into one line and an exit code.
+
+Errors that the CLI turns into one line (docs/guide/commands.md): :class:`InputError` exit 2,
+:class:`UserCodeError` exit 4.
+"""
 
 
 class InputError(ValueError):
@@ -11,5 +14,8 @@ class InputError(ValueError):
 
 
 class UserCodeError(Exception):
-    """The user's callable did something an audit cannot use (e.g. returned None, a complex
-    number, a string or NaN): one line naming the callable and what it returned."""
+    """The user's callable did something an audit cannot use.
+
+    The user's callable did something an audit cannot use (e.g. returned None, a complex
+    number, a string or NaN): one line naming the callable and what it returned.
+    """

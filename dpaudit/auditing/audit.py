@@ -23,6 +23,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm import tqdm
@@ -46,6 +47,12 @@ from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio,
 from dpaudit.verdicts.result import AuditResult
 from dpaudit.verdicts.verdict import Observation, decide, runs_needed
 
+if TYPE_CHECKING:
+    from dpaudit.algorithms.spec import Prepared
+    from dpaudit.data.tables import NeighbourPair
+    from dpaudit.simulation.simulate import Counts, Request
+    from dpaudit.statistics.measure import Measured
+
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
 PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
 LOSS_TABLE_ROWS = 20
@@ -54,8 +61,11 @@ COUNTS_FROM = 4            # windows at least this long are also viewed as arm c
 
 
 def view_lengths(K: int, horizon: int) -> list[int]:
-    """Prefix lengths audited: K+1, K+2, K+4, ... (the first decision after initialisation and
-    geometrically longer prefixes), and the whole audit horizon."""
+    """The prefix lengths of the transcript that the event search audits.
+
+    Prefix lengths audited: K+1, K+2, K+4, ... (the first decision after initialisation and
+    geometrically longer prefixes), and the whole audit horizon.
+    """
     out, step = [], 1
     while K + step < horizon:
         out.append(K + step)
@@ -63,8 +73,10 @@ def view_lengths(K: int, horizon: int) -> list[int]:
     return sorted(set(out + [horizon]))
 
 
-def source_views(pair, K: int, horizon: int) -> np.ndarray:
-    """Views of a candidate pair's runs (:func:`dpaudit.simulation.simulate.as_views`): the
+def source_views(pair: NeighbourPair, K: int, horizon: int) -> np.ndarray:
+    """The views of a candidate pair's runs: prefixes and windows after the changed row.
+
+    Views of a candidate pair's runs (:func:`dpaudit.simulation.simulate.as_views`): the
     prefixes of
     :func:`view_lengths`, and for user/full tables with a changed row t ≥
     :data:`WINDOW_FROM` the windows [t + 1, t + 1 + w), w = 1, 2, 4, ... up to the horizon:
@@ -73,7 +85,8 @@ def source_views(pair, K: int, horizon: int) -> np.ndarray:
     for windows of at least :data:`COUNTS_FROM` samples also how often each arm was played in
     them (:data:`~dpaudit.simulation.simulate.COUNTS`): a release that steers many later
     draws a little, as Lazy-DP-TS's epoch means steer its posterior samples, shows in the
-    counts long after the sequences have become unique to every run."""
+    counts long after the sequences have become unique to every run.
+    """
     views = [(0, L, SEQUENCE) for L in view_lengths(K, horizon)]
     if pair.model in (PrivacyModel.USER, PrivacyModel.FULL) and pair.row >= WINDOW_FROM:
         start, w = pair.row + 1, 1
@@ -100,7 +113,7 @@ class Source:
     orderings = None
     stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
 
-    def pilot(self, half: int, seed: np.random.SeedSequence):
+    def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
         """(rank, score): each (Counts on d, Counts on d') of ``half`` runs per side."""
         s = seed.spawn(4)
         rank = (self.draw(Side.D, half, s[0]), self.draw(Side.D_PRIME, half, s[1]))
@@ -108,19 +121,24 @@ class Source:
         return rank, score
 
     def describe(self, ev: Event) -> dict:
+        """The event in words, and its view."""
         return {"text": f"one of {ev.cells.size} output cells", "view": ev.view}
 
     def cell_text(self, v: int, key: int) -> str:
+        """The cell ``key`` of view ``v`` in words (here its hash)."""
         return f"{int(key):016x}"
 
 
 @dataclass(frozen=True)
 class Candidates:
-    """What the pipeline chooses among: ``sources`` (one per candidate neighbouring pair),
+    """The candidates the pipeline chooses among.
+
+    What the pipeline chooses among: ``sources`` (one per candidate neighbouring pair),
     ``order`` (the sources entering the search, best first), ``pilot_budget`` (pilot runs per
     side over all sources and search rounds, :func:`dpaudit.auditing.search.schedule`),
     ``strategy`` (the neighbour strategy's name, reported) and ``screen`` (the white-box
-    screen's scores, JSON per source, or None)."""
+    screen's scores, JSON per source, or None).
+    """
 
     sources: list
     order: list
@@ -131,9 +149,12 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Found:
-    """The pipeline's evidence: the search ``rounds`` ((candidates, runs per side) each), the
+    """The pipeline's evidence, from the search rounds to the measurement.
+
+    The pipeline's evidence: the search ``rounds`` ((candidates, runs per side) each), the
     predicted ε_lb per round (``history``), the ``pilots`` and ``events`` per source, the
-    validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`."""
+    validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`.
+    """
 
     rounds: list
     history: dict
@@ -151,10 +172,13 @@ class Found:
 
 @dataclass(frozen=True)
 class Checks:
-    """What the caller adds to the evidence before the verdict is decided: the ``coverage``
+    """What the caller adds to the evidence before the verdict is decided.
+
+    What the caller adds to the evidence before the verdict is decided: the ``coverage``
     (which runs read the changed entry), the ``whitebox`` report, keys added to the
     ``search`` JSON, whether a callable is ``reproducible`` from its seed, and the reproducing
-    ``command`` line."""
+    ``command`` line.
+    """
 
     coverage: dict = field(default_factory=lambda: dict(BLACK_BOX_COVERAGE))
     whitebox: dict = field(default_factory=dict)
@@ -172,14 +196,17 @@ def draw_seed(request: AuditRequest) -> AuditRequest:
 
 
 def command_line(request: AuditRequest, reproducible: bool | None = None) -> str:
-    """The reproducing command line of a seeded request, or "" when none would reproduce it
-    (a spec object, a callable or a pair object; a callable that draws other randomness)."""
+    """The command line that reproduces a seeded request.
+
+    The reproducing command line of a seeded request, or "" when none would reproduce it
+    (a spec object, a callable or a pair object; a callable that draws other randomness).
+    """
     if reproducible is False or not request.reproducible_by_command:
         return ""
     return request.command()
 
 
-def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None,
+def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | None = None,
               allow: Allowance | None = None) -> Found:
     """The shared pipeline (module doc) over ``cand``'s sources, up to the measurement.
 
@@ -188,7 +215,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None,
     SeedSequences; ``bar``: a tqdm progress bar or None; ``allow``: what the audit may still
     spend (None: the budget's samples cap and time limit, from now). A pilot round starts only
     if it leaves room for the measurement (all of it, or half the samples left if less); a
-    look only if it fits (docs/method/kernels.md)."""
+    look only if it fits (docs/method/kernels.md).
+    """
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
     runs, delta = b.runs, req.claim.delta
@@ -247,16 +275,22 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar=None,
 
 
 def source_costs(sources: list) -> list:
-    """Samples per run of each source: a compiled source's ``limit`` (its audit horizon), 0
-    for sources that simulate no bandit (a mechanism's single call)."""
+    """Samples per run of each source.
+
+    Samples per run of each source: a compiled source's ``limit`` (its audit horizon), 0
+    for sources that simulate no bandit (a mechanism's single call).
+    """
     return [int(getattr(s, "limit", 0) or 0) for s in sources]
 
 
 def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
              t0: float) -> AuditResult:
-    """The result, built once from the evidence ``found`` and the caller's ``checks``, with
+    """The audit's result, built once from the evidence and the checks.
+
+    The result, built once from the evidence ``found`` and the caller's ``checks``, with
     the verdict of :mod:`dpaudit.verdicts.verdict`; ``req`` is resolved as for
-    :func:`run_audit`; ``t0``: the audit's start (``time.perf_counter``)."""
+    :func:`run_audit`; ``t0``: the audit's start (``time.perf_counter``).
+    """
     sources, m, b = cand.sources, found.m, req.budget
     eps, delta, runs, margin, beta = (req.claim.eps, req.claim.delta, b.runs, b.margin, b.beta)
     if m.best is not None:
@@ -277,8 +311,9 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         worst = max(m.measured, key=lambda ms: ms.loss_ub)   # the pass needs every bound
         eps_ub = worst.loss_ub
         informative = any(_can_carry(ms, delta, (1 + margin) * eps) for ms in m.measured)
-        needed = (lambda: runs_needed(*(h / worst.n for h in worst.num_den()), delta, beta,
-                                      (1 + margin) * eps, runs))
+        def needed() -> int | None:
+            return runs_needed(*(h / worst.n for h in worst.num_den()), delta, beta,
+                               (1 + margin) * eps, runs)
     else:   # no event separates d from d' on any pilot
         lb, eps_hat, detect, detect_power, best = 0.0, None, float("inf"), float("inf"), None
         eps_ub, informative, needed = float("inf"), False, None
@@ -302,16 +337,22 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         runtime_s=round(time.perf_counter() - t0, 3))
 
 
-def _can_carry(ms, delta: float, target: float) -> bool:
-    """Whether a measured event can carry a δ-loss of ``target`` at all: ln((1 − δ)/p̂_den) >
-    target, p̂_den its frequency on the denominator side (1/n when never seen there)."""
+def _can_carry(ms: Measured, delta: float, target: float) -> bool:
+    """Whether a measured event can carry a δ-loss of ``target`` at all.
+
+    Whether a measured event can carry a δ-loss of ``target`` at all: ln((1 − δ)/p̂_den) >
+    target, p̂_den its frequency on the denominator side (1/n when never seen there).
+    """
     p_den = max(ms.num_den()[1], 1) / max(ms.n, 1)
     return delta < 1 and math.log((1 - delta) / p_den) > target
 
 
 def _draws(srcs: list, n: int, seeds: list) -> list:
-    """(counts on d, counts on d') of ``n`` fresh runs per side for every source (compiled
-    sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``."""
+    """Counts of fresh runs on both sides for every source.
+
+    (counts on d, counts on d') of ``n`` fresh runs per side for every source (compiled
+    sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``.
+    """
     if srcs and all(hasattr(s, "request") for s in srcs):
         reqs = [s.request(side, n, sd) for s, seed in zip(srcs, seeds)
                 for side, sd in zip(Side, seed.spawn(2))]
@@ -323,9 +364,12 @@ def _draws(srcs: list, n: int, seeds: list) -> list:
 
 
 def _pilots(srcs: list, half: int, seeds: list) -> list:
-    """(rank, score) pilots of ``half`` runs per side and half for every source; compiled
+    """The (rank, score) pilots of every source.
+
+    (rank, score) pilots of ``half`` runs per side and half for every source; compiled
     sources are simulated together (:func:`dpaudit.simulation.simulate.simulate_many`), so that a
-    search round over many small pilots keeps every core busy."""
+    search round over many small pilots keeps every core busy.
+    """
     reqs = [getattr(s, "pilot_requests", lambda *a: None)(half, sd) for s, sd in
             zip(srcs, seeds)]
     if not srcs or any(r is None for r in reqs):
@@ -338,9 +382,12 @@ def _pilots(srcs: list, half: int, seeds: list) -> list:
 
 @dataclass(eq=False)
 class KernelSource(Source):
-    """Compiled runs of a registered algorithm's kernel (``spec``, its arrays ``prep``) on
+    """Compiled runs of a registered algorithm's kernel on one neighbouring pair.
+
+    Compiled runs of a registered algorithm's kernel (``spec``, its arrays ``prep``) on
     one :class:`NeighbourPair` ``pair``, counting the cells of ``views``, at most ``limit``
-    samples per run, simulated by ``workers`` processes (``bar``: a tqdm bar or None)."""
+    samples per run, simulated by ``workers`` processes (``bar``: a tqdm bar or None).
+    """
 
     stable_cells = True   # transcript hashes
 
@@ -353,28 +400,35 @@ class KernelSource(Source):
     bar: object = None
     decoded: dict = field(default_factory=dict, repr=False)   # view -> cell -> transcript
 
-    def request(self, side, n, seed):
+    def request(self, side: Side, n: int, seed: np.random.SeedSequence) -> Request:
+        """The simulation of ``n`` runs on the table of ``side``."""
         table = (self.pair.d, self.pair.d_prime)[side.index]
         return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
 
-    def pilot_requests(self, half, seed):
+    def pilot_requests(self, half: int, seed: np.random.SeedSequence) -> list:
         """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
         s = seed.spawn(4)
         return [self.request(side, half, s[j]) for j, side in enumerate((*Side, *Side))]
 
-    def draw(self, side, n, seed):
+    def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
+        """Counts of ``n`` runs on the table of ``side``."""
         return simulate_many([self.request(side, n, seed)], workers=self.workers,
                              progress=self.bar.update if self.bar else None)[0]
 
-    def neighbours(self):
+    def neighbours(self) -> dict:
+        """The pair's JSON."""
         return self.pair.describe()
 
-    def describe(self, ev):
+    def describe(self, ev: Event) -> dict:
+        """The event as the transcripts behind a few of its cells."""
         return _describe(self.spec, self.prep, self.pair, ev, self.limit)
 
     def cell_text(self, v: int, key: int) -> str:
-        """The transcript behind cell ``key`` of view ``v`` (:func:`transcript_text`), met in
-        runs on d or else on d'; its hash when neither met it."""
+        """The transcript behind a cell of a view.
+
+        The transcript behind cell ``key`` of view ``v`` (:func:`transcript_text`), met in
+        runs on d or else on d'; its hash when neither met it.
+        """
         view = tuple(int(x) for x in self.views[v])
         if view not in self.decoded:
             d, dp = (transcripts(self.spec, self.prep, t, view, self.limit)
@@ -386,40 +440,62 @@ class KernelSource(Source):
         return transcript_text(item, counts=view[2] == COUNTS)
 
 
-def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: float | None = None,
+def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | None = None, delta: float | None = None,
                     alpha: float = DEFAULT_ALPHA, runs: int | None = None,
-                    seed: int | None = None, workers: int | None = None, pair=None,
+                    seed: int | None = None, workers: int | None = None,
+                    pair: NeighbourPair | str | None = None,
                     neighbours: str = DEFAULT_NEIGHBOURS, finalists: int = FINALISTS,
                     whitebox_runs: int = WHITEBOX_RUNS, progress: bool = False,
                     beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
                     instances: str = DEFAULT_INSTANCES,
                     max_samples: int | None = None,
                     time_limit: float | None = None) -> AuditResult:
-    """Audit the registered algorithm ``algo`` (name or spec) against the claim (ε, δ)-DP: a
-    keyword wrapper of :func:`audit_registered` (the fields of
-    :class:`~dpaudit.core.request.AuditRequest`, :class:`~dpaudit.core.request.Claim` and
-    :class:`~dpaudit.core.request.Budget`).
+    """Audit a registered algorithm against the claim (ε, δ)-DP.
 
-    ``params``: algorithm parameters (strings or values; defaults filled in). ``runs``:
-    measurement runs per side per finalist at the last look (default 2·10^6; the audit stops
-    earlier when the verdict is settled, :mod:`dpaudit.statistics.measure`); the neighbour search's
-    pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side. ``delta``: the DP δ of the claim
-    (None: 0, or the spec's ``default_delta`` for algorithms calibrated by δ, which always run
-    with the δ they are audited at: :meth:`~dpaudit.algorithms.spec.AlgorithmSpec.resolve_claim`).
-    ``neighbours``: the search
-    strategy (:data:`dpaudit.auditing.search.STRATEGIES`: ``search``, ``blackbox``, ``structure``);
-    ``pair``: an explicit :class:`~dpaudit.data.tables.NeighbourPair` instead. ``seed``: root
-    seed (drawn and reported when None). ``whitebox_runs``: runs per direction of the
-    white-box loss and gray-box replay on the pair used (:mod:`dpaudit.auditing.whitebox`; 0 skips
-    them), reported under ``whitebox``. ``beta``: ``eps_ub`` holds with confidence 1 − β;
-    ``margin``: a pass needs it ≤ (1 + margin)·ε, else the
-    verdict is inconclusive (:mod:`dpaudit.verdicts.verdict`). Raises :class:`InputError` on bad
-    input. ``instances``: ``fixed`` (the instance ``params`` give) or ``search`` (the claim's
-    space screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`). Result as
-    in docs/reference/verdict-json.md, with the search (budget, candidates tried, finalists, privacy
-    profile) under ``search`` and, when searched, the instances under ``instance_search``.
-    ``max_samples``, ``time_limit``: the samples cap and the time limit (seconds) of
-    :class:`~dpaudit.core.request.Budget` (None: none).
+    A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
+    :class:`~dpaudit.core.request.AuditRequest`, :class:`~dpaudit.core.request.Claim` and
+    :class:`~dpaudit.core.request.Budget`.
+
+    Args:
+        algo: a registered name (``dpaudit list``) or an
+            :class:`~dpaudit.algorithms.spec.AlgorithmSpec`.
+        eps: the claimed ε, in [0.001, 100].
+        params: algorithm parameters by name (strings or values); defaults are filled in.
+        delta: the claim's DP δ in [0, 1). None: 0, or the spec's ``default_delta`` for
+            algorithms calibrated by δ, which always run with the δ they are audited at
+            (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.resolve_claim`).
+        alpha: the probability that a violation is a false alarm.
+        runs: measurement runs per side per finalist at the last look (default 2·10⁶). The
+            audit stops earlier when the verdict is settled (:mod:`dpaudit.statistics.measure`);
+            the neighbour search's pilot budget is :data:`PILOT_BUDGET` × ``runs`` per side.
+        seed: the root seed; drawn and reported when None. Same seed, same result, whatever
+            ``workers``.
+        workers: processes (default: every core).
+        pair: an explicit :class:`~dpaudit.data.tables.NeighbourPair` (or the path of a pair
+            JSON file) instead of the neighbour search.
+        neighbours: the search strategy, one of
+            :data:`dpaudit.auditing.search.STRATEGIES` (``search``, ``blackbox``,
+            ``structure``).
+        finalists: pairs measured after the search.
+        whitebox_runs: runs per direction of the white-box loss and the gray-box replay on the
+            pair used (:mod:`dpaudit.auditing.whitebox`; 0 skips them).
+        progress: show progress bars (tqdm) on stderr.
+        beta: ``eps_ub`` holds with confidence 1 − β.
+        margin: a pass needs ``eps_ub`` ≤ (1 + margin)·ε, else the verdict is inconclusive
+            (:mod:`dpaudit.verdicts.verdict`).
+        instances: ``fixed`` (the instance ``params`` give) or ``search`` (the claim's space
+            screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`).
+        max_samples: the samples cap of :class:`~dpaudit.core.request.Budget` (None: none).
+        time_limit: the time limit in seconds (None: none).
+
+    Returns:
+        The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
+        finalists, privacy profile) under ``search`` and, when searched, the instances under
+        ``instance_search``.
+
+    Raises:
+        InputError: a value out of its accepted range, an unknown algorithm or parameter, a
+            pair that does not fit the algorithm's privacy model.
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
@@ -432,8 +508,10 @@ def audit_algorithm(algo, eps: float, *, params: dict | None = None, delta: floa
     return audit_registered(request)
 
 
-def registered_spec(algo, model: str | None = None) -> AlgorithmSpec:
-    """The spec of a registered algorithm (a name or the spec itself), which has its own
+def registered_spec(algo: str | AlgorithmSpec, model: str | None = None) -> AlgorithmSpec:
+    """The spec of a registered algorithm.
+
+    The spec of a registered algorithm (a name or the spec itself), which has its own
     privacy model.
 
     Raises:
@@ -447,7 +525,9 @@ def registered_spec(algo, model: str | None = None) -> AlgorithmSpec:
 
 
 def audit_registered(request: AuditRequest) -> AuditResult:
-    """Audit a registered algorithm (``request.algorithm``: a name or an
+    """Audit a registered algorithm, as :func:`audit_algorithm` describes.
+
+    Audit a registered algorithm (``request.algorithm``: a name or an
     :class:`~dpaudit.algorithms.spec.AlgorithmSpec`) as :func:`audit_algorithm` describes;
     ``request.pair`` may also be the path of a pair JSON file
     (:func:`dpaudit.data.tables.load_pair`).
@@ -543,11 +623,14 @@ def audit_registered(request: AuditRequest) -> AuditResult:
 
 
 def _budget_split(block: dict, found: Found, costs: list) -> dict:
-    """Samples spent (at most: runs × samples per run of their instance) by the instance screen
+    """The samples each stage of the audit spent.
+
+    Samples spent (at most: runs × samples per run of their instance) by the instance screen
     (:attr:`dpaudit.auditing.instances.SpaceScreen.samples`), the pilots (each candidate's runs on
     both sides in every round it entered; ``costs[i]`` = candidate i's samples per run) and
     the measurement (both sides of every finalist), the screen's share of the three, and
-    where the samples cap or the time limit stopped the audit ("" if neither did)."""
+    where the samples cap or the time limit stopped the audit ("" if neither did).
+    """
     screen = block["samples"]
     pilots = sum(2 * n * costs[i] for i, h in found.history.items()
                  for (_, n) in found.rounds[:len(h)])
@@ -563,12 +646,16 @@ POOL = 4    # instances whose neighbour candidates enter the search: the given o
             # best ranked and the longest ranked (most samples per run), else the third best
 
 
-def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
-    """(pool, JSON): the instances whose candidates the neighbour search pools, the given
+def _search_instances(spec: AlgorithmSpec, request: AuditRequest, p: dict,
+                      seed: np.random.SeedSequence) -> tuple:
+    """The instances whose candidates the neighbour search pools, and their JSON.
+
+    (pool, JSON): the instances whose candidates the neighbour search pools, the given
     instance first and then the best the claim-space screen ranks
     (:func:`dpaudit.auditing.instances.screen_space` on ``seed``, a child of the root seed no
     other stage draws from; the parameters the request gives and a given δ are pinned), up to
-    :data:`POOL`, each as (params, prepared); and the ``instance_search`` JSON."""
+    :data:`POOL`, each as (params, prepared); and the ``instance_search`` JSON.
+    """
     pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
     eps = float(request.claim.eps)
     sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
@@ -584,14 +671,17 @@ def _search_instances(spec, request: AuditRequest, p: dict, seed) -> tuple:
     return [(q, spec.prepare(eps, q)) for q, _ in pool], doc
 
 
-def _pooled_candidates(strategy: str, spec, pool: list, seeds: tuple) -> tuple:
-    """(pairs, order, info, members) over the instances of ``pool`` ((params, prepared)
+def _pooled_candidates(strategy: str, spec: AlgorithmSpec, pool: list, seeds: tuple) -> tuple:
+    """The candidate pairs of every instance of the pool, interleaved.
+
+    (pairs, order, info, members) over the instances of ``pool`` ((params, prepared)
     each): every instance's candidates (:func:`dpaudit.auditing.search.candidates`), their
     orders interleaved (best of each instance in turn, at most
     :data:`dpaudit.auditing.search.MAX_BLACKBOX` when there are several) and ``members[j]``
     the instance of pair j. ``seeds`` = (table seed, the first instance's screen seed, a
     SeedSequence whose children screen the others): one instance gives exactly
-    :func:`dpaudit.auditing.search.candidates`' result."""
+    :func:`dpaudit.auditing.search.candidates`' result.
+    """
     table_seed, first, rest = seeds
     pairs, orders, scores, screens, members = [], [], [], [], []
     for i, (q, prep) in enumerate(pool):
@@ -619,8 +709,8 @@ def _jsonable_params(p: dict) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in p.items()}
 
 
-def _counts(rounds, n_sources, b, m: Measurement) -> dict:
-    def status(c):
+def _counts(rounds: list, n_sources: int, b: Measured | None, m: Measurement) -> dict:
+    def status(c: Counts | None) -> dict:
         return {STATUS_NAMES[j]: int(c.status[j]) for j in range(3)} if c else {}
     n = b.n if b else 0
     hd, hdp = b.hits if b else (0, 0)
@@ -649,9 +739,12 @@ MULTIPLICITY = ("every candidate, round and event was tried on pilot samples onl
 
 
 def _search(cand: Candidates, found: Found, runs: int) -> dict:
-    """The ``search`` JSON: strategy, budget, every candidate tried (pair, white-box screen,
+    """The ``search`` JSON of the result.
+
+    The ``search`` JSON: strategy, budget, every candidate tried (pair, white-box screen,
     predicted ε_lb per round, validated ε_lb in the last round, measured ε_lb), the finalists
-    and the privacy profile."""
+    and the privacy profile.
+    """
     sources, order, screen, m = cand.sources, cand.order, cand.screen, found.m
     rounds, history, valid, chosen = found.rounds, found.history, found.valid, found.chosen
     strategy, budget = cand.strategy, cand.pilot_budget
@@ -684,12 +777,16 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
 DECODE_RUNS = 20_000   # runs sampled to read a view's cells as the transcripts behind them
 
 
-def transcripts(spec, prep, table, view: tuple, limit: int) -> dict[int, dict]:
-    """The transcript behind each cell of ``view`` ((start, end[, kind]) samples) met in
+def transcripts(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, view: tuple,
+                limit: int) -> dict[int, dict]:
+    """The transcript behind each cell of a view, decoded from runs on one table.
+
+    The transcript behind each cell of ``view`` ((start, end[, kind]) samples) met in
     :data:`DECODE_RUNS` runs on ``table`` (seed 0), in the order first met: cell hash →
     {"actions": the actions (a local randomiser's outputs) in the view (a counts view: one
     run's, in order), and ``stopping_time``, ``recommendation``, ``status`` when the run
-    stopped within it}."""
+    stopped within it}.
+    """
     start, end = view[:2]
     cells, taus, recs, stats, kept = run_batch(
         spec.request(prep, table, DECODE_RUNS, 0, as_views([view]), limit), DECODE_RUNS)
@@ -707,9 +804,12 @@ def transcripts(spec, prep, table, view: tuple, limit: int) -> dict[int, dict]:
 SPELLED_OUT = 32    # longer action sequences are written as runs: 0x945 1x945 2
 
 
-def actions_text(actions) -> str:
-    """Actions in one line: spelled out up to :data:`SPELLED_OUT` of them, else as runs of
-    repeated actions (``0x945 1x945 2``: arm 0 945 times, arm 1 945 times, then arm 2)."""
+def actions_text(actions: np.ndarray | list) -> str:
+    """Actions in one line.
+
+    Actions in one line: spelled out up to :data:`SPELLED_OUT` of them, else as runs of
+    repeated actions (``0x945 1x945 2``: arm 0 945 times, arm 1 945 times, then arm 2).
+    """
     actions = [int(a) for a in actions]
     if len(actions) <= SPELLED_OUT:
         return " ".join(map(str, actions))
@@ -723,17 +823,21 @@ def actions_text(actions) -> str:
 
 
 def transcript_text(item: dict, counts: bool = False) -> str:
-    """A cell's transcript (:func:`transcripts`) in one line: the actions
+    """A cell's transcript in one line.
+
+    A cell's transcript (:func:`transcripts`) in one line: the actions
     (:func:`actions_text`; with ``counts``, how often each arm was played:
     :func:`counts_text`), and where the run stopped within the view, its stopping time and
-    recommendation."""
+    recommendation.
+    """
     text = (counts_text if counts else actions_text)(item["actions"])
     if "stopping_time" in item:
         text += f" (stopped: tau = {item['stopping_time']}, recommends {item['recommendation']})"
     return text
 
 
-def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
+def _describe(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, ev: Event, limit: int,
+              n_examples: int = 5) -> dict:
     """Readable event: a few of its cells as the transcripts behind them."""
     table = (pair.d, pair.d_prime)[ev.numerator.index]
     start, end, kind = ev.view
@@ -756,13 +860,14 @@ def _describe(spec, prep, pair, ev: Event, limit: int, n_examples=5) -> dict:
     return {"text": text, "view": list(ev.view), "examples": examples}
 
 
-def counts_text(actions) -> str:
+def counts_text(actions: np.ndarray | list) -> str:
     """How often each arm was played, in one line: ``arm 0 x12, arm 1 x20``."""
     arms, n = np.unique(np.asarray(actions, np.int64), return_counts=True)
     return ", ".join(f"arm {a} x{c}" for a, c in zip(arms, n)) or "no action"
 
 
-def _loss_table(src, pilot, counts, v: int, alpha: float, eps: float) -> list:
+def _loss_table(src: Source, pilot: tuple, counts: tuple, v: int, alpha: float,
+                eps: float) -> list:
     """Per-output-cell privacy loss ln(p_d/p_d') on the measurement sample.
 
     The rows are the (at most :data:`LOSS_TABLE_ROWS`) cells of view ``v`` with the most mass

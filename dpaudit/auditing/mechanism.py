@@ -12,7 +12,9 @@ disjoint samples, early stopping, Bonferroni over everything measured).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -24,6 +26,8 @@ from dpaudit.core.terms import Side
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import Counts
 from dpaudit.statistics import features
+from dpaudit.statistics.events import Event
+from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
@@ -39,7 +43,9 @@ def _counts(cells: np.ndarray, n: int) -> Counts:
 class MechanismSource(Source):
     """Samples of ``mechanism`` on the pair (d, d_prime), as cells of a fitted feature map."""
 
-    def __init__(self, mechanism, d, d_prime, neighbours: dict, bar=None):
+    def __init__(self, mechanism: Callable, d: Any, d_prime: Any, neighbours: dict,
+                 bar: tqdm | None = None) -> None:
+        """Runs of ``mechanism`` on (``d``, ``d_prime``), described by ``neighbours``."""
         self.mechanism, self.data = mechanism, (_read_only(d), _read_only(d_prime))
         self.nb, self.bar, self.feat = neighbours, bar, None
 
@@ -52,11 +58,13 @@ class MechanismSource(Source):
                 self.bar.update(size)
             yield y
 
-    def draw(self, side, n, seed):
+    def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
+        """Counts of ``n`` outputs on the input of ``side``, in the fitted cells."""
         cells = [self.feat.cells(y) for y in self._outputs(side, n, seed)]
         return _counts(np.concatenate(cells), n)
 
-    def pilot(self, half, seed):
+    def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
+        """(rank, score) pilots; the cell map is fitted on the ranking half."""
         s = seed.spawn(4)
         y_d, y_dp = (np.concatenate(list(self._outputs(side, half, s[side.index])))
                      for side in Side)
@@ -65,26 +73,33 @@ class MechanismSource(Source):
         score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
-    def orderings(self, v, keys):
+    def orderings(self, v: int, keys: np.ndarray) -> list:
+        """The natural orderings of ordered outputs (threshold events); none for hashes."""
         if getattr(self.mechanism, "hashed", False):   # hashed transcripts have no order
             return []
         return self.feat.orderings(v, keys)
 
-    def neighbours(self):
+    def neighbours(self) -> dict:
+        """The pair's JSON."""
         return self.nb
 
-    def describe(self, ev):
+    def describe(self, ev: Event) -> dict:
+        """The event in words."""
         return {"text": f"{self.feat.describe(ev.cells)} (more likely under "
                         f"{ev.numerator.label}; {self.feat.kind} output)", "view": None}
 
-    def cell_text(self, v, key):
+    def cell_text(self, v: int, key: int) -> str:
+        """The cell ``key`` in words."""
         return self.feat.cell_text(key)
 
 
-def _read_only(x):
-    """An array input as a read-only copy (a mechanism that writes to its input raises
+def _read_only(x: Any) -> Any:
+    """An array input as a read-only copy.
+
+    An array input as a read-only copy (a mechanism that writes to its input raises
     ValueError in its own code instead of changing the pair it is audited on); numbers and
-    other values as they are."""
+    other values as they are.
+    """
     if not isinstance(x, np.ndarray):
         return x
     a = np.array(x, copy=True)
@@ -92,31 +107,47 @@ def _read_only(x):
     return a
 
 
-def _data(x, name: str) -> np.ndarray:
+def _data(x: Any, name: str) -> np.ndarray:
     try:
         return np.asarray(x)
     except (TypeError, ValueError):
         raise InputError(f"{name} is not array-like")
 
 
-def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
+def audit_mechanism(mechanism: Callable, d: Any, d_prime: Any, *, eps: float, delta: float = 0.0,
                     alpha: float = DEFAULT_ALPHA, n: int | None = None, seed: int | None = None,
                     name: str | None = None, progress: bool = False,
-                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN):
-    """Audit ``mechanism`` against the claim (ε, δ)-DP on the neighbouring inputs d, d': a
-    keyword wrapper of :func:`audit_pair`.
+                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN) -> AuditResult:
+    """Audit a mechanism against the claim (ε, δ)-DP on neighbouring inputs.
 
-    ``mechanism(rng, data, n)`` must return ``n`` independent outputs for ``data`` (``d`` or
-    ``d_prime``, passed unchanged) using only the ``numpy.random.Generator`` ``rng``: an array
-    of shape (n,) or (n, m), integer/boolean (discrete) or float (continuous; floats with at
-    most 1024 distinct values are treated as discrete). ``n``: measurement samples per side at
-    the last look (default 10^7; the audit stops earlier once the verdict is settled); the
-    pilot draws ``n // 4`` more per side. ``name``: the result's algorithm name (default the
-    mechanism's ``__name__``). Returns an
-    :class:`~dpaudit.verdicts.result.AuditResult` (``.verdict``, ``.eps_lb``, ``.eps_hat``,
-    ``.alpha``, ``.to_dict()``: the JSON of docs/reference/verdict-json.md; ``eps_ub`` at confidence
-    1 − ``beta``; ``margin``: of the verdict rule, :mod:`dpaudit.verdicts.verdict`). Raises
-    InputError on bad input.
+    A keyword wrapper of :func:`audit_pair`.
+
+    Args:
+        mechanism: ``mechanism(rng, data, n)`` returns ``n`` independent outputs for ``data``
+            using only the ``numpy.random.Generator`` ``rng``: an array of shape (n,) or
+            (n, m), integer or boolean (discrete) or float (continuous; floats with at most
+            1024 distinct values are treated as discrete).
+        d: the first input, passed to ``mechanism`` unchanged (arrays as read-only copies).
+        d_prime: its neighbour; must differ from ``d``.
+        eps: the claimed ε, in [0.001, 100].
+        delta: the claim's δ in [0, 1).
+        alpha: the probability that a violation is a false alarm.
+        n: measurement samples per side at the last look (default 10⁷; the audit stops
+            earlier once the verdict is settled). The pilot draws ``n // 4`` more per side.
+        seed: the root seed; drawn and reported when None.
+        name: the result's algorithm name (default: the mechanism's ``__name__``).
+        progress: show progress bars on stderr.
+        beta: ``eps_ub`` holds with confidence 1 − β.
+        margin: a pass needs ``eps_ub`` ≤ (1 + margin)·ε (:mod:`dpaudit.verdicts.verdict`).
+
+    Returns:
+        :class:`~dpaudit.verdicts.result.AuditResult`: ``.verdict``, ``.eps_lb``, ``.eps_hat``,
+        ``.alpha``, ``.eps_ub`` and ``.to_dict()``, the JSON of
+        docs/reference/verdict-json.md.
+
+    Raises:
+        InputError: a value out of range, identical inputs, inputs of different shapes.
+        UserCodeError: the mechanism raised, or returned outputs an audit cannot use.
     """
     request = AuditRequest(mechanism, Claim(eps, delta),
                            budget=Budget(n, alpha, beta, margin, finalists=1, runs_name="n"),
@@ -124,8 +155,11 @@ def audit_mechanism(mechanism, d, d_prime, *, eps: float, delta: float = 0.0,
     return audit_pair(request, d, d_prime, name)
 
 
-def audit_pair(request: AuditRequest, d, d_prime, name: str | None = None):
-    """Audit the mechanism ``request.algorithm`` on the neighbouring inputs (``d``,
+def audit_pair(request: AuditRequest, d: Any, d_prime: Any,
+               name: str | None = None) -> AuditResult:
+    """Audit a mechanism on a pair of neighbouring inputs, as :func:`audit_mechanism` describes.
+
+    Audit the mechanism ``request.algorithm`` on the neighbouring inputs (``d``,
     ``d_prime``) as :func:`audit_mechanism` describes.
 
     Raises:

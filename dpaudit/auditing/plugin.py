@@ -26,7 +26,9 @@ import inspect
 import os
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any, NoReturn
 
 import numpy as np
 from tqdm import tqdm
@@ -40,15 +42,16 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
                                   DEFAULT_MARGIN)
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
-from dpaudit.data.tables import MODELS
+from dpaudit.data.tables import MODELS, NeighbourPair
 from dpaudit.errors import InputError, UserCodeError
+from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_RUNS = 200_000
 PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
 _MASK = (1 << 63) - 1
 
 
-def load(ref: str):
+def load(ref: str) -> Callable:
     """The callable named by ``path/to/file.py:function`` or ``package.module:function``."""
     target, sep, attr = ref.rpartition(":")
     if not sep or not target or not attr:
@@ -80,15 +83,18 @@ class _Exit(BaseException):
     """``os._exit`` called by the user's code while :func:`_no_exit` runs."""
 
 
-def _exit(code):
+def _exit(code: int) -> NoReturn:
     raise _Exit(code)
 
 
 @contextlib.contextmanager
-def _no_exit(what: str):
-    """The user's code runs in dpaudit's process: ``sys.exit`` and ``os._exit`` in it would end
+def _no_exit(what: str) -> Iterator[None]:
+    """Turn ``sys.exit`` and ``os._exit`` in the user's code into errors.
+
+    The user's code runs in dpaudit's process: ``sys.exit`` and ``os._exit`` in it would end
     dpaudit with no verdict and, for code 0, the exit code of a pass. Both become a
-    :class:`UserCodeError` naming ``what`` (``os._exit`` is replaced while the block runs)."""
+    :class:`UserCodeError` naming ``what`` (``os._exit`` is replaced while the block runs).
+    """
     real, os._exit = os._exit, _exit
     try:
         yield
@@ -100,9 +106,12 @@ def _no_exit(what: str):
         os._exit = real
 
 
-def check_signature(fn, name: str) -> None:
-    """InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
-    signature Python cannot inspect is let through: its call will tell)."""
+def check_signature(fn: Callable, name: str) -> None:
+    """Check that ``fn`` can be called as ``fn(rng, data, eps)``.
+
+    InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
+    signature Python cannot inspect is let through: its call will tell).
+    """
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -117,14 +126,16 @@ class CallableMechanism:
     """``mechanism(rng, data, n)`` running ``fn(rng, data, eps)`` n times, one output each.
 
     The first output fixes the mode: a number keeps outputs as numbers (threshold events
-    apply); a sequence makes every output a 63-bit blake2b hash of its float64 values
-    (``hashed``: hashes have no order, so no threshold events are tried on them)."""
+    apply); a sequence makes every output a 63-bit hash (UUID 5) of its float64 values
+    (``hashed``: hashes have no order, so no threshold events are tried on them).
+    """
 
-    def __init__(self, fn, eps: float):
+    def __init__(self, fn: Callable, eps: float) -> None:
+        """Wrap ``fn``, called with ``eps``."""
         self.fn, self.eps, self.hashed = fn, eps, None
         self.__name__ = getattr(fn, "__name__", "callable")
 
-    def _code(self, out):
+    def _code(self, out: Any) -> float | int:
         try:
             a = np.asarray(out)
         except (TypeError, ValueError):            # e.g. ragged sequences
@@ -145,31 +156,49 @@ class CallableMechanism:
         b = np.ascontiguousarray(a, dtype=np.float64).ravel()
         return uuid.uuid5(uuid.NAMESPACE_OID, b.tobytes().hex()).int & _MASK
 
-    def __call__(self, rng, data, n):
+    def __call__(self, rng: np.random.Generator, data: Any, n: int) -> np.ndarray:
+        """``n`` runs of the callable on ``data``, one output each, shape (n,)."""
         with _no_exit(self.__name__):
             return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
 
 
-def audit_callable(ref, eps: float, *, model: str = PrivacyModel.USER, delta: float = 0.0,
-                   means=(0.9, 0.5), horizon: int = 8, alpha: float = DEFAULT_ALPHA,
+def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel.USER, delta: float = 0.0,
+                   means: Sequence[float] = (0.9, 0.5), horizon: int = 8,
+                   alpha: float = DEFAULT_ALPHA,
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False, beta: float = DEFAULT_BETA,
-                   margin: float = DEFAULT_MARGIN, strict: bool = False):
-    """Audit the callable ``ref`` (module doc; a function, or its FILE.py:FUNCTION /
-    MODULE:FUNCTION name) against (ε, δ)-DP under ``model``: a keyword wrapper of
-    :func:`audit_code`.
+                   margin: float = DEFAULT_MARGIN, strict: bool = False) -> AuditResult:
+    """Audit a plain Python bandit callable against (ε, δ)-DP.
 
-    ``means`` (K arms) and ``horizon`` (T rows) shape the candidate tables; ``runs``:
-    measurement runs per side (default 2·10^5); the black-box neighbour search (strategy
-    ``blackbox`` of :mod:`dpaudit.auditing.search`) draws :data:`PILOT_BUDGET` × ``runs`` pilot
-    runs per
-    side over all its rounds; ``beta``: ``eps_ub`` holds with confidence 1 − β;
-    ``margin``: of the verdict rule (:mod:`dpaudit.verdicts.verdict`); ``strict``: a callable that
-    fails :func:`reproducible` raises instead of being audited.
-    Returns an :class:`~dpaudit.verdicts.result.AuditResult` (``reproducible`` says whether the
-    check
-    passed). Raises InputError on bad input, UserCodeError when the callable fails (an
-    exception, an unusable output, an exit) or, under ``strict``, is not reproducible.
+    A keyword wrapper of :func:`audit_code`; the callable's contract is in the module doc.
+
+    Args:
+        ref: the callable ``fn(rng, data, eps)``, or its ``FILE.py:FUNCTION`` or
+            ``MODULE:FUNCTION`` name.
+        eps: the claimed ε, in [0.001, 100]; also passed to the callable.
+        model: the privacy model (``user``, ``stream``, ``full`` or ``local``): the shape of
+            ``data`` and what neighbouring tables differ in.
+        delta: the claim's δ in [0, 1).
+        means: the arms' means (K values in [0, 1]) the candidate tables are drawn around.
+        horizon: the rows T of a candidate table.
+        alpha: the probability that a violation is a false alarm.
+        runs: measurement runs per side (default 2·10⁵). The black-box neighbour search
+            (strategy ``blackbox`` of :mod:`dpaudit.auditing.search`) draws
+            :data:`PILOT_BUDGET` × ``runs`` pilot runs per side over all its rounds.
+        seed: the root seed; drawn and reported when None.
+        progress: show progress bars on stderr.
+        beta: ``eps_ub`` holds with confidence 1 − β.
+        margin: a pass needs ``eps_ub`` ≤ (1 + margin)·ε (:mod:`dpaudit.verdicts.verdict`).
+        strict: a callable that fails :func:`reproducible` raises instead of being audited.
+
+    Returns:
+        :class:`~dpaudit.verdicts.result.AuditResult`; its ``reproducible`` says whether two
+        draws with one seed agreed.
+
+    Raises:
+        InputError: bad input (a value out of range, a name that does not load).
+        UserCodeError: the callable failed (an exception, an unusable output, an exit) or,
+            under ``strict``, is not reproducible.
     """
     request = AuditRequest(ref, Claim(eps, delta), {"means": means, "horizon": horizon},
                            budget=Budget(runs, alpha, beta, margin), seed=seed,
@@ -179,8 +208,11 @@ def audit_callable(ref, eps: float, *, model: str = PrivacyModel.USER, delta: fl
 
 
 def _parsed(params: dict) -> tuple:
-    """(means, horizon) of a callable's request: ``--param`` text (defaults 0.9,0.5 and 8)
-    parsed, values as they are."""
+    """The instance (means, horizon) of a callable's request.
+
+    (means, horizon) of a callable's request: ``--param`` text (defaults 0.9,0.5 and 8)
+    parsed, values as they are.
+    """
     unknown = sorted(set(params) - {"means", "horizon"})
     if unknown:
         raise InputError(f"--param {unknown[0]} is not a parameter of FILE.py:FUNCTION "
@@ -193,7 +225,7 @@ def _parsed(params: dict) -> tuple:
     return means, horizon
 
 
-def _shape(model: str, means, horizon) -> tuple[list, int]:
+def _shape(model: str, means: Sequence[float], horizon: int) -> tuple[list, int]:
     """The candidate tables' checked (means, horizon) under ``model``.
 
     Raises:
@@ -205,8 +237,10 @@ def _shape(model: str, means, horizon) -> tuple[list, int]:
     return validate.unit_list(means, "means"), horizon
 
 
-def audit_code(request: AuditRequest):
-    """Audit the callable ``request.algorithm`` (a function, or its FILE.py:FUNCTION /
+def audit_code(request: AuditRequest) -> AuditResult:
+    """Audit a callable, as :func:`audit_callable` describes.
+
+    Audit the callable ``request.algorithm`` (a function, or its FILE.py:FUNCTION /
     MODULE:FUNCTION name) as :func:`audit_callable` describes, with the black-box search
     (``request.neighbours``: ``search`` or ``blackbox``; an explicit pair is refused).
 
@@ -253,18 +287,21 @@ REPRO_RUNS = 256       # runs drawn twice with one seed by :func:`reproducible`
 REPRO_KEY = 0x5EED     # spawn key of that seed: a stream no audit draws
 
 
-def reproducible(mech: CallableMechanism, data, seed: int) -> bool:
-    """Whether :data:`REPRO_RUNS` runs of ``mech`` on ``data`` come out the same twice from
+def reproducible(mech: CallableMechanism, data: Any, seed: int) -> bool:
+    """Whether the callable's runs are reproducible from their seed.
+
+    Whether :data:`REPRO_RUNS` runs of ``mech`` on ``data`` come out the same twice from
     generators with one seed, as they do when the callable draws its randomness from ``rng``
     alone. Global ``np.random`` or ``random`` make them differ, unless every run agrees by
     chance: with probability (1 − q)^256 when two draws of a run differ with probability q
-    (a fair coin: q = 1/2; an output that is 1 with probability 0.07: q ≈ 0.13, 8e-16)."""
+    (a fair coin: q = 1/2; an output that is 1 with probability 0.07: q ≈ 0.13, 8e-16).
+    """
     ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
     return bool(np.array_equal(mech(np.random.default_rng(ss), data, REPRO_RUNS),
                                mech(np.random.default_rng(ss), data, REPRO_RUNS)))
 
 
-def _inputs(pair):
+def _inputs(pair: NeighbourPair) -> tuple:
     """(d, d') as the callable receives them: tables, or floats for ``local``."""
     if pair.model == PrivacyModel.LOCAL:
         return float(pair.d), float(pair.d_prime)

@@ -310,8 +310,8 @@ def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
     n_rel = np.empty(runs, np.int64)
     status = np.zeros(3, np.int64)
     for i in range(runs):
-        o, _, (s, l, counted) = runner.pair(child_seed(root, k, i))
-        loss[i], step[i], n_rel[i] = l, s, o[3]
+        o, _, (s, run_loss, counted) = runner.pair(child_seed(root, k, i))
+        loss[i], step[i], n_rel[i] = run_loss, s, o[3]
         status[o[2]] += 1
         if reads is not None:
             reads.add(i, runner, o, s, counted)

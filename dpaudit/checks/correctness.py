@@ -50,8 +50,11 @@ QUANTILES = (0.10, 0.50, 0.90, 0.99)
 
 
 def runs_to_certify(risk: float, alpha: float = 0.05) -> int:
-    """Smallest n such that n error-free runs certify ``risk`` at confidence 1 − α:
-    (1 − R)^n ≤ α, i.e. n ≥ ln(α)/ln(1 − R)."""
+    """The fewest error-free runs that certify ``risk`` at confidence 1 − α.
+
+    Smallest n such that n error-free runs certify ``risk`` at confidence 1 − α:
+    (1 − R)^n ≤ α, i.e. n ≥ ln(α)/ln(1 − R).
+    """
     return int(math.ceil(math.log(alpha) / math.log1p(-risk) - 1e-12))
 
 
@@ -61,8 +64,11 @@ def default_runs(risk: float, alpha: float = 0.05) -> int:
 
 
 def cp_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
-    """One-sided exact Clopper–Pearson (lower, upper) bounds, each at level 1 − α, on a
-    binomial proportion from ``k`` successes in ``n`` trials (0 at k = 0, 1 at k = n)."""
+    """One-sided exact Clopper–Pearson bounds on a binomial proportion.
+
+    One-sided exact Clopper–Pearson (lower, upper) bounds, each at level 1 − α, on a
+    binomial proportion from ``k`` successes in ``n`` trials (0 at k = 0, 1 at k = n).
+    """
     lo = 0.0 if k == 0 else float(cp_lower(k, n, alpha))
     hi = 1.0 if k == n else float(cp_upper(k, n, alpha))
     return lo, hi
@@ -99,9 +105,12 @@ def _tau_stats(tau: np.ndarray, stopped: np.ndarray) -> dict:
 
 @dataclass(frozen=True)
 class Trials:
-    """The runs of a correctness check: ``runs`` (None: :func:`default_runs`), the root
+    """The runs of a correctness check.
+
+    The runs of a correctness check: ``runs`` (None: :func:`default_runs`), the root
     ``seed``, the level ``alpha`` of each one-sided bound, and ``workers`` (results do not
-    depend on it)."""
+    depend on it).
+    """
 
     runs: int | None = None
     seed: int = 0
@@ -111,13 +120,26 @@ class Trials:
 
 def check_correctness(algo: str, risk: float, *, eps: float | None = None,
                       params: dict | None = None, trials: Trials = Trials()) -> dict:
-    """Check the error probability of the registered ``algo`` against ``risk`` (module doc).
+    """Check the error probability of a registered identification algorithm against a risk.
 
-    ``eps``: the algorithm's ε (required for private algorithms; ignored by non-private ones).
-    ``params``: algorithm parameters (strings or values). Fixed-confidence algorithms get
-    ``risk`` as their ``risk`` parameter. ``trials``: runs, seed, α, workers (:class:`Trials`).
-    Returns a JSON-able dict; ``exit_code`` 0 certified, 1 violation, 3 inconclusive.
-    InputError for bad input (before any simulation).
+    What counts as an error, and the verdict rule, are in the module doc.
+
+    Args:
+        algo: a name of :data:`dpaudit.algorithms.registry.FIXED_CONFIDENCE` or
+            :data:`dpaudit.algorithms.registry.FIXED_BUDGET`.
+        risk: R in (0, 1): the risk δ passed to a fixed-confidence algorithm, or the
+            tolerated error rate of a fixed-budget one.
+        eps: the algorithm's ε (required for private algorithms; ignored by non-private ones).
+        params: algorithm parameters by name (strings or values).
+        trials: runs, root seed, level α of each one-sided bound, workers (:class:`Trials`).
+
+    Returns:
+        A JSON-able dict: error counts, exact Clopper–Pearson bounds, stopping-time quantiles
+        next to the paper's bound, the verdict and ``exit_code`` (0 certified, 1 violation,
+        3 inconclusive).
+
+    Raises:
+        InputError: bad input, found before any simulation.
     """
     runs, seed, alpha, workers = trials.runs, trials.seed, trials.alpha, trials.workers
     spec = registry.get(algo)

@@ -1,5 +1,8 @@
-"""Audit results: the verdict JSON of docs/reference/verdict-json.md, its atomic writing and the text
-summary."""
+"""Audit results: the verdict JSON, its atomic writing and the text summary.
+
+Audit results: the verdict JSON of docs/reference/verdict-json.md, its atomic writing and the text
+summary.
+"""
 from __future__ import annotations
 
 import json
@@ -24,13 +27,21 @@ EXIT_CODES = {Verdict.PASS: 0, Verdict.VIOLATION: 1, Verdict.INCONCLUSIVE: 3}
 
 
 def versions() -> dict:
+    """The versions of dpaudit, its numerical libraries and Python, by name."""
     return {"dpaudit": version("dpaudit"), "numpy": np.__version__, "numba": numba.__version__,
             "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
             "python": platform.python_version()}
 
 
-def jsonable(x):
-    """Floats that JSON cannot hold (inf, nan) become strings "inf", "-inf", "nan"."""
+def jsonable(x: object) -> object:
+    """``x`` with the floats JSON cannot hold (inf, nan) as strings "inf", "-inf", "nan".
+
+    Args:
+        x: a number, or dicts, lists and tuples of them (nested).
+
+    Returns:
+        The same structure (tuples as lists) with non-finite floats replaced.
+    """
     if isinstance(x, float) and not math.isfinite(x):
         return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     if isinstance(x, dict):
@@ -80,6 +91,11 @@ class AuditResult:
     evidence: tuple | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
+        """The verdict JSON, with non-finite numbers as strings.
+
+        The keys are in docs/reference/verdict-json.md; the JSON Schema is
+        ``dpaudit/verdicts/verdict.schema.json``.
+        """
         return jsonable({
             "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
@@ -99,6 +115,7 @@ class AuditResult:
 
     @property
     def exit_code(self) -> int:
+        """The command line's exit code of the verdict: 0 pass, 1 violation, 3 inconclusive."""
         return EXIT_CODES[self.verdict]
 
 
@@ -108,8 +125,11 @@ def write_text_atomic(path: str, text: str) -> None:
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename):
-    a reader never sees a half-written file, and a failure leaves no file behind."""
+    """Write ``data`` to ``path`` atomically.
+
+    Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename):
+    a reader never sees a half-written file, and a failure leaves no file behind.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     with interrupt.held():                       # Ctrl-C: the whole file or none of it
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpaudit-", suffix=".tmp")

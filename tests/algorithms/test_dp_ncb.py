@@ -213,7 +213,6 @@ def test_kernel_matches_reference_bit_for_bit(name):
     plain-Python reference exactly; Phase II is reached in some runs of each mode."""
     mode = MODES[name]
     anytime = name.endswith("anytime")
-    reached = 0
     SWITCHES.clear()
     for seed in range(4):
         gen = np.random.default_rng(100 + seed)

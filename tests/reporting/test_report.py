@@ -6,7 +6,6 @@ Fixtures in tests/data were written by the real tool (commands in tests/data/REA
 test also runs a small live audit through the Python API.
 """
 import argparse
-import copy
 import json
 import os
 import re

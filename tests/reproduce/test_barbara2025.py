@@ -28,7 +28,7 @@ def test_the_figure_data_holds_both_algorithms(page):
     a2 = d["algorithm_2"]
     assert a2["eps"] == [2.0, 4.0] and len(a2["mean"]) == len(a2["thm41_implicit"]) == 2
     # the bounds are the paper's: upper above lower, both falling as eps grows
-    assert all(u > l for u, l in zip(a2["thm41_implicit"], a2["thm42"]))
+    assert all(up > low for up, low in zip(a2["thm41_implicit"], a2["thm42"]))
     assert a2["thm41_implicit"][0] > a2["thm41_implicit"][1]
 
 
