@@ -8,22 +8,22 @@ table is user t's potential rewards, read at round t for the pulled arm only.
 Faithful to Algorithm 2 of Azize, Al Marjani, Jourdan and Basu 2023 (arXiv:2309.02202):
 
 * initialisation pulls arms 1..K once; phase 1 of arm a is that single sample, released as
-  μ̃ = x + Lap(1/ε) with Ñ = 1 (ambiguity A1: the paper never defines the phase-1 estimate);
+  μ̃ = x + Lap(1/ε) with Ñ = 1 (ambiguity: the paper never defines the phase-1 estimate);
 * per-arm doubling: arm a switches phase when its global count doubles (eq. 10); only the arm
   pulled last can switch (Lemma 3: N = 2^(k−1), Ñ = 2^(k−2));
 * forgetting: the phase mean uses this phase's samples only (eq. 11), noised with a fresh
   Lap(1/(ε·Ñ)) draw (eq. 12);
-* private GLR stopping rule with candidate â = argmax μ̃ (Line 11, A15), local counts Ñ and
-  threshold 2·c_{ε,k_â,k_b}(Ñ_â, Ñ_b, δ) of eq. (4) with C_G computed exactly (A3, A6);
+* private GLR stopping rule with candidate â = argmax μ̃ (Line 11), local counts Ñ and
+  threshold 2·c_{ε,k_â,k_b}(Ñ_â, Ñ_b, δ) of eq. (4) with C_G computed exactly;
   evaluated at every switch and once after initialisation (Alg. 2 evaluates it every round;
-  its inputs only change at switches, A4);
-* private UCB leader B = argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a) (eq. 22, A8);
-* private TC challenger with global counts (eq. 23, A9), tracking with β (A10);
-* τ = number of samples taken (A5); ties broken towards the lowest index (A11).
+  its inputs only change at switches);
+* private UCB leader B = argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a) (eq. 22);
+* private TC challenger with global counts (eq. 23), tracking with β;
+* τ = number of samples taken; ties broken towards the lowest index.
 
 Named options for the documented ambiguities: ``threshold`` (``theory`` = eq. 4, default;
 ``heuristic`` = the public draft code's threshold), ``bonus`` (``phase`` =
-eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for starvation A18),
+eq. 22, default; ``log`` = ln n in place of k_a in both terms, the remedy for starvation),
 ``s`` (not stated in the paper, default 2), ``max_steps`` (data-independent cap: a run that
 reaches it halts without a decision and is reported as *capped*, never dropped).
 
@@ -185,7 +185,7 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
         n += 1
         N[a] = 1
         Stot[a] = x
-    for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε) (A1)
+    for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
         mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
                              rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
@@ -220,9 +220,9 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
             return n, -1, CAPPED, nr
         if n >= limit:
             return n, -1, TRUNCATED, nr
-        if M[B] <= beta * (L[B] + 1):                   # tracking (A10)
+        if M[B] <= beta * (L[B] + 1):                   # tracking
             I = B
-        else:                                           # TC challenger, global counts (A9)
+        else:                                           # TC challenger, global counts
             I = _tc_challenger(mu, N, B)
         x = reward(rng, table, means, n, I)
         if n < n_rec:

@@ -21,7 +21,7 @@ Jourdan and Basu 2023 (arXiv:2309.02202), Section 4.
   after "TTUCB belongs to the family ...");
 * TC challenger C = argmin_{a≠B} (μ̂_B − μ̂_a)/sqrt(1/N_B + 1/N_a) (same display);
 * tracking I = B if M[B] ≤ β·(L[B] + 1) else C (Section 4);
-* ties towards the lowest index. τ = samples taken (A5).
+* ties towards the lowest index. τ = samples taken.
 It makes no noisy release (n_rel = 0) and is deterministic given the table: it is the audit's
 positive control (``private=False``).
 

@@ -46,7 +46,7 @@ def c_k(k: int, n: float, m: float, risk: float, K: int, s: float = 2.0) -> floa
     """Non-private per-phase threshold c_k(n, m, δ) of Azize et al. (2023) eq. (14) (Lemma 4).
 
     ``k``: the product k1·k2 of the two arms' phase indices; ``n``, ``m``: the two local counts;
-    ``risk``: δ; ``s`` > 1. Uses ζ(s)² (appendix eq. 14; the main-text ζ(s) is a typo, A6).
+    ``risk``: δ; ``s`` > 1. Uses ζ(s)² (appendix eq. 14; the main-text ζ(s) is a typo).
     """
     return 2 * C_G(_cg_arg(k, risk, K, s)) + 2 * math.log(4 + math.log(n)) + 2 * math.log(4 + math.log(m))
 

@@ -1,6 +1,6 @@
 """The theory of AdaP-TT's paper (Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023): the
 characteristic times of Corollary 1 / Theorem 2, the β-optimal allocation of Theorem 5,
-Proposition 1 (closed form and LP), the regime boundary and the §3.8 threshold magnitudes
+Proposition 1 (closed form and LP), the regime boundary and the threshold magnitudes
 (through :mod:`.glr`), as a checked report (:func:`report`, ``dpaudit check constants --paper
 004``), and the bounds ``dpaudit check correctness`` compares stopping times with
 (:data:`IDENTIFICATION`).
@@ -27,7 +27,7 @@ from . import glr
 REPORT_PARAMS = ("instance", "means", "eps", "risk", "beta", "s", "K", "phases")
 FAMILIES = ("bernoulli", "gaussian")
 
-# instances (Section 5 and Appendix F; A13: μ1 with 6 and with 5 arms)
+# instances (Section 5 and Appendix F; μ1 with 6 and with 5 arms)
 INSTANCES_004 = {
     "mu1": (0.95, 0.9, 0.9, 0.9, 0.9, 0.5),
     "mu1_k5": (0.95, 0.9, 0.9, 0.9, 0.5),
@@ -405,7 +405,7 @@ def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
     return 4 * t_kl_beta(mu, beta)[0] * (1 + math.sqrt(1 + dmax ** 2 / (2 * eps ** 2)))
 
 
-# ----------------------------------------------------------------------------- thresholds (§3.8)
+# ----------------------------------------------------------------------------------- thresholds
 
 def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2.0) -> dict:
     """One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}

@@ -6,16 +6,16 @@ entry.
 Registered algorithms (two compiled kernels, the differences are ``theta`` flags):
 
 * ``dp-bai`` — Algorithm 1 (Sec. 3.1): schedule (4)–(8) (:func:`.linear.schedule`),
-  dimensionality reduction (9), MAX-DET collection (Def. 3.1) when d_p² < s_p (line 6, A8),
-  phase-local means (10), Laplace noise of scale 1/(ε·n_actual) (eq. 11, A9), derived means
+  dimensionality reduction (9), MAX-DET collection (Def. 3.1) when d_p² < s_p (line 6),
+  phase-local means (10), Laplace noise of scale 1/(ε·n_actual) (eq. 11), derived means
   (12), top-s_{p+1} elimination (line 20). Claim: ε-DP (Prop. 4.1).
 * ``dp-bai-gauss`` — Algorithm 2 (App. D): lines 10/16 draw N(0, σ_p²) with
   σ_p = sqrt(2 ln(1.25/δ))/(ε·n_p). Claim: (ε, δ)-DP (Prop. D.2); calibrated with the δ it is
   audited at (``delta`` parameter; default :data:`GAUSS_DELTA`).
 * ``dp-bai-baseline`` — BASELINE of Sec. 5: DP-BAI without lines 6–13 (every phase takes the
-  uniform branch), same schedule with the true d (A17). Claim: ε-DP (stated in Sec. 5).
+  uniform branch), same schedule with the true d. Claim: ε-DP (stated in Sec. 5).
 * ``dp-od`` — DP-OD (App. E.1): OD-LinBAI with Laplace(L/ε) noise on every coordinate of the
-  OLS moment vector U, L = max_i ‖a_i‖ (ℓ2, A18; option ``norm = l1``). Claim: ε-DP.
+  OLS moment vector U, L = max_i ‖a_i‖ (ℓ2; option ``norm = l1``). Claim: ε-DP.
 * ``od-linbai`` — OD-LinBAI (Yang & Tan 2022; our external reading): the same
   kernel without noise. Not private: a positive control that must audit as a violation.
 * ``dp-bai-reuse`` — **mutant** of ``dp-bai`` (F2): each phase mean is taken over
@@ -26,25 +26,25 @@ Registered algorithms (two compiled kernels, the differences are ``theta`` flags
 Readings of the ambiguities, as named parameters with the faithful
 reading as default:
 
-* ``reading`` A | B (A3): the stage-1/stage-2 transition of (7)–(8). Reading A (literal,
+* ``reading`` A | B: the stage-1/stage-2 transition of (7)–(8). Reading A (literal,
   ℕ = {1, 2, ...}) is the default; B reproduces Appendix B's M_1 = 4. The paper's own App. B
   says M = 10, which neither reading gives (the paper's text is authoritative but
   self-inconsistent here; see :func:`.linear.schedule`).
-* ``overrun`` allow | floor | truncate (A6): Σ_p k_p⌈T'/(M k_p)⌉ can exceed T (e.g. BASELINE
+* ``overrun`` allow | floor | truncate: Σ_p k_p⌈T'/(M k_p)⌉ can exceed T (e.g. BASELINE
   on the Sec. 5 instance: 510 pulls at T = 500). ``allow`` (default, literal): pull as
   written and release the longer action sequence; ``floor``: ⌊·⌋ in the uniform branch (never
   exceeds T; InputError if a uniform phase would get 0 pulls); ``truncate``: stop pulling at
-  T and calibrate each arm's noise to its actual count (A9; an arm with no pull in the phase
+  T and calibrate each arm's noise to its actual count (an arm with no pull in the phase
   gets μ̃ = −∞ and no release, and so do derived arms that depend on it). In every case the
   noise uses the actual per-phase count of eq. (11) (the pseudo-code's nominal ⌈·⌉ is equal
-  unless truncated). When T_M < T no further pulls are made (a shorter transcript, A6/A21).
-* ``maxdet`` auto | exhaustive | swap (A13): exhaustive search (itertools in Python for the
+  unless truncated). When T_M < T no further pulls are made (a shorter transcript).
+* ``maxdet`` auto | exhaustive | swap: exhaustive search (itertools in Python for the
   data-independent phase 1, compiled for later phases) while C(s_p, d_p) ≤
   :data:`.linear.EXHAUSTIVE_MAX`, else 1-swap local search (which already gives |α| ≤ 1,
-  Lemma G.1). Ties: the lexicographically first maximiser (A11).
-* Pull order (A10): increasing arm index, each arm's n_p pulls in a row. Elimination ties
-  (A11): lowest index first. d = 1 (A5): h_1 read as 0.
-* log = natural log (A1); DET uses Gram volumes in the original coordinates (invariant under
+  Lemma G.1). Ties: the lexicographically first maximiser.
+* Pull order: increasing arm index, each arm's n_p pulls in a row. Elimination ties
+ : lowest index first. d = 1: h_1 read as 0.
+* log = natural log; DET uses Gram volumes in the original coordinates (invariant under
   the orthonormal change of basis of (9)).
 
 Paper vs our reading: the paper is authoritative. Checked against the paper's text: eqs. (4)–(12),
@@ -53,7 +53,7 @@ inconsistent with itself our named reading is used and the paper's statement is
 recorded (App. B's M = 10 matches no reading; lines 10/16 use the nominal ⌈·⌉ count while eq.
 (11) uses the actual one: eq. (11) is followed, they agree unless truncated). OD-LinBAI's own
 steps (R, m, ⌈d/2^r⌉ survivors) are not in this paper: our reading of Yang & Tan
-(2022) is used. Finding (A18): DP-OD's L = max ‖a_i‖₂ bounds the ℓ2 but not the ℓ1 change of U,
+(2022) is used. Finding: DP-OD's L = max ‖a_i‖₂ bounds the ℓ2 but not the ℓ1 change of U,
 so per-coordinate Laplace(L/ε) is not ε-DP when a pulled arm is not axis-aligned (the Sec. 5
 design pulls a_1 = [0, 1] and a_3 = [10, 0], where ℓ1 = ℓ2, so the paper's experiment is
 unaffected); ``norm = l1`` calibrates to the ℓ1 norms and restores ε-DP. See
@@ -132,7 +132,7 @@ def _laplace(rng, scale):
 @nb.njit(cache=True)
 def _keep_top(act, n_act, mu, keep):
     """A_{p+1}: the ``keep`` arms of act[:n_act] with the largest mu (stable: lowest index
-    first on ties, A11), written back to act[:keep] in increasing order."""
+    first on ties), written back to act[:keep] in increasing order."""
     if keep == 1:
         best = 0
         for i in range(1, n_act):
@@ -202,7 +202,7 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
                     alpha = aux[a1_off:a1_off + K * d1].reshape((K, d1))
             else:
                 dp, start = lin.rank_basis(F, act, n_act)
-                if dp * dp < n_act:                                   # line 6 (A8)
+                if dp * dp < n_act:                                   # line 6
                     branch = True
                     pos, al = lin.maxdet(F, act, n_act, dp, method, exh)
                     B = act[pos]
@@ -434,7 +434,7 @@ class Setup:
 def setup(kind: str, features: str, means, horizon: int, reading: str = "A",
           overrun: str = "allow", maxdet: str = "auto", maxdet_on: bool = True) -> Setup:
     """Precompute a configuration (``kind`` "bai" or "od"); InputError for bad input (one
-    line naming the value): unknown features, T' < 1 (A7), ``overrun=floor`` with a uniform
+    line naming the value): unknown features, T' < 1, ``overrun=floor`` with a uniform
     phase of 0 pulls, OD's m ≤ 0."""
     A, mu = lin.load_features(features, means)
     K, d = A.shape
@@ -596,16 +596,16 @@ P_HORIZON = Param("horizon", HORIZON, "int", "the budget T (the audited tables h
                   "rows as the longest run)", low=2, high=1 << 20,
                   claim=theorem(f"{PROP41}: every budget T with T' >= 1", Scale.INT_LOG,
                                 (8, 512)))
-P_READING = Param("reading", "A", "choice", "schedule reading of eqs. (7)-(8) (A3)",
+P_READING = Param("reading", "A", "choice", "schedule reading of eqs. (7)-(8)",
                   choices=READINGS, claim=option("eqs. (7)-(8): the phase schedule"))
-P_OVERRUN = Param("overrun", "allow", "choice", "budget overrun policy (A6)", choices=OVERRUNS,
+P_OVERRUN = Param("overrun", "allow", "choice", "budget overrun policy", choices=OVERRUNS,
                   claim=option("phases that would exceed the budget T"))
-P_MAXDET = Param("maxdet", "auto", "choice", "MAX-DET search (A13)",
+P_MAXDET = Param("maxdet", "auto", "choice", "MAX-DET search",
                  choices=lin.MAXDET_METHODS, claim=option("MAX-DET: exact or approximate"))
 P_DELTA = Param("delta", GAUSS_DELTA, "float", "DP delta of the Gaussian mechanism",
                 low=0.0, high=1.0, open_low=True, open_high=True,
                 claim=theorem("Prop. D.2: every δ in (0, 1)", Scale.LOG, (1e-6, 0.1)))
-P_NORM = Param("norm", "l2", "choice", "norm of L = max_i ||a_i|| (A18)", choices=NORMS,
+P_NORM = Param("norm", "l2", "choice", "norm of L = max_i ||a_i||", choices=NORMS,
                 claim=option("App. E.1: the norm of L is not stated"))
 
 BAI_PARAMS = (P_FEATURES, P_MEANS, P_HORIZON, P_READING, P_OVERRUN, P_MAXDET)

@@ -12,7 +12,7 @@ Public, data-independent pieces (pure Python/NumPy/SciPy):
   instance), ``identity`` (K = d standard basis) and ``collinear`` ('s tight
   construction), or a K × d ``.npy`` / ``.csv`` file.
 * :func:`max_det`: a MAX-DET collection (Def. 3.1) of a set of vectors and the coordinates
-  α of eq. (12), exhaustively (itertools) or by 1-swap local search (A13).
+  α of eq. (12), exhaustively (itertools) or by 1-swap local search.
 * :func:`g_optimal_design`: the G-optimal (= D-optimal, Kiefer–Wolfowitz) design used by
   OD-LinBAI / DP-OD, with SciPy (SLSQP for the design, a HiGHS LP for a
   support of at most d(d+1)/2 + 1 points).
@@ -26,7 +26,7 @@ reduction (9) is a change to orthonormal coordinates of the active span, which p
 inner products, so Gram determinants det(A_S A_Sᵀ) (= DET(S)² in reduced coordinates) and
 the coefficients α of (12) are the same in every orthonormal basis (and |det| only changes
 by a common factor for a merely orthogonal one). Ranks use a pivoted Gram–Schmidt with
-relative tolerance :data:`RANK_TOL`. MAX-DET ties (A11): the lexicographically first subset
+relative tolerance :data:`RANK_TOL`. MAX-DET ties: the lexicographically first subset
 (in increasing arm order) whose Gram determinant is ≥ (1 − :data:`DET_TOL`) × the maximum.
 """
 from __future__ import annotations
@@ -56,10 +56,10 @@ CEIL_TOL = 1e-6          # design allocations: ⌈π·m − CEIL_TOL⌉ (solver 
 class Schedule:
     """The schedule of eqs. (4)–(8) for K arms, dimension d and budget T.
 
-    ``lam`` = λ (eq. 4, natural log: A1), ``g`` = (g_0, ..., g_{m_g}) (eq. 5, until the first
+    ``lam`` = λ (eq. 4, natural log), ``g`` = (g_0, ..., g_{m_g}) (eq. 5, until the first
     g_i = 1 with i ≥ 1), ``h`` = (h_0, h_1, ...) (eq. 6, until the first 0 after h_0),
     ``M1``, ``M`` (eq. 8), ``s`` = (s_0, s_1, ..., s_{M+1}) (eq. 7; s_p = |A_p| and
-    s_{M+1} = 1), ``T_prime`` = T' (eq. 8), ``c`` = ⌈d²/4⌉, ``reading`` "A" or "B" (A3).
+    s_{M+1} = 1), ``T_prime`` = T' (eq. 8), ``c`` = ⌈d²/4⌉, ``reading`` "A" or "B".
     """
 
     K: int
@@ -77,7 +77,7 @@ class Schedule:
 
     def phase_pulls(self, p: int, k: int, floor: bool = False) -> int:
         """Pulls per arm in phase p when k arms are pulled: ⌈T'/(M·k)⌉ (lines 8, 14), or
-        ⌊·⌋ with ``floor`` (overrun option A6 (ii))."""
+        ⌊·⌋ with ``floor`` (overrun option ``floor``)."""
         q = self.T_prime / (self.M * k)
         return int(math.floor(q)) if floor else int(math.ceil(q))
 
@@ -85,12 +85,12 @@ class Schedule:
 def schedule(K: int, d: int, T: int, reading: str = "A") -> Schedule:
     """The public, data-independent schedule of DP-BAI (eqs. (4)–(8)).
 
-    λ = inf{β ≥ 2 : β^{ln d} ≥ K − ⌈d²/4⌉} (natural log, A1): 2 if K − c ≤ 1, else
+    λ = inf{β ≥ 2 : β^{ln d} ≥ K − ⌈d²/4⌉} (natural log): 2 if K − c ≤ 1, else
     max(2, (K − c)^{1/ln d}); for d = 1 and K − c ≥ 2 the set is empty, λ = +∞ and h_1 is
-    read as 0 (A5: h_i = max(⌈(h_{i−1} + 1)/λ⌉ − 1, 0)). Reading "A" (default):
-    M_1 = min{i ≥ 1 : h_i = 0}; reading "B": M_1 = min{i ≥ 1 : h_{i−1} = 0} (A3). Both:
+    read as 0 (h_i = max(⌈(h_{i−1} + 1)/λ⌉ − 1, 0)). Reading "A" (default):
+    M_1 = min{i ≥ 1 : h_i = 0}; reading "B": M_1 = min{i ≥ 1 : h_{i−1} = 0}. Both:
     M = M_1 + min{i ≥ 1 : g_i = 1} − 1, s_p = g_0 + h_{p−1} (p ≤ M_1), g_{p−M_1}
-    (M_1 < p ≤ M + 1, A2), T' = T − M_1·d − (M − M_1)·c. T' may be ≤ 0 (A7: callers
+    (M_1 < p ≤ M + 1), T' = T − M_1·d − (M − M_1)·c. T' may be ≤ 0 (callers
     reject it). Raises ValueError for K < 1, d < 1 or an unknown reading.
     """
     if K < 1 or d < 1:
@@ -145,7 +145,7 @@ def hardness(means, d: int, eps: float) -> dict:
 def thm42_bound(T_prime: int, M: int, H: float) -> float:
     """Chen et al. (2024) Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
     T" (vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
-    §3.6 (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
+    worked example (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
     (:func:`hardness`). Returns a probability in (0, 1]."""
     return math.exp(-T_prime / (65.0 * M * H))
 
@@ -172,14 +172,14 @@ SEC5_THETA = (0.045, 0.5)
 def sec5_features() -> tuple[np.ndarray, np.ndarray]:
     """The Section 5 instance: K = 30, d = 2, a_1 = [0, 1], a_2 = [0, 0.9], a_3 = [10, 0],
     a_i = [1, ω_i] (i = 4..30) with ω = ``default_rng(0).uniform(0, 0.8, size=27)``
-    ((a); the paper gives no seed, A16), θ* = [0.045, 0.5]. Returns (A, θ*)."""
+    ((a); the paper gives no seed), θ* = [0.045, 0.5]. Returns (A, θ*)."""
     omega = np.random.default_rng(0).uniform(0.0, 0.8, size=27)
     A = np.vstack([[0.0, 1.0], [0.0, 0.9], [10.0, 0.0], np.column_stack([np.ones(27), omega])])
     return A, np.asarray(SEC5_THETA)
 
 
 def collinear_features() -> tuple[np.ndarray, np.ndarray]:
-    """Digest §5.2's tight construction: a_1 = [1, 0], a_2 = [0.5, 0], a_3 = [0.25, 0]
+    """The tight construction of DP-OD's finding: a_1 = [1, 0], a_2 = [0.5, 0], a_3 = [0.25, 0]
     (collinear, d_1 = 1, B_1 = {1}); θ* = [0.8, 0] (means 0.8, 0.4, 0.2: only the base tables
     use them). On the all-zero table, changing x_{1,1} moves P(phase 2 starts with arm 2)
     from 1/2 to e^{−ε}/2: a privacy loss of exactly ε."""
@@ -383,7 +383,7 @@ def n_subsets(n, k):
 def maxdet_exhaustive(F, act, n_act, k):
     """MAX-DET collection of the rows F[act[:n_act]] by exhaustive search over the C(n_act, k)
     subsets in lexicographic order: the first whose Gram determinant is ≥ (1 − DET_TOL) ×
-    the maximum (A11). Returns positions into ``act`` (increasing)."""
+    the maximum. Returns positions into ``act`` (increasing)."""
     comb = np.arange(k)
     idx = np.empty(k, np.int64)
     best = 0.0
@@ -538,7 +538,7 @@ def max_det(F, method: str = "auto", exhaustive_max: int = EXHAUSTIVE_MAX) -> di
     equal to |det| in any orthonormal basis of the span), "method": "exhaustive" | "swap",
     "subsets": subsets examined}. ``method``: ``auto`` (exhaustive if C(n, d') ≤
     ``exhaustive_max``, else 1-swap), ``exhaustive`` (itertools, lexicographically first
-    maximiser within DET_TOL, A11) or ``swap`` (1-swap local search from the greedy basis, A13).
+    maximiser within DET_TOL) or ``swap`` (1-swap local search from the greedy basis).
     """
     F = np.ascontiguousarray(F, dtype=np.float64)
     n = F.shape[0]

@@ -41,12 +41,12 @@ algorithm numbers below are the paper's). Registered names:
 
 Readings (paper wins where they differ):
 
-* log = natural log (A12); ties: lowest index (A6); Phase-I noise is fresh every round and
-  only the pulled arm is re-noised (A2); Phase-I means are not clipped, the index clips (A4);
-  n_i = N1 + N2 in NCB_GDP (A5); the Phase-II loop advances t per pull and truncates the
-  last episode at T, whose release is then skipped (A3); LDP arms with N = 0 get index +∞
-  (A11); the LDP Phase-I test is "not stopping" while N = 0 (A10).
-* A9 (LDP clipping): ``ldp_clip=literal`` (default, the paper's Alg. 5 line 12: the stored
+* log = natural log; ties: lowest index; Phase-I noise is fresh every round and
+  only the pulled arm is re-noised; Phase-I means are not clipped, the index clips;
+  n_i = N1 + N2 in NCB_GDP; the Phase-II loop advances t per pull and truncates the
+  last episode at T, whose release is then skipped; LDP arms with N = 0 get index +∞
+ ; the LDP Phase-I test is "not stopping" while N = 0.
+* LDP clipping: ``ldp_clip=literal`` (default, the paper's Alg. 5 line 12: the stored
   mean is clipped after every Phase-II update and the next running-mean update starts from
   it) or ``sum`` (unclipped running mean, clipped only in the index, the authors' code).
 * ``phase1_constant`` = C_I (default 1600, the paper's). With it Phase I never ends for
@@ -166,7 +166,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
     wk[:, :] = 0.0
     N1, S1, mt, N2 = wk[W_N1], wk[W_S1], wk[W_MT], wk[W_N2]
     Sep, Stot, Ntot, ep = wk[W_SEP], wk[W_STOT], wk[W_NTOT], wk[W_EP]
-    N2[:] = 1.0                                  # Alg. 4 pseudo count (A7)
+    N2[:] = 1.0                                  # Alg. 4 pseudo count
     n = t0
     lap_unit = theta[NOISE_MULT] / eps           # the local randomiser's scale 1/ε
     # ---------------------------------------------------------------- LDP-UCB baseline
@@ -252,7 +252,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
             Sep[A] = 0.0
             ep[A] += 1.0
             while N2[A] < length:
-                if n >= end or n >= limit:       # truncated episode: no release (A3)
+                if n >= end or n >= limit:       # truncated episode: no release
                     return n, nr
                 x = reward(rng, table, means, n, A)
                 if n < n_rec:
@@ -288,7 +288,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
         I, best = 0, -np.inf
         for i in range(K):
             if N1[i] == 0.0:
-                v = np.inf                       # A11
+                v = np.inf                     
             elif mode == NCB:
                 m = S1[i] / N1[i]
                 if ncb_code:
@@ -306,7 +306,7 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
                          frozen, nr, actions, N1)
         S1[I] += x
         if mode == LDP:
-            mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])   # Alg. 5 line 12 (A9, literal)
+            mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])   # Alg. 5 line 12 (literal)
     return n, nr
 
 
@@ -507,7 +507,7 @@ def _params(horizon=AUDIT_HORIZON, phase1_constant=1600.0, extra=()):
                                         Scale.LOG, (1e-3, 1e4)))) + tuple(extra)
 
 
-P_LDP_CLIP = Param("ldp_clip", "literal", "choice", "A9: clip the stored mean after each "
+P_LDP_CLIP = Param("ldp_clip", "literal", "choice", "clip the stored mean after each "
                    "Phase-II update (literal, Alg. 5) or only in the index (sum, the code)",
                    choices=("literal", "sum"),
                    claim=option("Algorithm 5: where the stored mean is clipped"))

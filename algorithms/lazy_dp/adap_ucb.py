@@ -16,16 +16,16 @@ Sources
   episodes; the private mean uses only the last episode ("forgetting") plus Laplace noise
   calibrated to 1/(ε·episode length); α > 3; and what the authors' code ([CODE]) does: the raw
   first reward stored as μ̃ (no noise), the index μ̃ + √(α ln(t+1)/n) + 2α ln(t+1)/n (no 1/ε
-  term). §4: α = 3.1 (and ε = 0.2, k = 50) in the experiments.
+  term). Section 4: α = 3.1 (and ε = 0.2, k = 50) in the experiments.
 * [LAZY-related] the lazy-DP paper (Hu, Huang, Mehta, Hegde, arXiv 2102.07929), its related-work
   paragraph: AdaP-UCB "is essentially
   equivalent" to Anytime-Lazy-UCB (:mod:`lazy_dp`) except (a) the private statistic is computed
   when the arm's *accumulated* number of observations reaches exactly 2^r (the logarithmic
   mechanism of Chan et al. 2011) and (b) the noise is added to the empirical mean (Lap(1/(ε·n))
   on a mean of n rewards, the same as Lap(1/ε) on their sum). Footnote 9: AdaP-KLUCB is based on
-  KL-UCB; the "remembered detail" of §2.7: the chosen arm is played until its pull count doubles,
+  KL-UCB; the chosen arm is played until its pull count doubles,
   the index is computed only at episode starts, the private mean uses the last episode only.
-  §5.7: each reward enters one fresh-batch Laplace statistic exactly once.
+  Each reward enters one fresh-batch Laplace statistic exactly once.
 
 The algorithm (one kernel, :func:`adap_kernel`; ``user`` tables (T, K): round t reads
 ``d[t, a_t]`` only)
@@ -55,7 +55,7 @@ The algorithm (one kernel, :func:`adap_kernel`; ``user`` tables (T, K): round t 
    kl(p, q) = p ln(p/q) + (1−p) ln((1−p)/(1−q)) (Bernoulli, 0·ln 0 = 0), by bisection to width
    :data:`KL_TOL` (:func:`klucb_index`). N_a/2 is read literally: after the initial pull it is
    ½ while the last episode had length 1 [READING].
-5. α = ``alpha_conf`` = 3.1 for both (Sarkar et al. (2025) §4; Hu et al. (2021) states none), the name of
+5. α = ``alpha_conf`` = 3.1 for both (Sarkar et al. (2025), Section 4; Hu et al. (2021) state none), the name of
    :mod:`dp_ncb`.
 
 Privacy (``user`` model, ε-DP claim, both names). Row t is read once, by the arm pulled at
@@ -118,7 +118,7 @@ PAPER_KL = "Azize & Basu (NeurIPS 2022), as the baseline of Hu et al. (2021)"
 # theta layout of adap_kernel
 A_KL, A_EPS, A_HORIZON, A_ALPHA, A_CODE, A_RAW, A_N = range(7)
 KL_TOL = 1e-9                       # bisection width of the KL-UCB index
-ALPHA = 3.1                         # Sarkar et al. (2025) §4 (α > 3)
+ALPHA = 3.1                         # Sarkar et al. (2025), Section 4 (α > 3)
 NCB_MEANS = (0.3, 0.7)              # dp_ncb.MEANS: Sarkar et al. (2025)'s user-model audit instance
 AUDIT_ROWS = 32                     # as lazy_dp.BANDIT_ROWS
 INDEX_CHOICES = ("paper", "code")

@@ -10,16 +10,16 @@ theta flags (no copied kernels):
 ``lazy-ucb`` (Algorithm 1, Anytime-Lazy-UCB)
     Rounds 1..K pull arm j at round j and release μ̃_j = x + Lap(1/ε) (epoch 0,
     O_j = 1). From round t = K+1 on: J = argmax_j μ̃_j + sqrt(3·ln t/O_j) +
-    3·ln t/(ε·O_j) (ties: lowest index, A11). The pulled reward joins the arm's unprocessed
+    3·ln t/(ε·O_j) (ties: lowest index). The pulled reward joins the arm's unprocessed
     sum Φ_J; when the arm's unprocessed count N_J reaches 2^{r_J+1} (an equality check after
-    the increment, A6) the epoch is processed: O_J ← 2^{r_J+1}, μ̃_J ← (Φ_J + Lap(1/ε))/O_J,
+    the increment) the epoch is processed: O_J ← 2^{r_J+1}, μ̃_J ← (Φ_J + Lap(1/ε))/O_J,
     r_J ← r_J + 1, N_J, Φ_J ← 0. Each reward enters exactly one release; unprocessed rewards
     never reach a decision.
 ``lazy-dp-ts`` (Algorithm 3, Lazy-DP-TS)
     The same initialisation and epoch bookkeeping; the decision is J = argmax_j θ_j with
     θ_j ~ Beta(μ̄_j·O_j + 1, (1 − μ̄_j)·O_j + 1), μ̄_j = clamp_[0,1](μ̃_j + 3·ln t/(ε·O_j))
-    (real-valued Beta parameters, A7; the clamp of A4). Option ``bonus_log``: the base of the
-    printed "log t" in the bonus (``e``: our reading A1, default; ``2``). Beta(O+1, 1)
+    (real-valued Beta parameters; rewards clamped to [0, 1]). Option ``bonus_log``: the base of the
+    printed "log t" in the bonus (``e``: our reading, default; ``2``). Beta(O+1, 1)
     and Beta(1, O+1) (μ̄ = 1 or 0, the common case early on) are drawn exactly as
     exp(−E/(O+1)) and 1 − exp(−E/(O+1)), E ~ Exp(1) (one variate instead of two gammas).
 
@@ -44,9 +44,9 @@ Numbers: docs/method/speed.md.
 :func:`ftnl_kernel` (full information, ``full`` tables (T, K): round t reads the whole row)
 
 ``rnm-ftnl`` (Algorithm 4)
-    Epoch 0 is round 1 (row 0): play action 0 (the box's "first action", A9), observe X(1) and
+    Epoch 0 is round 1 (row 0): play action 0 (the box's "first action"), observe X(1) and
     J ← argmax_j (X_j(1) + Lap_j(1/ε)). Epoch s ≥ 1 covers rounds 2^s..2^{s+1} − 1 (rows
-    2^s − 1..2^{s+1} − 2): play J throughout, add every coordinate of every row to Φ (A10);
+    2^s − 1..2^{s+1} − 2): play J throughout, add every coordinate of every row to Φ;
     at its end J ← argmax_j (Φ_j + Lap_j(1/ε)) with K fresh draws, Φ ← 0. An epoch cut short by
     the horizon computes no noisy max. Option ``rnm_scale``: ``paper`` (Lap(1/ε), default) or
     ``corrected`` (Lap(2/ε), not in the paper; see the privacy note below).
@@ -100,7 +100,7 @@ Defaults (and why). ``means``: the paper's Setting 1 (0.75, 0.625, 0.5, 0.375, 0
 * lazy bandits and ``ts-beta``: 32 rows (≤ 256 positions: the search stays exhaustive, every
   row × pattern × base). The initial pulls (rows 0..K−1) feed the release that decides
   J_{K+1} (0.98ε at K = 5 on one event) and later canaries have the same
-  shift-to-noise ratio (§5.2), so 12 rows already give ε_lb ≈ 0.95 for ``lazy-ucb``; but a
+  shift-to-noise ratio, so 12 rows already give ε_lb ≈ 0.95 for ``lazy-ucb``; but a
   processed reward that is *reused* shows only after its arm's next release and a decision
   after it, which 12 rows rarely contain (``lazy-ucb-reuse``: pass at 12 rows, ε_lb 0.97;
   violation at 32, ε_lb 1.69, seed 1, ε = 1). 32 rows cost 30–50 s per audit on 2 loaded
@@ -355,7 +355,7 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
         O[:] = 0.0
     else:
         b0 = 1.0 / eps
-        for a in range(K):           # initialisation: arm a at round a (A5), epoch 0 (A6)
+        for a in range(K):           # initialisation: arm a at round a, epoch 0
             if n >= T:
                 return n, -1, STOPPED, nr
             if n >= limit:
@@ -480,7 +480,7 @@ def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
             return n, -1, STOPPED, nr
         if n >= limit:
             return n, -1, TRUNCATED, nr
-        for j in range(K):                     # the whole reward vector is observed (A10)
+        for j in range(K):                     # the whole reward vector is observed
             Phi[j] += _pull(rng, table, means, n, j)
         if n < n_rec:
             actions[n] = J
@@ -671,7 +671,7 @@ SPECS.append(AlgorithmSpec(
     name="lazy-dp-ts", title="Lazy-DP-TS (Algorithm 3)", paper=PAPER, model=PrivacyModel.USER,
     private=True, kernel=lazy_kernel,
     params=_bandit_params(extra=(Param(
-        "bonus_log", "e", "choice", "ambiguity option A1: base of the printed log t in the "
+        "bonus_log", "e", "choice", "ambiguity option: base of the printed log t in the "
         "bonus 3 log t/(εO) (e: our reading; 2 enlarges it by 1/ln 2)",
         choices=LOG_BASES, claim=option("Algorithm 3: the base of the printed log t")),)),
     prepare=_prepare_lazy(DPTS), structure=_lazy_structure, audit_horizon=audit_rows,

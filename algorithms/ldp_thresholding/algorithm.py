@@ -56,7 +56,7 @@ scale =
 the ε of the randomiser actually used: 2ε for the mutant; t = samples taken after the pull,
 arm, phase = the arm's pull count, count = 1). ``apt`` makes no release.
 
-Readings of the ambiguities (–§5.5; defaults = our reading):
+Readings of the ambiguities (defaults: our reading, the faithful one):
 
 * ties (argmin B in Alg. 1, argmax rad in Alg. 2): lowest index (the paper is silent; any
   rule that reads only the bits is privacy-safe);
@@ -76,11 +76,11 @@ Readings of the ambiguities (–§5.5; defaults = our reading):
 
 Paper vs our reading. The algorithms follow the paper's listings; our reading adds no step that
 contradicts them. Where they differ the paper wins: the bounds use the paper's printed
-constants by default (Thm 3.2's 8 of the statement, not the proof's 16; eq. (24)'s 36), the
+constants by default (Thm 3.2's 8 of the statement, not the proof's 16; eq. (24)'s 36);
 our alternatives are options. Our own additions used here are marked [our reading]:
 the stable evaluation of Definition 2.1 and eqs. (4)–(6), the reconstruction of Algorithm 2's
 blank line 2 (from the prose of Sec. 4.1: "begins by pulling each arm once"), the implicit
-form of Theorem 4.1's bound and the privacy-loss formulas of §5.1.
+form of Theorem 4.1's bound and the privacy-loss formulas (:func:`privbern_loss`).
 
 Defaults (and why). ``ldp-tb-budget`` and ``apt``: instance C (μ = (0.1, 0.4, 0.65, 0.9),
 τ = 0.6, ζ = 0.1), T = ``horizon`` = 2000. With τ ≠ 1/2 the first adaptive pull (sample K)
@@ -294,7 +294,7 @@ def thm42_bound(means, tau, eps, risk) -> float:
     return ((1.0 - risk) * math.log(1.0 / risk) - math.log(2.0)) * H / (2.0 * float(lb_factor(eps)))
 
 
-# ------------------------------------------------------------ PrivBern and losses (§5.1)
+# ------------------------------------------------------------------ PrivBern and losses
 
 def privbern_prob(r, eps):
     """P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the

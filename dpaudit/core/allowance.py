@@ -35,8 +35,11 @@ class Allowance:
     @classmethod
     def of(cls, max_samples: int | None, time_limit: float | None, spent: int = 0,
            t0: float | None = None) -> Allowance:
-        """The allowance of a budget's ``max_samples`` and ``time_limit`` (None: none), after
-        ``spent`` samples, the limit counted from ``t0`` (``time.perf_counter()``; None: now)."""
+        """The allowance of a budget's samples cap and time limit.
+
+        The allowance of a budget's ``max_samples`` and ``time_limit`` (None: none), after
+        ``spent`` samples, the limit counted from ``t0`` (``time.perf_counter()``; None: now).
+        """
         now = time.perf_counter()
         t0 = now if t0 is None else t0
         return cls(math.inf if max_samples is None else max_samples - spent,
@@ -44,9 +47,12 @@ class Allowance:
                    time_limit)
 
     def refusal(self, cost: float) -> str:
-        """Why a stage costing ``cost`` samples may not start ("" if it may): the samples
+        """Why a stage may not start ("" if it may).
+
+        Why a stage costing ``cost`` samples may not start ("" if it may): the samples
         cap, or the time limit (its deadline passed, or the stage would end past it at the
-        rate measured so far)."""
+        rate measured so far).
+        """
         if cost > self.samples:
             return f"the samples cap ({self.cap:.3g} samples; --max-samples)"
         if math.isinf(self.deadline):

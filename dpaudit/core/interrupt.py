@@ -26,7 +26,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from multiprocessing import resource_tracker
+from types import FrameType
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -47,7 +49,7 @@ def installed() -> bool:
     return signal.getsignal(signal.SIGINT) is _stop
 
 
-def _stop(signum, frame) -> None:
+def _stop(signum: int, frame: FrameType | None) -> None:
     if _held:
         _pending.append(signum)
     else:
@@ -82,18 +84,21 @@ def _finish(signum: int) -> None:
     _exit(EXIT_CODES[signum])
 
 
-def _quiet(args) -> None:
+def _quiet(args: threading.ExceptHookArgs) -> None:
     """Thread exceptions while the process ends: not reported (they are its consequence)."""
 
 
 @contextlib.contextmanager
-def held():
-    """SIGINT and SIGTERM held back while the block runs and acted on when it ends: around an
+def held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block runs.
+
+    SIGINT and SIGTERM held back while the block runs and acted on when it ends: around an
     output file's write (the whole file or none of it) and, through :func:`launching`, the
     start of worker processes. The signals are blocked in this thread, whose mask new
     processes inherit; the mask alone does not hold the process's signals (the kernel hands a
     signal to any thread that does not block it, and Python runs the handler in the main
-    thread), so the handler itself defers while a block runs."""
+    thread), so the handler itself defers while a block runs.
+    """
     global _held
     old = signal.pthread_sigmask(signal.SIG_BLOCK, EXIT_CODES)
     _held += 1
@@ -107,17 +112,22 @@ def held():
 
 
 @contextlib.contextmanager
-def launching():
-    """:func:`held` around the start of worker processes: a signal during their start-up (the
+def launching() -> Iterator[None]:
+    """:func:`held` around the start of worker processes.
+
+    :func:`held` around the start of worker processes: a signal during their start-up (the
     imports, a second or more) waits for :func:`worker_init`. multiprocessing's resource tracker
-    is started first: its start unblocks both signals in the calling thread."""
+    is started first: its start unblocks both signals in the calling thread.
+    """
     resource_tracker.ensure_running()
     with held():
         yield
 
 
-def call(fn, *args):
-    """``fn(*args)`` in a helper thread while this thread waits, so that signal handlers (this
+def call(fn: Callable, *args: object) -> object:
+    """Call ``fn(*args)`` in a helper thread, so that signal handlers run meanwhile.
+
+    ``fn(*args)`` in a helper thread while this thread waits, so that signal handlers (this
     module's, Python's ``KeyboardInterrupt``, pytest-timeout's alarm) run during the call: for
     long compiled calls that release the GIL (numba ``nogil=True``). The result or the exception
     of ``fn`` is this call's. Off the main thread it is a plain call (handlers never run there).
@@ -150,8 +160,11 @@ def call(fn, *args):
 
 
 def worker_init() -> None:
-    """Initializer of worker processes: ignore SIGINT (the parent stops them), die on SIGTERM,
-    then unblock both."""
+    """Initializer of worker processes.
+
+    Initializer of worker processes: ignore SIGINT (the parent stops them), die on SIGTERM,
+    then unblock both.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, EXIT_CODES)

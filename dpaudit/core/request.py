@@ -42,7 +42,8 @@ class Claim:
     eps: float
     delta: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the fields (InputError naming the bad value and the accepted range)."""
         validate.eps(self.eps, "eps")
         if self.delta is not None:
             validate.delta(self.delta, "delta")
@@ -83,7 +84,8 @@ class Budget:
     time_limit: float | None = field(default=None, compare=False)   # not in command()
     runs_name: str = field(default="runs", compare=False, repr=False)   # for the messages
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the fields (InputError naming the bad value and the accepted range)."""
         validate.probability(self.alpha, "alpha")
         validate.probability(self.beta, "beta")
         validate.margin(self.margin, "margin")
@@ -141,7 +143,8 @@ class AuditRequest:
     strict: bool = False
     instances: str = DEFAULT_INSTANCES
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the fields (InputError naming the bad value and the accepted range)."""
         if self.instances not in INSTANCES:
             raise InputError(f"--instances {self.instances!r} is not valid: expected one of "
                              f"{', '.join(INSTANCES)}")
@@ -155,7 +158,9 @@ class AuditRequest:
         object.__setattr__(self, "params", dict(self.params))
 
     def command(self) -> str:
-        """The ``dpaudit run`` line that reproduces this request bit for bit
+        """The ``dpaudit run`` line that reproduces this request bit for bit.
+
+        The ``dpaudit run`` line that reproduces this request bit for bit
         (docs/method/kernels.md, "Randomness"): flags at their defaults are left out, except the seed, which must be
         set (a drawn seed made explicit); ``workers`` and ``progress`` do not change a result
         and are never printed.
@@ -194,8 +199,11 @@ class AuditRequest:
 
     @property
     def reproducible_by_command(self) -> bool:
-        """Whether :meth:`command` can name it (a seed aside): the algorithm, the pair and
-        every parameter are given by text."""
+        """Whether :meth:`command` can name the request.
+
+        Whether :meth:`command` can name it (a seed aside): the algorithm, the pair and
+        every parameter are given by text.
+        """
         return (isinstance(self.algorithm, str) and (self.pair is None
                                                      or isinstance(self.pair, str))
                 and all(isinstance(v, str) for v in self.params.values()))

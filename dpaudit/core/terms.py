@@ -1,4 +1,6 @@
-"""The field's closed vocabularies as enums: verdicts, privacy models, the two sides of a
+"""The field's closed vocabularies as enums.
+
+The field's closed vocabularies as enums: verdicts, privacy models, the two sides of a
 neighbouring pair.
 
 They are string enums: a member equals its text (``Verdict.PASS == "pass"``), prints as it
@@ -28,8 +30,11 @@ class PrivacyModel(StrEnum):
 
 
 class Side(StrEnum):
-    """One table of a neighbouring pair (d, d′): the side runs are drawn on, or the
-    numerator of an event's probability ratio."""
+    """One table of a neighbouring pair (d, d′).
+
+    One table of a neighbouring pair (d, d′): the side runs are drawn on, or the
+    numerator of an event's probability ratio.
+    """
 
     D = "d"
     D_PRIME = "d_prime"
@@ -46,4 +51,5 @@ class Side(StrEnum):
 
     @property
     def other(self) -> Side:
+        """The other table of the pair."""
         return Side.D_PRIME if self is Side.D else Side.D

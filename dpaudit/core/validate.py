@@ -1,4 +1,6 @@
-"""The one validation layer: every value a user gives (command line, suite file, Python API)
+"""The one validation layer for every value a user gives.
+
+The one validation layer: every value a user gives (command line, suite file, Python API)
 is checked here, before any computation, against the range the code can compute.
 
 A bad value raises :class:`~dpaudit.errors.InputError` (a ``ValueError``) whose message is one
@@ -14,6 +16,8 @@ import numbers
 import os
 import tempfile
 
+from collections.abc import Callable
+
 from dpaudit.errors import InputError
 
 SEED_END = 2 ** 63          # seeds are integers in [0, 2^63)
@@ -24,18 +28,22 @@ SEED_END = 2 ** 63          # seeds are integers in [0, 2^63)
 EPS_MIN, EPS_MAX = 1e-3, 100.0
 
 
-def _label(name: str, value) -> str:
+def _label(name: str, value: object) -> str:
     return f"{name} {value}" if name.startswith("--") else f"{name}={value!r}"
 
 
-def fail(name: str, value, expected: str, how: str = "is out of range") -> InputError:
+def fail(name: str, value: object, expected: str, how: str = "is out of range") -> InputError:
     """The InputError for ``value`` of ``name``: "<name> <value> <how>: expected <expected>"."""
     return InputError(f"{_label(name, value)} {how}: expected {expected}")
 
 
-def parsed(text: str, name: str, convert, check):
-    """A command-line value: ``convert`` the text (InputError "is not valid" when it cannot
-    be), then ``check(value, name)``; returns what the check returns."""
+def parsed(text: str, name: str, convert: Callable[[str], object],
+           check: Callable) -> object:
+    """A command-line value, converted and checked.
+
+    A command-line value: ``convert`` the text (InputError "is not valid" when it cannot
+    be), then ``check(value, name)``; returns what the check returns.
+    """
     try:
         value = convert(text)
     except ValueError:
@@ -47,12 +55,13 @@ def parsed(text: str, name: str, convert, check):
         raise fail(name, text, check.expected) from None
 
 
-def _real(value) -> bool:
+def _real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _checker(expected: str, ok, convert=float):
-    def check(value, name: str):
+def _checker(expected: str, ok: Callable[[float], bool],
+             convert: Callable = float) -> Callable:
+    def check(value: object, name: str) -> object:
         if not (_real(value) and ok(value)):
             raise fail(name, value, expected)
         return convert(value)
@@ -68,7 +77,7 @@ margin = _checker("a finite number > 0", lambda v: math.isfinite(v) and v > 0)
 seed = _checker("an integer in [0, 2^63)", lambda v: int(v) == v and 0 <= v < SEED_END, int)
 
 
-def integer(low: int):
+def integer(low: int) -> Callable:
     """A check for an integer ≥ ``low`` (runs, workers, white-box runs)."""
     return _checker(f"an integer >= {low}",
                     lambda v: math.isfinite(v) and int(v) == v and v >= low, int)
@@ -82,9 +91,11 @@ SECONDS_MAX = 3600.0
 seconds = _checker(f"a number in (0, {SECONDS_MAX:g}]", lambda v: 0 < v <= SECONDS_MAX)
 
 
-def positive_real(value, name: str, upper: float = math.inf,
+def positive_real(value: object, name: str, upper: float = math.inf,
                   closed_upper: bool = False) -> float:
-    """``value`` as a float in (0, ``upper``) (or (0, ``upper``] with ``closed_upper``): the
+    """``value`` as a float in (0, ``upper``).
+
+    ``value`` as a float in (0, ``upper``) (or (0, ``upper``] with ``closed_upper``): the
     constants of the papers' theory (ε, σ², β, the risk) and an algorithm's ε.
 
     Raises:
@@ -103,9 +114,12 @@ def positive_real(value, name: str, upper: float = math.inf,
 
 
 def memory(what: str, nbytes: float, fix: str) -> None:
-    """InputError when ``what`` would need ``nbytes`` of memory, more than half of this
+    """Refuse what would need more than half of this machine's memory.
+
+    InputError when ``what`` would need ``nbytes`` of memory, more than half of this
     machine's physical memory (where the operating system tells it): one line with both
-    figures and the ``fix``."""
+    figures and the ``fix``.
+    """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -115,7 +129,7 @@ def memory(what: str, nbytes: float, fix: str) -> None:
                          f"half of this machine's {total / 1e9:.3g} GB; {fix}")
 
 
-def unit_list(value, name: str, min_len: int = 2) -> list[float]:
+def unit_list(value: object, name: str, min_len: int = 2) -> list[float]:
     """A list of at least ``min_len`` numbers in [0, 1] (e.g. the arms' means)."""
     ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
           and len(value) >= min_len and all(_real(v) and 0 <= v <= 1 for v in value))
@@ -124,14 +138,19 @@ def unit_list(value, name: str, min_len: int = 2) -> list[float]:
     return [float(v) for v in value]
 
 
-def shown(text) -> str:
-    """``text`` with its control characters escaped (a newline becomes ``\\n``), so that an
-    echoed value cannot break a one-line message or forge another line."""
+def shown(text: object) -> str:
+    r"""``text`` with its control characters escaped.
+
+    ``text`` with its control characters escaped (a newline becomes ``\\n``), so that an
+    echoed value cannot break a one-line message or forge another line.
+    """
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 def output_path(flag: str, path: str | None, inputs: dict | None = None) -> str | None:
-    """Check an output file before any computation, so that a result is never lost at the end
+    """Check an output file before any computation.
+
+    Check an output file before any computation, so that a result is never lost at the end
     of a run and never overwrites an input.
 
     Args:

@@ -49,7 +49,9 @@ class Decision:
 
 def runs_needed(p_num: float, p_den: float, delta: float, beta: float, target: float,
                 runs: int = 1) -> int | None:
-    """The measurement budget n (runs per side, within 10 % of the smallest) at which the pass
+    """The measurement runs at which the pass bound would reach ``target``.
+
+    The measurement budget n (runs per side, within 10 % of the smallest) at which the pass
     bound would be ≤ ``target``, *assuming the event's frequencies are* ``p_num`` *and*
     ``p_den`` (those measured): the β-level upper bound of the last look
     (:func:`dpaudit.statistics.measure.design` of n at ``beta``) at the expected counts n·p. None
@@ -58,11 +60,15 @@ def runs_needed(p_num: float, p_den: float, delta: float, beta: float, target: f
     would exceed :data:`MAX_RUNS`.
 
     Args:
-        p_num, p_den: the event's assumed probabilities on the numerator and denominator side.
+        p_num: the event's assumed probability on the numerator side.
+        p_den: its assumed probability on the denominator side.
         delta: the claimed DP δ.
         beta: the pass bound's level, split over the looks.
         target: (1 + margin)·ε.
         runs: the budget that fell short (the search starts above it).
+
+    Returns:
+        The runs per side, or None.
     """
     if p_den <= 0 or p_num - delta <= 0:
         return None if p_den <= 0 else runs
@@ -119,8 +125,11 @@ class Observation:
 
 
 def decide(observed: Observation) -> Decision:
-    """The verdict (module doc) from what the audit ``observed``; an inconclusive one the
-    samples cap or the time limit cut short says so first."""
+    """The verdict from what the audit observed.
+
+    The verdict (module doc) from what the audit ``observed``; an inconclusive one the
+    samples cap or the time limit cut short says so first.
+    """
     d = _decide(observed)
     if d.verdict == Verdict.INCONCLUSIVE and observed.capped:
         return Decision(d.verdict, f"cut short: {observed.capped}; {d.reason}", d.runs_needed)

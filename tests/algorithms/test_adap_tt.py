@@ -222,7 +222,7 @@ def test_thresholds_match_reference_magnitudes():
         assert 2 * glr.c_eps(k, k, n, n, 0.01, 10.0, 6) == pytest.approx(two_c_eps10, rel=1e-3)
 
 
-# ---------------------------------------------------------------- runs that never stop (A18)
+# ---------------------------------------------------------------- runs that never stop
 
 WITNESS_RELEASE = -8.1069   # arm 0's phase-1 release in run 0 of seed 7 (docs/papers/azize2023.md finding)
 

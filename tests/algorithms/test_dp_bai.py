@@ -58,7 +58,7 @@ def save_features(tmp_path, A, name="f.npy"):
     ("A", 3, 8, (10000, 423, 77, 32, 16, 8, 4, 2, 1), 368),
     ("B", 4, 9, (10000, 423, 77, 64, 32, 16, 8, 4, 2, 1), 384)])
 def test_schedule_appendix_b(reading, M1, M, s, slack):
-    # worked example (c): d = 16, K = 10 000; λ ≈ 27.65 is the paper's own value (natural log, A1)
+    # worked example (c): d = 16, K = 10 000; λ ≈ 27.65 is the paper's own value (natural log)
     sc = lin.schedule(10_000, 16, 5000, reading)
     assert sc.c == 64 and sc.g[0] == 64 and sc.h == (9936, 359, 13, 0)
     assert sc.lam == pytest.approx(27.6496, abs=5e-5)
@@ -118,7 +118,7 @@ def test_schedule_appendix_e2_and_collinear(tmp_path):
 @pytest.mark.parametrize("K", [2, 3, 5, 10, 30, 64, 200, 1000])
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 8, 16])
 def test_schedule_reading_a_is_self_consistent(K, d):
-    # A3 (a): s_1 = K and s_{M+1} = 1; stage 1 shrinks towards g_0, stage 2 halves; A and B
+    # (a): s_1 = K and s_{M+1} = 1; stage 1 shrinks towards g_0, stage 2 halves; A and B
     # coincide when K ≤ c
     a = lin.schedule(K, d, 10 ** 6, "A")
     assert a.s[1] == K and a.s[-1] == 1 and len(a.s) == a.M + 2
@@ -313,7 +313,7 @@ def test_noise_scale_times_count_times_eps_is_one(name, params, eps):
         acts, _, _, rel = run(name, table, eps=eps, seed=seed, **params)
         assert len(rel) > 0 and (rel[:, 7] == LAPLACE).all()
         assert (rel[:, 6] * rel[:, 3] * eps == pytest.approx(1.0, rel=1e-12))
-        assert (rel[:, 3] == phase_counts(acts, rel)).all()     # count = actual pulls (A9)
+        assert (rel[:, 3] == phase_counts(acts, rel)).all()     # count = actual pulls
 
 
 def test_noise_invariant_fails_for_the_reuse_mutant():
@@ -336,7 +336,7 @@ def test_gauss_sigma(delta):
 
 def test_overrun_policies_on_baseline_section5():
     # Algorithm 2 (BASELINE): BASELINE at T = 500 pulls 30 × ⌈498/30⌉ = 510 > T (allow); floor: 30 ×
-    # 16 = 480; truncate: 500, the last arm gets 7 of its 17 pulls and noise 1/(7ε) (A9)
+    # 16 = 480; truncate: 500, the last arm gets 7 of its 17 pulls and noise 1/(7ε)
     table = np.full((30, 600), 0.5)
     sizes = {}
     for overrun in db.OVERRUNS:
@@ -500,7 +500,7 @@ def test_od_linbai_is_deterministic():
 
 
 def test_dp_od_l2_calibration_leaks_on_diagonal_features(tmp_path):
-    # A18 finding: an entry of arm a shifts U by a's coordinates, whose ℓ1 norm can exceed the
+    # finding: an entry of arm a shifts U by a's coordinates, whose ℓ1 norm can exceed the
     # ℓ2 norm L of App. E.1. With a_1 = [1, 1], a_2 = [1, −1] (design ½, ½; L = √2) the
     # releases' privacy loss reaches ‖a_1‖₁/L·ε = √2·ε; with norm = l1 (L = 2) it is ε.
     # The white-box loss of each run is exact; the maximum is attained in a run whose two

@@ -385,7 +385,7 @@ def test_ldp_phase1_switch_rule():
 
 
 def test_paper_constants_phase1_never_ends():
-    """Digest §3.1: with C_I = 1600 Phase I never ends at T = 10⁴ (GDP and LDP): every GDP
+    """With C_I = 1600 Phase I never ends at T = 10⁴ (GDP and LDP): every GDP
     release is a Phase-I release, and θ_G = C_I·(c² ln T + (ln T)²/ε) of Alg. 4 line 2."""
     assert m.gdp_threshold(1e3, 0.2) == pytest.approx(481208, abs=1)
     assert m.gdp_threshold(1e3, 1.0) == pytest.approx(175819, abs=1)
@@ -415,7 +415,7 @@ def test_truncation_at_limit():
 
 def test_anytime_windows_double_and_restart():
     """Scripted flags (0 = base algorithm) on T = 127 rounds: windows W = 1, 2 are Uniform
-    (no release: A13 guard) even when scripted 0; windows W = 4, ..., 64 cover samples
+    (no release: the W ≤ 2 guard) even when scripted 0; windows W = 4, ..., 64 cover samples
     W−1 .. 2W−2 and restart GDP-NCB with horizon W: their Phase-I releases have scale·count·ε =
     ln W and counts that restart at 1 in each window."""
     T = 127
@@ -522,7 +522,7 @@ def test_bad_inputs_are_one_line_input_errors():
 
 
 def test_nash_regret_uniform_play_worked_instance():
-    """Digest §3.1/§4.2: seed-42 instance U(0.005, 1)^50: max 0.9701 (arm 11), mean 0.4487;
+    """Worked numbers (computed independently of this code): the seed-42 instance U(0.005, 1)^50: max 0.9701 (arm 11), mean 0.4487;
     uniform play has Nash regret μ* − mean ≈ 0.52; a zero round gives NR = μ*."""
     mu = np.random.RandomState(42).uniform(0.005, 1, 50)
     assert int(np.argmax(mu)) == 11

@@ -137,7 +137,7 @@ def test_instance_c_fixed_confidence_numbers():
     assert lt.thm42_bound(m, 0.6, 1.0, 0.05) == approx6(40.1132)
 
 
-# --------------------------------------------------------------------- bounds (§3.2–3.6)
+# -------------------------------------------------------- bounds (Theorems 3.1, 3.2, 4.1, 4.2)
 
 def test_theorem_3_1_numbers_on_instance_a():
     m = A["means"]
@@ -153,7 +153,7 @@ def test_theorem_3_1_numbers_on_instance_a():
     for eps, cross in {0.5: 893841, 1.0: 243230, 2.0: 87062}.items():
         assert lt.thm31_crossing(m, 0.5, 0.05, eps, inner_log="2") == approx6(cross)
     for eps in EPS:
-        # the stated bound is vacuous at every budget of the Monte Carlo table (§3.6)
+        # the stated bound is vacuous at every budget of the Monte Carlo table
         assert (lt.thm31_bound([200, 500, 1000, 2000], m, 0.5, 0.05, eps) > 1).all()
 
 
@@ -187,7 +187,7 @@ def test_theorems_4_1_and_4_2_on_instance_b():
         assert 2 * lt.lb_factor(eps) == approx6(factor)
 
 
-# ------------------------------------------------------------------ privacy loss (§5.1)
+# -------------------------------------------------------------------------- privacy loss
 
 def test_privbern_loss_table():
     # entries ℓ(1) / ℓ(0) and max |ℓ|
@@ -225,7 +225,7 @@ def test_rewards_outside_unit_interval_are_rejected():
         lt.privbern_prob(0.5, 40.0)
 
 
-# ------------------------------------------------------------- deterministic traces §2.4
+# ------------------------------------------------------------------ deterministic traces
 
 def test_algorithm_1_trace_1():
     tau, S, status, acts = scripted_run(
@@ -555,7 +555,7 @@ def test_frozen_bits_steer_the_replay():
     assert not np.array_equal(acts3, acts)
 
 
-# --------------------------------------------------------------- exact transcript DP §5.2
+# ------------------------------------------------------------------- exact transcript DP
 
 def transcript_law(table, eps, K, T, tau_e, zeta_e):
     """Exact law of Algorithm 1's transcript (actions, Ŝ) on ``table``: sum over all 2^T
@@ -574,7 +574,7 @@ def transcript_law(table, eps, K, T, tau_e, zeta_e):
 
 
 def test_exact_transcript_loss_is_at_most_eps_and_reaches_it():
-    """Digest §5.2/§5.7 item 4: changing one row changes one factor, so the transcript
+    """Changing one row changes one factor, so the transcript
     (actions and Ŝ) is ε-DP; with τ ≠ 1/2 the first adaptive pull shows the changed bit
     exactly (K = 2: a_2 = arm 1 iff Y_0 = 0 and Y_1 = 1), so the bound is attained."""
     K, T, eps = 2, 8, 1.0

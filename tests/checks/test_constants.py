@@ -148,7 +148,7 @@ def test_azize2023_section31_constants():
 
 
 def test_azize2023_main_text_gk_claim_is_false_on_mu2(rep004):
-    """Digest §3.3/§7: "2T*_KL ≤ 8Σ_{a≠a*}Δ_a^{-2}" fails on μ2 (14 400 > 12 800), while the
+    """The main text's claim "2T*_KL ≤ 8Σ_{a≠a*}Δ_a^{-2}" fails on μ2 (14 400 > 12 800), while the
     GK16 form H ≤ T*_KL ≤ 2H with the a* term holds."""
     r = rep004["mu2"]
     assert 2 * r["T_KL_gaussian"] == pytest.approx(14400)
@@ -263,7 +263,7 @@ def test_000_section5_instance():
 
 
 def test_000_section5_bound_16_table():
-    """Digest 000 §3.6 (a): eq. (16) exp(−T'/(65·M·H)) on the Sec. 5 instance for
+    """Worked example (a) of Chen et al. (2024): eq. (16) exp(−T'/(65·M·H)) on the Sec. 5 instance for
     T = 500 / 1000 / 2000 / 5000 at ε = 0.1, 1, 10 (vacuous: all above 0.94)."""
     table = {0.1: (0.9961, 0.9923, 0.9846, 0.9620), 1.0: (0.9943, 0.9886, 0.9773, 0.9443),
              10.0: (0.9940, 0.9881, 0.9762, 0.9416)}

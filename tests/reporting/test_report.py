@@ -101,7 +101,7 @@ def test_violation_and_missing_sections():
 
 
 def test_minimal_audit_without_optional_sections():
-    """A result with only the §4 keys (no search, white-box, command, loss figure data)."""
+    """A result with only the keys every result has (no search, white-box, command, loss figure data)."""
     doc = _json(BYO)
     for key in ("search", "whitebox", "command", "detectable_eps", "confidence"):
         doc.pop(key, None)
