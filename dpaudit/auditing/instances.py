@@ -35,12 +35,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import qmc
 
-from dpaudit.algorithms.space import Scale
+from dpaudit.algorithms.space import Axis, ClaimSpace, Scale
 from dpaudit.auditing.search import own_bases
 from dpaudit.auditing.whitebox import TOLERANCE, Replay, coupled_divergence
 from dpaudit.auditing.whitebox import screen as release_screen
@@ -49,6 +51,9 @@ from dpaudit.data.instances import FAMILIES
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import child_seed, seed_sequence
+
+if TYPE_CHECKING:
+    from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
 
 LOG_SCALES = (Scale.LOG, Scale.INT_LOG)
 
@@ -99,8 +104,11 @@ class Scored:
         return self.max_loss > eps * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
 
     def score(self, eps: float) -> tuple:
-        """The ranking key (smaller first): transcripts that differ (p_div > 0), releases
-        above ε, p_div per sample, p_div."""
+        """The ranking key of a screened instance (smaller first).
+
+        The ranking key (smaller first): transcripts that differ (p_div > 0), releases
+        above ε, p_div per sample, p_div.
+        """
         return (self.p_div == 0.0, not self.above(eps), -self.p_div / max(self.samples, 1),
                 -self.p_div)
 
@@ -132,21 +140,26 @@ class SpaceScreen:
 
     @property
     def budget_json(self) -> dict:
+        """The screen's budget as JSON."""
         return dataclasses.asdict(self.budget)
 
 
-def _family(axis, seed: int) -> tuple:
+def _family(axis: Axis, seed: int) -> tuple:
     make = FAMILIES[axis.name]
     return make(axis.dim.window, seed) if axis.name == "features" else make(axis.dim.window)
 
 
-def propose(space, n: int, seed, pinned=()) -> list[tuple[dict, str]]:
-    """(overrides, origin) for up to ``n`` instances of ``space``'s free dimensions: the
+def propose(space: ClaimSpace, n: int, seed: int | np.random.SeedSequence,
+            pinned: Sequence[str] = ()) -> list[tuple[dict, str]]:
+    """Instances of the space's free dimensions to screen, with their origin.
+
+    (overrides, origin) for up to ``n`` instances of ``space``'s free dimensions: the
     given instance (no override), the corners of the windows (all of them for at most 3 free
     dimensions, else the two diagonal ones), then scrambled Halton points; ``seed`` (an int or
     SeedSequence) draws them and the generated families' random members. Overrides are
     parameter values (a generated dimension may set several, e.g. features and their means);
-    they never set a name in ``pinned``."""
+    they never set a name in ``pinned``.
+    """
     free = space.free()
     out = [({}, "given")]
     if not free:
@@ -155,7 +168,7 @@ def propose(space, n: int, seed, pinned=()) -> list[tuple[dict, str]]:
     family_seed = int(child_seed(root, 0).generate_state(1)[0])
     families = {a.name: _family(a, family_seed) for a in free if a.dim.scale == Scale.GENERATED}
 
-    def at(u) -> dict:
+    def at(u: np.ndarray) -> dict:
         o = {}
         for a, x in zip(free, u):
             v = a.value(x, families.get(a.name, ()))
@@ -173,9 +186,12 @@ def propose(space, n: int, seed, pinned=()) -> list[tuple[dict, str]]:
     return out[:max(n, 1)]
 
 
-def _pairs(spec, prep, params: dict, n: int, table_seed: int) -> list:
-    """``n`` structured neighbouring pairs of the instance, spread over the screened positions
-    (the first samples, the release log's marks), bases and value patterns."""
+def _pairs(spec: AlgorithmSpec, prep: Prepared, params: dict, n: int, table_seed: int) -> list:
+    """``n`` structured neighbouring pairs of an instance.
+
+    ``n`` structured neighbouring pairs of the instance, spread over the screened positions
+    (the first samples, the release log's marks), bases and value patterns.
+    """
     means = tuple(float(x) for x in prep.means)
     horizon = spec.audit_horizon(params)
     model = MODELS[spec.model]
@@ -191,10 +207,13 @@ def _pairs(spec, prep, params: dict, n: int, table_seed: int) -> list:
     return pairs[::step][:n]
 
 
-def screen_instance(spec, eps: float, params: dict, origin: str, budget: Screen,
-                    seed) -> Scored:
-    """Screen one instance (module doc, step 2): ``params`` resolved; ``seed`` an int or
-    SeedSequence. Returns it scored, or with the reason it is dropped."""
+def screen_instance(spec: AlgorithmSpec, eps: float, params: dict, origin: str, budget: Screen,
+                    seed: int | np.random.SeedSequence) -> Scored:
+    """Screen one instance (module doc, step 2).
+
+    Screen one instance (module doc, step 2): ``params`` resolved; ``seed`` an int or
+    SeedSequence. Returns it scored, or with the reason it is dropped.
+    """
     try:
         prep = spec.prepare(eps, params)
         samples = int(spec.audit_horizon(params))
@@ -220,9 +239,12 @@ def screen_instance(spec, eps: float, params: dict, origin: str, budget: Screen,
     return scored
 
 
-def _refine(space, s: Scored) -> list[tuple[dict, str]]:
-    """One step around ``s``: every free log-scale dimension ×2 and ÷2 (inside its window),
-    and one arm fewer (the last) when the means are free and K > 2."""
+def _refine(space: ClaimSpace, s: Scored) -> list[tuple[dict, str]]:
+    """The instances one step around ``s``.
+
+    One step around ``s``: every free log-scale dimension ×2 and ÷2 (inside its window),
+    and one arm fewer (the last) when the means are free and K > 2.
+    """
     free = space.free()
     out = []
     for f in (2.0, 0.5):
@@ -240,7 +262,8 @@ def _refine(space, s: Scored) -> list[tuple[dict, str]]:
     return out
 
 
-def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -> SpaceScreen:
+def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence[str],
+                 budget: Screen, seed: int | np.random.SeedSequence) -> SpaceScreen:
     """Propose, screen, rank and refine instances of ``spec``'s claim space (module doc).
 
     Args:
@@ -260,7 +283,7 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
     root = seed_sequence(seed)
     scored: list[Scored] = []
 
-    def run(batch, start: int):
+    def run(batch: list, start: int) -> None:
         for j, (over, origin) in enumerate(batch):
             try:
                 p = spec.resolve_params({**params, **over})
@@ -284,14 +307,17 @@ def screen_space(spec, eps: float, params: dict, pinned, budget: Screen, seed) -
                        time.perf_counter() - t0, sum(per_run * s.samples for s in scored))
 
 
-def longest(ranked) -> Scored | None:
+def longest(ranked: list[Scored]) -> Scored | None:
     """The instance with the most samples per run, the best ranked of those (None if none)."""
     return max(ranked, key=lambda s: s.samples, default=None)
 
 
 def survivors(ranked: list[Scored], n: int) -> tuple[Scored, ...]:
-    """The first ``n`` of ``ranked`` (best first), the last place going to :func:`longest`
-    if it is not among them (module doc, step 3)."""
+    """The instances searched for neighbours (module doc, step 3).
+
+    The first ``n`` of ``ranked`` (best first), the last place going to :func:`longest`
+    if it is not among them (module doc, step 3).
+    """
     out = list(ranked[:n])
     far = longest(ranked)
     if out and far not in out:
@@ -306,16 +332,16 @@ def same_instance(a: dict, b: dict) -> bool:
 
 def _key(params: dict) -> tuple:
     """An instance's identity: its values, floats to 9 significant digits."""
-    def rounded(v):
+    def rounded(v: object) -> object:
         if isinstance(v, float):
             return float(f"{v:.9g}")
         return tuple(rounded(x) for x in v) if isinstance(v, tuple) else v
     return tuple(sorted((k, rounded(v)) for k, v in params.items()))
 
 
-def describe(params: dict, names) -> str:
+def describe(params: dict, names: Sequence[str]) -> str:
     """The free dimensions of an instance in words: ``horizon=16, phase1_constant=0.0098``."""
-    def shown(v):
+    def shown(v: object) -> str:
         if isinstance(v, float):
             return f"{v:.3g}"
         if isinstance(v, tuple):
@@ -328,18 +354,21 @@ def describe(params: dict, names) -> str:
 
 
 
-def free_values(params: dict, names) -> dict:
+def free_values(params: dict, names: Sequence[str]) -> dict:
     """The values of the dimensions ``names`` of an instance, JSON-ready."""
     return {k: list(params[k]) if isinstance(params[k], tuple) else params[k]
             for k in names if k in params}
 
 
-def to_json(sc: SpaceScreen, space, eps: float) -> dict:
-    """The ``instance_search`` block of a result: the space (its claim and dimensions), the
+def to_json(sc: SpaceScreen, space: ClaimSpace, eps: float) -> dict:
+    """The ``instance_search`` block of a result.
+
+    The ``instance_search`` block of a result: the space (its claim and dimensions), the
     screen's settings, every instance kept (best first: its free values, origin, p_div, the
     releases' largest loss, samples per run) and dropped (with its reason); no timing (a
     result is the same on every machine). The audit adds the pool searched and the instance
-    audited."""
+    audited.
+    """
     def row(s: Scored) -> dict:
         r = {"instance": free_values(s.params, sc.free), "origin": s.origin,
              "p_div": s.p_div, "max_release_loss": s.max_loss, "samples": s.samples}

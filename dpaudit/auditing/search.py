@@ -53,11 +53,15 @@ candidate, as (table × position) matrices ready to draw as a heatmap.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from dpaudit.auditing.whitebox import screen as wb_screen
 from dpaudit.core import validate
 from dpaudit.data import neighbours as nbrs
 from dpaudit.data.tables import MODELS, base_tables
+
+if TYPE_CHECKING:
+    from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
 
 STRATEGIES = ("search", "blackbox", "structure")
 ETA = 2                 # successive halving keeps the best 1/ETA of each round
@@ -69,12 +73,15 @@ MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
 
 def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
              min_runs: int = MIN_ROUND_RUNS) -> list[tuple[int, int]]:
-    """Successive-halving rounds for ``n`` candidates: (candidates, pilot runs per side per
+    """Successive-halving rounds for ``n`` candidates.
+
+    Successive-halving rounds for ``n`` candidates: (candidates, pilot runs per side per
     candidate) per round, until 2 × ``finalists`` remain (the last round's pilot picks the
     finalists among them and their events). ``budget``: pilot runs per side over
     all rounds; half of it goes to the last round, half is shared by the others (each round
     at least ``min_runs`` per candidate, so a tiny budget may be exceeded). ``eta=None``: one
-    round, the budget shared equally (the best ``finalists`` are measured)."""
+    round, the budget shared equally (the best ``finalists`` are measured).
+    """
     if eta is None:
         return [(n, max(budget // max(n, 1), min_runs))]
     last = min(n, 2 * finalists)     # the finalists are chosen among these, on the last pilot
@@ -91,9 +98,12 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
 PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
 
 
-def check_memory(spec, prep, params: dict) -> tuple:
-    """The shape of the instance's audit tables, after checking that its candidate pairs fit
-    in memory (InputError naming the horizon otherwise, before any simulation)."""
+def check_memory(spec: AlgorithmSpec, prep: Prepared, params: dict) -> tuple:
+    """The shape of the instance's audit tables, once its candidates fit in memory.
+
+    The shape of the instance's audit tables, after checking that its candidate pairs fit
+    in memory (InputError naming the horizon otherwise, before any simulation).
+    """
     horizon = spec.audit_horizon(params)
     shape = MODELS[spec.model].shape(prep.means.shape[0], horizon)
     entries = math.prod(shape)
@@ -104,13 +114,16 @@ def check_memory(spec, prep, params: dict) -> tuple:
     return shape
 
 
-def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
+def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict, *, seeds: tuple,
                limit: int) -> tuple[list, list, dict]:
-    """(pairs, order, info) for a registered algorithm: every candidate pair, the indices
+    """The candidate pairs of a registered algorithm, and their order.
+
+    (pairs, order, info) for a registered algorithm: every candidate pair, the indices
     entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
     or None, "scores": per-pair :func:`dpaudit.auditing.whitebox.screen` results or None}.
     ``limit``: samples per run (the audit horizon); ``seeds`` = (table seed, an int: the
-    base tables; screen seed, a SeedSequence: the white-box screen)."""
+    base tables; screen seed, a SeedSequence: the white-box screen).
+    """
     table_seed, screen_seed = seeds
     # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
     params = {**params, "means": tuple(float(x) for x in prep.means)}
@@ -138,22 +151,28 @@ def candidates(strategy: str, spec, prep, params: dict, *, seeds: tuple,
         "scores": scores}
 
 
-def own_bases(spec, prep, horizon: int) -> list:
-    """The base tables an algorithm adds to the structured ones (``spec.extra``'s
-    ``boundary_tables(prep, horizon)``, e.g. DP-SE's threshold boundary); [] for most."""
+def own_bases(spec: AlgorithmSpec, prep: Prepared, horizon: int) -> list:
+    """The base tables an algorithm adds to the structured ones.
+
+    The base tables an algorithm adds to the structured ones (``spec.extra``'s
+    ``boundary_tables(prep, horizon)``, e.g. DP-SE's threshold boundary); [] for most.
+    """
     make = spec.extra.get("boundary_tables")
     return make(prep, horizon) if make else []
 
 
 def screened(scores: list[dict]) -> list[int]:
-    """Indices that pass the white-box screen (module doc), best first: divergent replays,
+    """The candidates that pass the white-box screen, best first.
+
+    Indices that pass the white-box screen (module doc), best first: divergent replays,
     then by largest loss (to 9 decimals: float rounding must not decide), earliest release
-    fed (:func:`_first_release`), mean loss and index."""
+    fed (:func:`_first_release`), mean loss and index.
+    """
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
             if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
 
-    def tier(i):
+    def tier(i: int) -> tuple:
         return -(scores[i]["diverged_runs"] > 0), -round(scores[i]["max_loss"], 9)
     keep.sort(key=lambda i: (*tier(i), _first_release(scores[i]), -scores[i]["mean_loss"], i))
     turn, seen = {}, {}
@@ -171,19 +190,25 @@ def _first_phase(score: dict) -> int:
 
 
 def _first_release(score: dict) -> float:
-    """Samples taken when the first release the candidate feeds was made (inf if none): a
+    """Samples taken when the first release the candidate feeds was made.
+
+    Samples taken when the first release the candidate feeds was made (inf if none): a
     release can only show in the actions after it, so the earlier, the more the transcript
-    can reveal of it before the horizon."""
+    can reveal of it before the horizon.
+    """
     return min((f["t"] for f in score.get("feeds", [])), default=math.inf)
 
 
 def profile(pairs_json: list[dict], screen: list[dict] | None, predicted: dict,
             measured: dict) -> dict:
-    """Privacy profile by changed position: matrices indexed [table][position] (rows: base
+    """The privacy profile by changed position.
+
+    Privacy profile by changed position: matrices indexed [table][position] (rows: base
     table and pattern; columns: positions in table order), ``null`` where not computed.
     ``whitebox_max_loss``: the screen's largest release loss; ``predicted_eps_lb``: the
     black-box pilot's predicted ε_lb in the last round the candidate reached;
-    ``eps_lb``: measured (finalists)."""
+    ``eps_lb``: measured (finalists).
+    """
     positions = sorted({tuple(p["position"]) for p in pairs_json})
     tables = sorted({(p["base"]["name"], p.get("pattern", "")) for p in pairs_json})
     col = {pos: j for j, pos in enumerate(positions)}

@@ -1,4 +1,6 @@
-"""White-box privacy loss and gray-box replay of a kernel's noisy releases
+"""White-box privacy loss and gray-box replay of a kernel's noisy releases.
+
+White-box privacy loss and gray-box replay of a kernel's noisy releases
 (docs/method/whitebox.md).
 
 Every reference kernel logs its internal noisy releases (``releases`` buffer, columns
@@ -56,14 +58,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
                                          child_seed, seed_sequence)
+
+if TYPE_CHECKING:
+    from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
+    from dpaudit.data.tables import NeighbourPair
 
 RELEASE_ROWS = 4096      # initial release buffer rows per run (grown when a run makes more)
 MAX_RELEASE_ROWS = 1 << 22  # more releases in one run raise RuntimeError
@@ -77,10 +85,13 @@ MAX_LISTED = 64          # per-release rows listed for the worst run
 # ------------------------------------------------------------------------ log densities
 
 @nb.njit(cache=True)
-def _logpdf(dist, y, v, scale):
-    """ln density (Laplace, Gaussian) or ln probability (randomised response) of output y for
+def _logpdf(dist: float, y: float, v: float, scale: float) -> float:
+    """Ln density or ln probability of output y of a release of exact value v.
+
+    Ln density (Laplace, Gaussian) or ln probability (randomised response) of output y for
     exact value v; NaN for an unknown family, a non-binary randomised-response output or a
-    non-positive Laplace/Gaussian scale."""
+    non-positive Laplace/Gaussian scale.
+    """
     if dist == LAPLACE:
         if not scale > 0.0:
             return np.nan
@@ -102,9 +113,13 @@ def _logpdf(dist, y, v, scale):
 
 
 @nb.njit(cache=True)
-def _log_ratio(dist, y, v, scale, dist_p, v_p, scale_p):
-    """ln f(y | v) − ln f'(y | v'): exact closed forms when family and scale agree (so that
-    v == v' gives exactly 0), else the difference of the two log densities."""
+def _log_ratio(dist: float, y: float, v: float, scale: float, dist_p: float, v_p: float,
+               scale_p: float) -> float:
+    """Ln f(y | v) − ln f'(y | v') of one release.
+
+    Ln f(y | v) − ln f'(y | v'): exact closed forms when family and scale agree (so that
+    v == v' gives exactly 0), else the difference of the two log densities.
+    """
     if dist == dist_p and scale == scale_p and scale > 0.0:
         if dist == LAPLACE:
             return (abs(y - v_p) - abs(y - v)) / scale
@@ -114,24 +129,26 @@ def _log_ratio(dist, y, v, scale, dist_p, v_p, scale_p):
 
 
 @nb.njit(cache=True)
-def _logpdf_loop(dist, y, v, scale, out):
+def _logpdf_loop(dist: np.ndarray, y: np.ndarray, v: np.ndarray, scale: np.ndarray,
+                 out: np.ndarray) -> None:
     for i in range(out.shape[0]):
         out[i] = _logpdf(dist[i], y[i], v[i], scale[i])
 
 
 @nb.njit(cache=True)
-def _ratio_loop(dist, y, v, scale, dist_p, v_p, scale_p, out):
+def _ratio_loop(dist: np.ndarray, y: np.ndarray, v: np.ndarray, scale: np.ndarray,
+                dist_p: np.ndarray, v_p: np.ndarray, scale_p: np.ndarray, out: np.ndarray) -> None:
     for i in range(out.shape[0]):
         out[i] = _log_ratio(dist[i], y[i], v[i], scale[i], dist_p[i], v_p[i], scale_p[i])
 
 
-def _flat(*xs):
+def _flat(*xs: ArrayLike) -> tuple:
     b = np.broadcast_arrays(*[np.asarray(x, dtype=np.float64) for x in xs])
     return b[0].shape, [np.ascontiguousarray(x).ravel() for x in b]
 
 
-def log_density(dist, y, value, scale) -> np.ndarray:
-    """ln f(y | value) of a release, vectorised (NumPy broadcasting over all arguments).
+def log_density(dist: ArrayLike, y: ArrayLike, value: ArrayLike, scale: ArrayLike) -> np.ndarray:
+    """Ln f(y | value) of a release, vectorised (NumPy broadcasting over all arguments).
 
     ``dist``: :data:`~dpaudit.simulation.simulate.LAPLACE` (scale = b), ``GAUSSIAN`` (scale = sd) or
     ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1], scale = s; a log *probability*).
@@ -145,11 +162,15 @@ def log_density(dist, y, value, scale) -> np.ndarray:
     return out.reshape(shape)
 
 
-def log_density_ratio(dist, y, value, value_prime, scale, prime=None) -> np.ndarray:
-    """ln f(y | value) − ln f'(y | value_prime), vectorised; f' has the family and scale
+def log_density_ratio(dist: ArrayLike, y: ArrayLike, value: ArrayLike, value_prime: ArrayLike,
+                      scale: ArrayLike, prime: tuple | None = None) -> np.ndarray:
+    """Ln f(y | value) − ln f'(y | value_prime), vectorised.
+
+    Ln f(y | value) − ln f'(y | value_prime), vectorised; f' has the family and scale
     ``prime`` = (dist', scale') (default None: those of f). Laplace: (|y − v'| − |y − v|)/b;
     Gaussian: ((y − v')² − (y − v)²)/(2σ²); randomised response: ln P(y | v) − ln P(y | v').
-    Raises ValueError as :func:`log_density`."""
+    Raises ValueError as :func:`log_density`.
+    """
     dist_prime, scale_prime = (dist, scale) if prime is None else prime
     shape, (d, yy, v, s, dp, vp, sp) = _flat(dist, y, value, scale, dist_prime, value_prime,
                                              scale_prime)
@@ -159,7 +180,7 @@ def log_density_ratio(dist, y, value, value_prime, scale, prime=None) -> np.ndar
     return out.reshape(shape)
 
 
-def _check(out, d, y):
+def _check(out: np.ndarray, d: np.ndarray, y: np.ndarray) -> None:
     bad = ~np.isfinite(out)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -170,7 +191,9 @@ def _check(out, d, y):
 # -------------------------------------------------------------------------- one run pair
 
 @nb.njit(cache=True)
-def _compare(a1, tau1, rec1, st1, rel1, n1, a2, tau2, rec2, st2, rel2, n2):
+def _compare(a1: np.ndarray, tau1: int, rec1: int, st1: int, rel1: np.ndarray, n1: int,
+             a2: np.ndarray, tau2: int, rec2: int, st2: int, rel2: np.ndarray,
+             n2: int) -> tuple:
     """Compare a run (1) with its replay (2).
 
     Returns (step, loss, counted, bad): ``step`` = first divergent step (-1 if the transcripts
@@ -207,7 +230,9 @@ def _compare(a1, tau1, rec1, st1, rel1, n1, a2, tau2, rec2, st2, rel2, n2):
 class _Runner:
     """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
 
-    def __init__(self, spec, prep, src, dst, limit):
+    def __init__(self, spec: AlgorithmSpec, prep: Prepared, src: np.ndarray, dst: np.ndarray,
+                 limit: int) -> None:
+        """Buffers for runs of ``spec`` on ``src`` replayed on ``dst``, ``limit`` samples each."""
         self.kernel, self.prep = spec.kernel, prep
         self.src, self.dst, self.limit = src, dst, limit
         self.a1, self.a2 = np.empty(limit, np.int16), np.empty(limit, np.int16)
@@ -215,10 +240,14 @@ class _Runner:
         self.empty = np.empty(0)
         self.name = spec.name
 
-    def _call(self, child, table, actions, buf, frozen):
-        """One run into release buffer ``buf`` ("r1" or "r2"); a run that makes more releases
+    def _call(self, child: np.random.SeedSequence, table: np.ndarray, actions: np.ndarray,
+              buf: str, frozen: np.ndarray) -> tuple[int, int, int, int]:
+        """One run into a release buffer, its buffer grown when it overflows.
+
+        One run into release buffer ``buf`` ("r1" or "r2"); a run that makes more releases
         than the buffer holds is simulated again (it is deterministic given ``child``) with a
-        buffer that holds them all (up to :data:`MAX_RELEASE_ROWS`)."""
+        buffer that holds them all (up to :data:`MAX_RELEASE_ROWS`).
+        """
         p = self.prep
         while True:
             releases = getattr(self, buf)
@@ -233,7 +262,7 @@ class _Runner:
                                    f"(now {self.limit})")
             setattr(self, buf, np.empty((nr, 8)))
 
-    def pair(self, child):
+    def pair(self, child: np.random.SeedSequence) -> tuple:
         """Run on src, replay on dst: returns (orig, replay, (step, loss, counted))."""
         o = self._call(child, self.src, self.a1, "r1", self.empty)
         frozen = np.ascontiguousarray(self.r1[:o[3], 5])
@@ -251,11 +280,15 @@ class _Runner:
 
 
 @nb.njit(cache=True)
-def _read_rows(r1, r2, counted, horizon, out):
-    """Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
+def _read_rows(r1: np.ndarray, r2: np.ndarray, counted: int, horizon: int,
+               out: np.ndarray) -> tuple[int, int]:
+    """The release-log rows that read the changed position by ``horizon``.
+
+    Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
     differs and that were released once at most ``horizon`` samples were taken (so they can
     shape the transcript cut at ``horizon``: its later actions, τ or â), written to ``out``; returns
-    their number and the number of differing rows at any time."""
+    their number and the number of differing rows at any time.
+    """
     n, total = 0, 0
     for j in range(counted):
         if r1[j, 4] != r2[j, 4]:
@@ -267,19 +300,24 @@ def _read_rows(r1, r2, counted, horizon, out):
 
 
 class _Reads:
-    """What the changed position reached in the runs of one direction, within ``horizon``
+    """What the changed position reached in the runs of one direction.
+
+    What the changed position reached in the runs of one direction, within ``horizon``
     samples (the audited transcript's length): per run, whether a release read it (its exact
     value differs between the run and its replay) or a decision did (the replay diverged),
-    and the stopping time; per phase, the releases that read it and the runs where one did."""
+    and the stopping time; per phase, the releases that read it and the runs where one did.
+    """
 
-    def __init__(self, runs: int, horizon: int):
+    def __init__(self, runs: int, horizon: int) -> None:
+        """Empty records of ``runs`` runs, audited over ``horizon`` samples."""
         self.horizon = horizon
         self.read = np.zeros(runs, bool)
         self.read_any = np.zeros(runs, bool)    # at any time up to the white-box limit
         self.tau = np.empty(runs, np.int64)
         self._phases, self._runs = [], []     # phase of every release that read it, its run
 
-    def add(self, i: int, runner, o, step: int, counted: int):
+    def add(self, i: int, runner: _Runner, o: tuple, step: int, counted: int) -> None:
+        """Record what run ``i`` read (``o``: its outcome; ``step``: where it diverged)."""
         self.tau[i] = o[0]
         out = np.empty(counted, np.int64)
         n, total = _read_rows(runner.r1, runner.r2, counted, self.horizon, out)
@@ -301,10 +339,14 @@ class _Reads:
         return {int(p): (int(n), int(r)) for p, n, r in zip(phases, releases, runs)}
 
 
-def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
-    """``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
+def _sample(runner: _Runner, root: np.random.SeedSequence, k: int, runs: int,
+            reads: _Reads | None = None) -> tuple:
+    """``runs`` run/replay pairs of one direction.
+
+    ``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
     none) and releases, and runs per status; ``reads`` (if given) records what each run read
-    of the changed position."""
+    of the changed position.
+    """
     loss = np.empty(runs)
     step = np.full(runs, -1, np.int64)
     n_rel = np.empty(runs, np.int64)
@@ -319,8 +361,11 @@ def _sample(runner, root, k: int, runs: int, reads: _Reads | None = None):
 
 
 def coverage(reads: list, runs: int) -> dict:
-    """The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
-    how much of the sampling touched the changed position within the horizon."""
+    """The ``coverage`` JSON of the two directions.
+
+    The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
+    how much of the sampling touched the changed position within the horizon.
+    """
     read = np.concatenate([r.read for r in reads])
     read_any = np.concatenate([r.read_any for r in reads])
     counts = [r.by_phase() for r in reads]
@@ -342,15 +387,19 @@ def coverage(reads: list, runs: int) -> dict:
                  f"times are of the runs on d and on d' (capped at the white-box limit)")}
 
 
-def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
-    """A cheap white-box score of ``pair`` for the neighbour search
+def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: int,
+           seed: int | np.random.SeedSequence, limit: int) -> dict:
+    """A cheap white-box score of a candidate pair for the neighbour search.
+
+    A cheap white-box score of ``pair`` for the neighbour search
     (:mod:`dpaudit.auditing.search`):
     ``runs`` run/replay pairs per direction, as in :func:`whitebox`, with runs stopped after
     ``limit`` samples (the audit's horizon). Returns ``max_loss`` and ``mean_loss`` (pooled
     over both directions; the mean is the average privacy loss, i.e. how often and how much
     the changed position reaches a release), ``diverged_runs`` (replays whose transcript
     differs: raw data reached a decision) and ``feeds``: the releases the position fed in
-    the first d → d' run where it mattered (the release log: t, arm, phase, count)."""
+    the first d → d' run where it mattered (the release log: t, arm, phase, count).
+    """
     root = seed_sequence(seed)
     losses, diverged, feeds = [], 0, []
     for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
@@ -365,8 +414,11 @@ def screen(spec, prep, pair, *, runs: int, seed, limit: int) -> dict:
             "diverged_runs": diverged, "feeds": feeds}
 
 
-def coupled_divergence(spec, prep, pair, replay: Replay) -> dict:
-    """The coupled screen of a neighbouring pair: run i on d and run i on d′ draw from the
+def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
+                       replay: Replay) -> dict:
+    """The coupled screen of a neighbouring pair.
+
+    The coupled screen of a neighbouring pair: run i on d and run i on d′ draw from the
     same generator (``child_seed(replay.seed, i)``), and ``p_div`` is the share of the
     ``replay.runs`` pairs whose transcripts within ``replay.limit`` samples (None: the
     table's length) differ: the actions, the stopping time, the recommendation, the status.
@@ -397,9 +449,12 @@ def coupled_divergence(spec, prep, pair, replay: Replay) -> dict:
             "first": diverged[0] if diverged else None}
 
 
-def _feeds(runner, child, at_most: int = 4) -> list:
-    """The releases whose exact value differs between a run and its replay: what the changed
-    position feeds (t = samples taken when released, arm, phase, count)."""
+def _feeds(runner: _Runner, child: np.random.SeedSequence, at_most: int = 4) -> list:
+    """The releases whose exact value differs between a run and its replay.
+
+    The releases whose exact value differs between a run and its replay: what the changed
+    position feeds (t = samples taken when released, arm, phase, count).
+    """
     o, r, _ = runner.pair(child)
     m = min(o[3], r[3])
     rows = np.flatnonzero(runner.r1[:m, 4] != runner.r2[:m, 4])[:at_most]
@@ -415,15 +470,16 @@ def _quantiles(x: np.ndarray) -> dict:
     return q
 
 
-def _above(x, eps) -> np.ndarray:
+def _above(x: ArrayLike, eps: float) -> np.ndarray:
     return x > eps * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
 
 
-def _example(runner, child, index, direction, step):
+def _example(runner: _Runner, child: np.random.SeedSequence, index: int, direction: int,
+             step: int) -> dict:
     o, r, _ = runner.pair(child)
     names = ("d", "d_prime") if direction == 0 else ("d_prime", "d")
 
-    def act(a, tau):
+    def act(a: np.ndarray, tau: int) -> int | None:
         return int(a[step]) if step < tau else None   # None: the run had ended
 
     ex = {"run": int(index), "direction": DIRECTIONS[direction], "step": int(step),
@@ -435,7 +491,7 @@ def _example(runner, child, index, direction, step):
     return ex
 
 
-def _worst(runner, child, index, direction):
+def _worst(runner: _Runner, child: np.random.SeedSequence, index: int, direction: int) -> dict:
     """Per-release contributions of one run (re-simulated: it is deterministic)."""
     o, r, (step, loss, counted) = runner.pair(child)
     m = counted
@@ -459,9 +515,12 @@ def _worst(runner, child, index, direction):
 
 @dataclass(frozen=True)
 class Replay:
-    """How :func:`whitebox` replays: ``runs`` per direction, ``seed`` (int or SeedSequence,
+    """How :func:`whitebox` replays.
+
+    How :func:`whitebox` replays: ``runs`` per direction, ``seed`` (int or SeedSequence,
     not mutated), ``limit`` samples per run (None: 16 × the table length), coverage counted
-    within ``horizon`` samples (None: ``limit``)."""
+    within ``horizon`` samples (None: ``limit``).
+    """
 
     runs: int
     seed: object
@@ -469,7 +528,8 @@ class Replay:
     horizon: int | None = None
 
 
-def whitebox(spec, prep, pair, claim: Claim, replay: Replay) -> dict:
+def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Claim,
+             replay: Replay) -> dict:
     """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
 
     ``spec``: :class:`~dpaudit.algorithms.spec.AlgorithmSpec`; ``prep``: its
@@ -552,7 +612,8 @@ def whitebox(spec, prep, pair, claim: Claim, replay: Replay) -> dict:
     }
 
 
-def _note(spec, eps, runs, limit, T, exceed, diverged) -> str:
+def _note(spec: AlgorithmSpec, eps: float, runs: int, limit: int, T: int, exceed: int,
+          diverged: int) -> str:
     parts = [
         f"Each of the {runs} runs per direction was generated on one table and replayed on the "
         "other with its released values frozen and the same rng stream. loss = sum over its "

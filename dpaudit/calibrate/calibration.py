@@ -1,4 +1,6 @@
-"""Calibration of the auditor on mechanisms of known privacy loss
+"""Calibration of the auditor on mechanisms of known privacy loss.
+
+Calibration of the auditor on mechanisms of known privacy loss
 (:mod:`dpaudit.calibrate.mechanisms`).
 
 Three measurements, each a number with an exact Clopper–Pearson interval:
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -30,6 +33,8 @@ from dpaudit.statistics.stats import cp_lower, cp_upper
 
 @dataclass(frozen=True)
 class Task:
+    """One audit of a known mechanism: family, claimed ε, noise factor, budget, level, seed."""
+
     family: str
     eps: float
     factor: float
@@ -51,6 +56,7 @@ def run_task(t: Task) -> dict:
 
 
 def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
+    """:func:`run_task` of every task, in order, over ``workers`` processes."""
     if workers <= 1:
         return [run_task(t) for t in tasks]
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
@@ -68,9 +74,12 @@ def rate(k: int, n: int, alpha: float = 0.05) -> dict:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a calibration run audits: mechanisms of ``families`` claiming ``eps``, ``n``
+    """What a calibration run audits.
+
+    What a calibration run audits: mechanisms of ``families`` claiming ``eps``, ``n``
     samples per side (None: the audit's default), level ``alpha``, on ``workers`` processes;
-    audit i is seeded ``seed0 + i`` (None: the measurement's own offset)."""
+    audit i is seeded ``seed0 + i`` (None: the measurement's own offset).
+    """
 
     eps: float = 1.0
     n: int | None = None
@@ -81,9 +90,12 @@ class Plan:
 
 
 def soundness(audits: int, plan: Plan = Plan()) -> dict:
-    """``audits`` small audits of the correct mechanisms, spread evenly over the plan's
+    """Small audits of the correct mechanisms: the false-violation rate.
+
+    ``audits`` small audits of the correct mechanisms, spread evenly over the plan's
     families (seeds from ``plan.seed0``, default 0): the false-violation rate and its CI, per
-    family and overall."""
+    family and overall.
+    """
     families, seed0 = plan.families, plan.seed0 or 0
     tasks = [Task(families[i % len(families)], plan.eps, 1.0, plan.n, plan.alpha, seed0 + i)
              for i in range(audits)]
@@ -96,9 +108,13 @@ def soundness(audits: int, plan: Plan = Plan()) -> dict:
     return out
 
 
-def power(audits: int, factors=(0.5, 0.6, 0.7, 0.8, 0.9), plan: Plan = Plan()) -> list[dict]:
-    """Detection rate of each insufficient-noise mutant (noise scale × factor) over
-    ``audits`` audits each (seeds from ``plan.seed0``, default 10^6)."""
+def power(audits: int, factors: Sequence[float] = (0.5, 0.6, 0.7, 0.8, 0.9),
+          plan: Plan = Plan()) -> list[dict]:
+    """The detection rate of each insufficient-noise mutant.
+
+    Detection rate of each insufficient-noise mutant (noise scale × factor) over
+    ``audits`` audits each (seeds from ``plan.seed0``, default 10^6).
+    """
     families, eps = plan.families, plan.eps
     seed0 = 10 ** 6 if plan.seed0 is None else plan.seed0
     tasks = [Task(f, eps, x, plan.n, plan.alpha, seed0 + 1000 * j + i)
@@ -117,7 +133,8 @@ def power(audits: int, factors=(0.5, 0.6, 0.7, 0.8, 0.9), plan: Plan = Plan()) -
     return out
 
 
-def tightness(eps_grid=(0.1, 0.5, 1.0, 2.0), seeds=(1,), n: int | None = None,
+def tightness(eps_grid: Sequence[float] = (0.1, 0.5, 1.0, 2.0), seeds: Sequence[int] = (1,),
+              n: int | None = None,
               family: str = "laplace") -> list[dict]:
     """ε_lb/ε and wall time of the default audit (in this process) per ε and seed."""
     rows = [run_task(Task(family, e, 1.0, n, 0.05, s)) for e in eps_grid for s in seeds]

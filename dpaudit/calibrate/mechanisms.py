@@ -29,7 +29,7 @@ Families (sensitivity 1 throughout; ε′ = ε/factor):
                          queries — see :data:`RNM_PAIRS` for the one-line proof. Exact and tight.
 
 Pairs for report noisy max (:data:`RNM_PAIRS`) were chosen among every monotone neighbour pair with
-d ∈ {0,1,2}^4 and d′ − d ∈ {0,1}^4 \\ {0, 1} (96 pairs up to a joint permutation of the arms,
+d ∈ {0,1,2}^4 and d′ − d ∈ {0,1}^4 ∖ {0, 1} (96 pairs up to a joint permutation of the arms,
 :func:`rnm_candidate_pairs`) as a pair with the largest true_eps at factor 1 for every ε tried
 in [0.05, 8]; among pairs tied at that maximum, the one whose maximising atom is more likely.
 
@@ -53,10 +53,11 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate, optimize, special, stats
 
 from dpaudit.errors import InputError
@@ -114,21 +115,21 @@ class KnownMechanism:
 # ---------------------------------------------------------------------------------------------
 # Samplers: module-level, vectorised, only the passed Generator. Bound with functools.partial.
 
-def _sample_laplace(rng: np.random.Generator, data, n: int, *, scale: float) -> np.ndarray:
+def _sample_laplace(rng: np.random.Generator, data: ArrayLike, n: int, *, scale: float) -> np.ndarray:
     return float(np.asarray(data, dtype=float)[0]) + rng.laplace(0.0, scale, size=int(n))
 
 
-def _sample_gaussian(rng: np.random.Generator, data, n: int, *, sigma: float) -> np.ndarray:
+def _sample_gaussian(rng: np.random.Generator, data: ArrayLike, n: int, *, sigma: float) -> np.ndarray:
     return float(np.asarray(data, dtype=float)[0]) + sigma * rng.standard_normal(int(n))
 
 
-def _sample_rr(rng: np.random.Generator, data, n: int, *, p_flip: float) -> np.ndarray:
+def _sample_rr(rng: np.random.Generator, data: ArrayLike, n: int, *, p_flip: float) -> np.ndarray:
     bit = int(np.asarray(data)[0])
     flip = rng.random(int(n)) < p_flip           # p_flip = 1/(1 + e^ε′), exact in floating point
     return np.where(flip, 1 - bit, bit).astype(np.int64)
 
 
-def _sample_geometric(rng: np.random.Generator, data, n: int, *, p: float) -> np.ndarray:
+def _sample_geometric(rng: np.random.Generator, data: ArrayLike, n: int, *, p: float) -> np.ndarray:
     # numpy's geometric(p) has support {1, 2, ...}, P(k) = (1−p)^{k−1} p. The difference of two
     # iid copies (the +1 shifts cancel) has P(Z=k) = p/(2−p) (1−p)^{|k|}; with 1−p = e^{−ε′}
     # this is ∝ e^{−ε′|k|}.
@@ -138,7 +139,7 @@ def _sample_geometric(rng: np.random.Generator, data, n: int, *, p: float) -> np
     return int(np.asarray(data)[0]) + z
 
 
-def _sample_rnm(rng: np.random.Generator, data, n: int, *, scale: float,
+def _sample_rnm(rng: np.random.Generator, data: ArrayLike, n: int, *, scale: float,
                 noise: str) -> np.ndarray:
     q = np.asarray(data, dtype=float)
     shape = (int(n), q.shape[0])
@@ -152,7 +153,7 @@ def _sample_rnm(rng: np.random.Generator, data, n: int, *, scale: float,
 # Analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8)
 
 def _log_gaussian_delta(sigma: float, eps: float) -> float:
-    """ln δ(ε) of N(0,σ²) vs N(1,σ²); −inf when δ underflows.
+    """Ln δ(ε) of N(0,σ²) vs N(1,σ²); −inf when δ underflows.
 
     With a = 1/(2σ) − εσ and b = a − 1/σ, δ = Φ(a) − e^ε Φ(b). When the two terms nearly
     cancel (large σ, small ε: e^ε Φ(b) > Φ(a)/2), δ is computed instead from the cancellation-free
@@ -173,8 +174,11 @@ def _log_gaussian_delta(sigma: float, eps: float) -> float:
 
 
 def gaussian_delta(sigma: float, eps: float) -> float:
-    """Exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ:
-    Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ), computed in log space."""
+    """The exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ, in logs.
+
+    Exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ:
+    Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ), computed in log space.
+    """
     return math.exp(_log_gaussian_delta(sigma, eps))
 
 
@@ -182,7 +186,7 @@ def analytic_gaussian_sigma(eps: float, delta: float) -> float:
     """The smallest σ for which N(·, σ²) noise is (ε, δ)-DP at sensitivity 1 (δ(ε) = δ)."""
     log_delta = math.log(delta)
 
-    def f(s):
+    def f(s: float) -> float:
         return _log_gaussian_delta(s, eps) - log_delta      # decreasing in σ
 
     lo = hi = max(math.sqrt(2.0 * math.log(1.25 / delta)) / eps, 1e-3)
@@ -197,7 +201,7 @@ def gaussian_eps(sigma: float, delta: float) -> float:
     """The exact ε* of N(0,σ²) vs N(1,σ²) at δ: δ_σ(ε*) = δ (0 if δ_σ(0) ≤ δ)."""
     log_delta = math.log(delta)
 
-    def g(e):
+    def g(e: float) -> float:
         return _log_gaussian_delta(sigma, e) - log_delta    # decreasing in ε
 
     if g(0.0) <= 0:
@@ -211,26 +215,29 @@ def gaussian_eps(sigma: float, delta: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # Report noisy max: exact output probabilities by numerical integration
 
-def _std_laplace_pdf(u):
+def _std_laplace_pdf(u: float) -> float:
     return 0.5 * math.exp(-abs(u))
 
 
-def _std_laplace_cdf(u):
+def _std_laplace_cdf(u: float) -> float:
     return 0.5 * math.exp(u) if u < 0 else 1.0 - 0.5 * math.exp(-u)
 
 
-def _std_exp_pdf(u):
+def _std_exp_pdf(u: float) -> float:
     return math.exp(-u) if u >= 0 else 0.0
 
 
-def _std_exp_cdf(u):
+def _std_exp_cdf(u: float) -> float:
     return -math.expm1(-u) if u > 0 else 0.0
 
 
-def rnm_probabilities(q, scale: float, noise: str) -> np.ndarray:
-    """P(argmax_i (q_i + Z_i) = i) for iid noise Z of the given scale ("laplace" or
+def rnm_probabilities(q: ArrayLike, scale: float, noise: str) -> np.ndarray:
+    """P(argmax_i (q_i + Z_i) = i) for iid noise Z of the given scale.
+
+    P(argmax_i (q_i + Z_i) = i) for iid noise Z of the given scale ("laplace" or
     "exponential"): ∫ f(x − q_i) Π_{j≠i} F(x − q_j) dx, by ``scipy.integrate.quad`` (relative
-    tolerance 1e-13) on the pieces between the kinks q_j, in units of the scale."""
+    tolerance 1e-13) on the pieces between the kinks q_j, in units of the scale.
+    """
     if noise not in ("laplace", "exponential"):
         raise InputError(f"noise {noise!r} is not one of 'laplace', 'exponential'")
     a = np.asarray(q, dtype=float) / scale
@@ -246,7 +253,7 @@ def rnm_probabilities(q, scale: float, noise: str) -> np.ndarray:
         others = np.delete(a, i).tolist()
         ai = float(a[i])
 
-        def integrand(u, ai=ai, others=others):
+        def integrand(u: float, ai: float = ai, others: list = others) -> float:
             v = pdf(u - ai)
             for aj in others:
                 v *= cdf(u - aj)
@@ -263,9 +270,13 @@ def _rnm_noise(family: str) -> str:
     return "laplace" if family == "rnm-laplace" else "exponential"
 
 
-def rnm_pair_loss(family: str, eps_prime: float, d, d_prime) -> tuple[float, float]:
-    """(exact pure-DP loss max_i |ln P_d(i)/P_d′(i)|, smaller probability of the maximising
-    atom) of report noisy max at noise scale 1/eps_prime on the pair (d, d′)."""
+def rnm_pair_loss(family: str, eps_prime: float, d: ArrayLike,
+                  d_prime: ArrayLike) -> tuple[float, float]:
+    """The exact pure-DP loss of report noisy max on a pair, and its atom's mass.
+
+    (exact pure-DP loss max_i |ln P_d(i)/P_d′(i)|, smaller probability of the maximising
+    atom) of report noisy max at noise scale 1/eps_prime on the pair (d, d′).
+    """
     noise = _rnm_noise(family)
     p = rnm_probabilities(d, 1.0 / eps_prime, noise)
     pp = rnm_probabilities(d_prime, 1.0 / eps_prime, noise)
@@ -274,9 +285,12 @@ def rnm_pair_loss(family: str, eps_prime: float, d, d_prime) -> tuple[float, flo
     return float(r[i]), float(min(p[i], pp[i]))
 
 
-def rnm_candidate_pairs(k: int = RNM_K, levels=(0, 1, 2)):
-    """All monotone neighbour pairs with d ∈ levels^k and d′ − d ∈ {0,1}^k \\ {0, 1}, one per
-    class under a joint permutation of the arms (arms are exchangeable), sorted."""
+def rnm_candidate_pairs(k: int = RNM_K, levels: Sequence[int] = (0, 1, 2)) -> list[tuple]:
+    """All monotone neighbour pairs of report noisy max, one per class.
+
+    All monotone neighbour pairs with d ∈ levels^k and d′ − d ∈ {0,1}^k ∖ {0, 1}, one per
+    class under a joint permutation of the arms (arms are exchangeable), sorted.
+    """
     seen = set()
     for d in itertools.product(levels, repeat=k):
         for v in itertools.product((0, 1), repeat=k):
@@ -285,7 +299,7 @@ def rnm_candidate_pairs(k: int = RNM_K, levels=(0, 1, 2)):
     return [(tuple(x for x, _ in c), tuple(x + y for x, y in c)) for c in sorted(seen)]
 
 
-def rnm_candidate_losses(family: str, eps: float, candidates=None):
+def rnm_candidate_losses(family: str, eps: float, candidates: list | None = None) -> list[tuple]:
     """[(loss, atom mass, d, d′)] at factor 1 over the candidates, largest loss first."""
     out = []
     for d, dp in candidates if candidates is not None else rnm_candidate_pairs():
@@ -303,7 +317,7 @@ def _rnm_true_eps(family: str, eps_prime: float) -> float:
 # ---------------------------------------------------------------------------------------------
 # Construction
 
-def _check(family, eps, factor, delta):
+def _check(family: str, eps: float, factor: float, delta: float) -> None:
     if family not in FAMILIES:
         raise InputError(f"family {family!r} is not one of {', '.join(FAMILIES)}")
     try:
@@ -327,9 +341,12 @@ def _check(family, eps, factor, delta):
 
 def known_mechanism(family: str, eps: float, factor: float = 1.0,
                     delta: float = 1e-5) -> KnownMechanism:
-    """The ``family`` mechanism claiming ε = ``eps`` (and δ = ``delta`` for ``gaussian``; the
+    """The ``family`` mechanism claiming ε = ``eps``, with its noise scaled by ``factor``.
+
+    The ``family`` mechanism claiming ε = ``eps`` (and δ = ``delta`` for ``gaussian``; the
     other families are pure DP and ignore ``delta``), with its noise scale multiplied by
-    ``factor``. Raises :class:`InputError` on bad input."""
+    ``factor``. Raises :class:`InputError` on bad input.
+    """
     eps, factor, delta = _check(family, eps, factor, delta)
     eps_p = eps / factor
     name = family if factor == 1 else f"{family} x{factor:g}"
@@ -391,10 +408,13 @@ def _geometric_radius(eps_p: float) -> int:
 
 
 def exact_probabilities(km: KnownMechanism) -> tuple[np.ndarray, np.ndarray]:
-    """(P_d, P_d′) over :func:`output_support` (discrete families). The geometric support is
+    """(P_d, P_d′) over the output support (discrete families).
+
+    (P_d, P_d′) over :func:`output_support` (discrete families). The geometric support is
     truncated where an atom's mass is < 1e-15 on both sides (each vector then misses a tail mass
     < 2e-15/(1 − e^{−ε′}), e.g. 2e-12 at ε′ = 0.001; the support has about 70/ε′ points);
-    RNM probabilities come from :func:`rnm_probabilities`."""
+    RNM probabilities come from :func:`rnm_probabilities`.
+    """
     support = output_support(km)
     eps_p = km.eps / km.factor
     if km.family == "randomised-response":
@@ -409,7 +429,7 @@ def exact_probabilities(km: KnownMechanism) -> tuple[np.ndarray, np.ndarray]:
             rnm_probabilities(km.d_prime, km.noise_scale, noise))
 
 
-def exact_cdf(km: KnownMechanism, x) -> tuple[np.ndarray, np.ndarray]:
+def exact_cdf(km: KnownMechanism, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(F_d(x), F_d′(x)) of the output for the continuous families (laplace, gaussian)."""
     x = np.asarray(x, dtype=float)
     if km.family == "laplace":

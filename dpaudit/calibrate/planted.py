@@ -30,9 +30,14 @@ S_PLANTED, S_OTHER, ROW = range(3)
 
 
 @nb.njit(cache=True)
-def planted_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of ``planted`` (module doc). Kernel contract: :mod:`dpaudit.simulation.simulate`;
-    ``theta`` = (eps_planted, eps_other, planted row); ``aux``, ``means`` unused."""
+def planted_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                   theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                   releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of ``planted`` (module doc).
+
+    One run of ``planted`` (module doc). Kernel contract: :mod:`dpaudit.simulation.simulate`;
+    ``theta`` = (eps_planted, eps_other, planted row); ``aux``, ``means`` unused.
+    """
     T = table.shape[0]
     a = 0
     for t in range(T):
@@ -55,7 +60,9 @@ def planted_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
 
 
 @nb.njit(cache=True, nogil=True)
-def planted_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def planted_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                  theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                  keep: int) -> tuple:
     """Cached batch loop of :func:`planted_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -68,11 +75,16 @@ CONSTANT, HORIZON = range(2)
 
 
 @nb.njit(cache=True)
-def corner_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of ``corner`` (:func:`corner_spec`): every round draws a fair bit u and plays
+def corner_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                  theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                  releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of ``corner`` (:func:`corner_spec`).
+
+    One run of ``corner`` (:func:`corner_spec`): every round draws a fair bit u and plays
     it next, except that where ``constant`` × ``horizon`` < 1 the first reward (row 0, arm 0)
     is played in round 1 instead: a raw read that only a short horizon with a small constant
-    exposes. No release log. ``theta`` = (constant, horizon)."""
+    exposes. No release log. ``theta`` = (constant, horizon).
+    """
     T = table.shape[0]
     leaks = theta[CONSTANT] * theta[HORIZON] < 1.0
     a = 0
@@ -88,7 +100,9 @@ def corner_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
 
 
 @nb.njit(cache=True, nogil=True)
-def corner_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def corner_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                 theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                 keep: int) -> tuple:
     """Cached batch loop of :func:`corner_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -103,8 +117,11 @@ BATCH_LOOPS = {planted_kernel: planted_batch, corner_kernel: corner_batch}
 
 def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
                  horizon: int = 256) -> AlgorithmSpec:
-    """An (unregistered) :class:`~dpaudit.algorithms.spec.AlgorithmSpec` of ``planted`` with the
-    worst position at ``row`` (0 ≤ row < horizon). ValueError for a row outside the table."""
+    """An (unregistered) spec of ``planted`` with the worst position at ``row``.
+
+    An (unregistered) :class:`~dpaudit.algorithms.spec.AlgorithmSpec` of ``planted`` with the
+    worst position at ``row`` (0 ≤ row < horizon). ValueError for a row outside the table.
+    """
     if not 0 <= row < horizon:
         raise ValueError(f"row={row} is out of range: expected 0 <= row < {horizon}")
 
@@ -123,10 +140,13 @@ def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
         description=f"row {row} leaks {eps_planted:g}, every other row {eps_other:g}")
 
 
-def _searched_params(horizon: int, constant: float, means_claim) -> tuple:
-    """The parameters of the synthetic specs whose claim space is searched: two-arm means
+def _searched_params(horizon: int, constant: float, means_claim: object) -> tuple:
+    """The parameters of the synthetic specs whose claim space is searched.
+
+    The parameters of the synthetic specs whose claim space is searched: two-arm means
     (a dimension when ``means_claim`` is one), the horizon (4–512 searched) and a constant
-    nothing in the claim reads (10⁻³–10³ searched), with their defaults."""
+    nothing in the claim reads (10⁻³–10³ searched), with their defaults.
+    """
     return (Param("means", (0.9, 0.5), "floats", "instance (base tables)", low=0.0, high=1.0,
                   min_len=2, claim=means_claim),
             Param("horizon", horizon, "int", "table rows", low=1, high=1 << 20,
@@ -137,11 +157,14 @@ def _searched_params(horizon: int, constant: float, means_claim) -> tuple:
 
 
 def corner_spec() -> AlgorithmSpec:
-    """An (unregistered) spec of ``corner``: claims ε-DP, and is ε-DP wherever
+    """An (unregistered) spec of ``corner``.
+
+    An (unregistered) spec of ``corner``: claims ε-DP, and is ε-DP wherever
     constant × horizon ≥ 1 (its transcript is fair coin flips), but reads its first reward raw
     where constant × horizon < 1 (:func:`corner_kernel`): a leak in one corner of its claim
     space (horizon in [4, 512], constant in [10⁻³, 10³]), for calibrating the instance screen
-    (:mod:`dpaudit.auditing.instances`)."""
+    (:mod:`dpaudit.auditing.instances`).
+    """
 
     def prepare(eps: float, p: dict) -> Prepared:
         return Prepared(theta=np.array([p["constant"], float(p["horizon"])]), aux=np.zeros(0),
@@ -158,12 +181,15 @@ def corner_spec() -> AlgorithmSpec:
 
 
 def tight_spec() -> AlgorithmSpec:
-    """An (unregistered) spec that is ε-DP and no better, over a wide claim space: every row
+    """An (unregistered) spec that is ε-DP and no better, over a wide claim space.
+
+    An (unregistered) spec that is ε-DP and no better, over a wide claim space: every row
     is released by randomised response at exactly the audited ε (:func:`planted_kernel` with
     ε_planted = ε_other = ε), so each neighbouring pair loses exactly ε, at every horizon
     (4–512 searched), instance and value of a constant nothing reads (10⁻³–10³). An audit
     that searches this space must call it a violation with probability at most α: the
-    soundness check of the instance search (``benchmarks/instance_soundness.py``)."""
+    soundness check of the instance search (``benchmarks/instance_soundness.py``).
+    """
 
     def prepare(eps: float, p: dict) -> Prepared:
         return Prepared(theta=np.array([eps, eps, 0.0]), aux=np.zeros(0),

@@ -1,4 +1,6 @@
-"""Command line (docs/guide/commands.md): ``dpaudit list | run | bench | check constants | check
+"""The command line: ``dpaudit list | run | bench | check | gate | report | reproduce``.
+
+Command line (docs/guide/commands.md): ``dpaudit list | run | bench | check constants | check
 correctness``.
 
 Exit codes: 0 pass, 1 violation, 2 usage or input error (one line on stderr, no traceback, no
@@ -13,6 +15,7 @@ import os
 import sys
 import sysconfig
 import traceback
+from collections.abc import Callable
 
 import dpaudit
 import dpaudit.algorithms
@@ -34,22 +37,25 @@ from dpaudit import reproduce
 from dpaudit.reporting import report, text
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
-from dpaudit.verdicts.result import write_json_atomic
+from dpaudit.verdicts.result import AuditResult, write_json_atomic
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse prints usage + error by default)
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse: usage + error)
         raise InputError(message)
 
 
 class _Refusal(Exception):
-    """An InputError raised in an argparse type, passed on as is: argparse would turn a
-    ValueError (InputError is one) into its own "invalid value" message."""
+    """An InputError raised in an argparse type, passed on as is.
+
+    An InputError raised in an argparse type, passed on as is: argparse would turn a
+    ValueError (InputError is one) into its own "invalid value" message.
+    """
 
 
-def _arg(flag: str, check, convert=float):
-    """argparse type: the text converted and checked by :mod:`dpaudit.core.validate`."""
-    def parse(text: str):
+def _arg(flag: str, check: Callable, convert: Callable = float) -> Callable:
+    """An argparse type: the text converted and checked by :mod:`dpaudit.core.validate`."""
+    def parse(text: str) -> object:
         try:
             return validate.parsed(text, flag, convert, check)
         except InputError as e:
@@ -73,11 +79,11 @@ def _whole(text: str) -> int:
     return int(x)
 
 
-def _positive_int(flag):
+def _positive_int(flag: str) -> Callable:
     return _arg(flag, validate.positive, int)
 
 
-def _params(items) -> dict:
+def _params(items: list | None) -> dict:
     out = {}
     for item in [x for group in (items or []) for x in group]:
         key, sep, value = item.partition("=")
@@ -248,7 +254,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _correctness_parser(csub) -> None:
+def _correctness_parser(csub: argparse._SubParsersAction) -> None:
     ex = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.05)}" for r in (0.1, 0.05, 0.01, 0.001))
     ex99 = "; ".join(f"R={r:g}: {runs_to_certify(r, 0.01)}" for r in (0.05, 0.01))
     c = csub.add_parser(
@@ -302,7 +308,7 @@ def _correctness_parser(csub) -> None:
 _risk = _arg("--risk", validate.probability)
 
 
-def _check_correctness(a) -> int:
+def _check_correctness(a: argparse.Namespace) -> int:
     validate.output_path("--json", a.json)
     r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param),
                           trials=Trials(a.runs, a.seed, a.alpha, a.workers or default_workers()))
@@ -312,7 +318,7 @@ def _check_correctness(a) -> int:
     return r["exit_code"]
 
 
-def _value(text: str):
+def _value(text: str) -> object:
     """A --param value of `check constants`: an int, a float, a list of numbers or a word."""
     parts = text.split(",")
     try:
@@ -322,7 +328,7 @@ def _value(text: str):
     return nums if len(parts) > 1 else nums[0]
 
 
-def _check_constants(a) -> int:
+def _check_constants(a: argparse.Namespace) -> int:
     validate.output_path("--json", a.json)
     if a.paper in registry.OLD_PAPER_KEYS:
         print(f"dpaudit: warning: {registry.deprecation(a.paper)}", file=sys.stderr)
@@ -340,7 +346,7 @@ def _check_constants(a) -> int:
     return 1 if bad else 0
 
 
-def _list(a) -> int:
+def _list(a: argparse.Namespace) -> int:
     specs = [registry.get(a.algo)] if a.algo else registry.all_specs()
     if a.claims:
         for s in specs:
@@ -357,7 +363,7 @@ def _list(a) -> int:
     return 0
 
 
-def _run(a) -> int:
+def _run(a: argparse.Namespace) -> int:
     code = a.algo.rpartition(":")[0]
     validate.output_path("--json", a.json, {
         "the --pair file": a.pair,
@@ -369,15 +375,20 @@ def _run(a) -> int:
     return res.exit_code
 
 
-def _audit(a):
-    """The audit of ``dpaudit run``'s parsed arguments ``a``: a callable
-    (``FILE.py:FUNCTION``) or a registered algorithm."""
+def _audit(a: argparse.Namespace) -> AuditResult:
+    """The audit of ``dpaudit run``'s parsed arguments.
+
+    The audit of ``dpaudit run``'s parsed arguments ``a``: a callable
+    (``FILE.py:FUNCTION``) or a registered algorithm.
+    """
     request = run_request(a)
     return audit_code(request) if ":" in a.algo else audit.audit_registered(request)
 
 
-def run_request(a) -> AuditRequest:
-    """The :class:`~dpaudit.core.request.AuditRequest` of ``dpaudit run``'s parsed arguments
+def run_request(a: argparse.Namespace) -> AuditRequest:
+    """The audit request of ``dpaudit run``'s parsed arguments.
+
+    The :class:`~dpaudit.core.request.AuditRequest` of ``dpaudit run``'s parsed arguments
     ``a`` (its :meth:`~dpaudit.core.request.AuditRequest.command` is the line that reproduces
     the run once the seed is set).
 
@@ -393,18 +404,18 @@ def run_request(a) -> AuditRequest:
                         progress=True, model=a.model, strict=a.strict, instances=a.instances)
 
 
-def _report(a) -> int:
+def _report(a: argparse.Namespace) -> int:
     return report.main(a, echo=_out)
 
 
-def _gate(a) -> int:
+def _gate(a: argparse.Namespace) -> int:
     if a.report_dir and not os.path.isdir(a.report_dir):
         raise InputError(f"--report-dir {a.report_dir}: folder does not exist")
     return gate(a.suite, GateOptions(a.baseline, a.junit, a.report_dir, a.update_baseline,
                                      a.workers, a.beta, a.margin), echo=_out)
 
 
-def _bench(a) -> int:
+def _bench(a: argparse.Namespace) -> int:
     validate.output_path("--json", a.json)
     r = bench(a.algo, a.eps, _params(a.param), seconds=a.seconds, seed=a.seed, delta=a.delta)
     if a.json:
@@ -424,15 +435,27 @@ def _bench(a) -> int:
 
 
 def _out(text: str = "") -> None:
-    """A line on stdout; when its reader has gone (``dpaudit run ... | head``) the rest of the
-    output is dropped, and the command still finishes and returns its exit code."""
+    """Print a line on stdout, and drop the rest when its reader has gone.
+
+    A line on stdout; when its reader has gone (``dpaudit run ... | head``) the rest of the
+    output is dropped, and the command still finishes and returns its exit code.
+    """
     try:
         print(text, flush=True)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run one command line.
+
+    Args:
+        argv: the arguments after ``dpaudit`` (None: ``sys.argv[1:]``).
+
+    Returns:
+        The exit code (docs/reference/cli.md): 0, 1 or 3 by the verdict or check, 2 bad input,
+        4 an error in the user's code or an internal error, 130/143 on SIGINT/SIGTERM.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [x for x in argv if x != "--debug"]
@@ -463,9 +486,12 @@ def main(argv=None) -> int:
 
 
 def _error_line(e: Exception, debug: bool) -> str:
-    """One line for an unexpected exception: the user's frame (the last traceback frame outside
+    """One line for an unexpected exception.
+
+    One line for an unexpected exception: the user's frame (the last traceback frame outside
     dpaudit, the standard library and installed packages) when there is one, else an internal
-    error; control characters escaped so the line cannot forge another."""
+    error; control characters escaped so the line cannot forge another.
+    """
     ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                  for m in (dpaudit, dpaudit.algorithms))    # two folders (pyproject package-dir)
     theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep

@@ -25,14 +25,17 @@ ANGLES = (math.pi / 12, math.pi / 6, math.pi / 4)
 DIMS = (1, 2, 3)
 
 
-def _arms(window) -> range:
+def _arms(window: tuple[int, int] | None) -> range:
     lo, hi = (2, 6) if window is None else (int(window[0]), int(window[1]))
     return range(max(lo, 2), hi + 1)
 
 
-def means_family(window=None) -> tuple[dict, ...]:
-    """The means proposals for K in ``window`` = (low, high) arms (None: 2–6), module doc;
-    each a dict ``{"means": tuple of K floats in [0, 1]}``, best arm first."""
+def means_family(window: tuple[int, int] | None = None) -> tuple[dict, ...]:
+    """The means proposals of the claim-space screen.
+
+    The means proposals for K in ``window`` = (low, high) arms (None: 2–6), module doc;
+    each a dict ``{"means": tuple of K floats in [0, 1]}``, best arm first.
+    """
     out = []
     for K in _arms(window):
         grid = np.linspace(0.9, 0.1, K)
@@ -46,8 +49,11 @@ def means_family(window=None) -> tuple[dict, ...]:
 
 
 def _rotation(d: int, angle: float) -> np.ndarray:
-    """A d × d rotation by ``angle``: the identity for d = 1; in the plane for d = 2; about
-    the axis (1, 1, 1)/√3 for d = 3."""
+    """A d × d rotation by ``angle``.
+
+    A d × d rotation by ``angle``: the identity for d = 1; in the plane for d = 2; about
+    the axis (1, 1, 1)/√3 for d = 3.
+    """
     if d == 1:
         return np.eye(1)
     if d == 2:
@@ -69,10 +75,14 @@ def _means_of(A: np.ndarray) -> tuple:
     return tuple(float(v) for v in np.clip(0.5 + 0.4 * x / scale, 0.0, 1.0))
 
 
-def features_family(window=None, seed: int = 0) -> tuple[dict, ...]:
-    """The features proposals for K in ``window`` = (low, high) arms (None: 2–6) and d in
+def features_family(window: tuple[int, int] | None = None,
+                    seed: int = 0) -> tuple[dict, ...]:
+    """The features proposals of the claim-space screen.
+
+    The features proposals for K in ``window`` = (low, high) arms (None: 2–6) and d in
     1–3 (module doc): dicts ``{"features": K × d float64 array, "means": tuple of K floats}``.
-    ``seed``: the Gaussian rows' generator."""
+    ``seed``: the Gaussian rows' generator.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for d, K in itertools.product(DIMS, _arms(window)):

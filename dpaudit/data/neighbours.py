@@ -16,23 +16,33 @@ patterns
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dpaudit.auditing.whitebox import RELEASE_ROWS
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.tables import MODELS, NeighbourPair, base_tables
 
+if TYPE_CHECKING:
+    from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
+
 MAX_POSITIONS = 256   # positions tried exhaustively up to this many; else the release log's
 
 
-def structured(model_name: str, means, horizon: int, seed: int,
-               positions: list[tuple] | None = None, extra_bases=()) -> list[NeighbourPair]:
-    """Every (position, pattern, base) pair of ``model_name`` tables with K = len(means)
+def structured(model_name: str, means: Sequence[float], horizon: int, seed: int,
+               positions: list[tuple] | None = None,
+               extra_bases: Sequence = ()) -> list[NeighbourPair]:
+    """Every (position, pattern, base) neighbouring pair of a model's tables.
+
+    Every (position, pattern, base) pair of ``model_name`` tables with K = len(means)
     arms and horizon T, deduplicated (a pair and its mirror image count once: the audit
     tries both directions). ``positions``: the positions to try (default: all of them).
     ``extra_bases``: (table, recipe) bases added to :func:`dpaudit.data.tables.base_tables`'
     (an algorithm's own, e.g. DP-SE's threshold-boundary table).
-    Ordered by position, then base, then pattern."""
+    Ordered by position, then base, then pattern.
+    """
     m = MODELS[model_name]
     bases = base_tables(model_name, means, horizon, seed) + list(extra_bases)
     if positions is None:
@@ -60,11 +70,15 @@ def _why(model_name: str, pos: tuple) -> str:
     return f"round {pos[0]}"
 
 
-def select_positions(model_name: str, shape: tuple, marks, limit: int = MAX_POSITIONS
+def select_positions(model_name: str, shape: tuple, marks: Sequence[tuple],
+                     limit: int = MAX_POSITIONS
                      ) -> list[tuple]:
-    """At most ``limit`` positions: all of them if there are no more; else, in this order of
+    """At most ``limit`` positions, by priority.
+
+    At most ``limit`` positions: all of them if there are no more; else, in this order of
     priority, the first 2K samples (K arms), the positions in ``marks`` (from
-    :func:`release_positions`) and a geometric grid up to the end of the table."""
+    :func:`release_positions`) and a geometric grid up to the end of the table.
+    """
     m = MODELS[model_name]
     every = m.positions(shape)
     if len(every) <= limit:
@@ -87,12 +101,15 @@ def select_positions(model_name: str, shape: tuple, marks, limit: int = MAX_POSI
     return sorted(out)
 
 
-def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
+def release_positions(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, limit: int, runs: int = 8,
                       seed: int = 0) -> set:
-    """Positions the release log marks on ``runs`` runs of ``spec`` on ``table``: for every
+    """The positions the release log marks on a few runs.
+
+    Positions the release log marks on ``runs`` runs of ``spec`` on ``table``: for every
     release made after s samples, the samples s − 1 and s (the last one it can read and the
     first one after it); and τ − 1, the last sample before stopping. user/full positions are
-    rows (t,); stream positions are (arm, pull index) of those samples."""
+    rows (t,); stream positions are (arm, pull index) of those samples.
+    """
     marks = set()
     rng = np.random.default_rng(seed)
     actions = np.empty(limit, np.int16)
@@ -116,12 +133,15 @@ def release_positions(spec, prep, table: np.ndarray, limit: int, runs: int = 8,
     return marks
 
 
-def candidates(spec, params: dict, table_seed: int) -> list[NeighbourPair]:
-    """The v1 candidates (strategy ``structure``): the positions ``spec.structure(params)``
+def candidates(spec: AlgorithmSpec, params: dict, table_seed: int) -> list[NeighbourPair]:
+    """The candidates of the strategy ``structure``.
+
+    The v1 candidates (strategy ``structure``): the positions ``spec.structure(params)``
     names × bases tied-high, tied-mid and instance (tables of ``spec.model`` with horizon
     ``spec.audit_horizon(params)``), the position all-0 in d vs all-1 in d'. A position is a
     row index (``user``/``full``) or a tuple (e.g. ``(arm, pull)`` for ``stream``); positions
-    outside the table are skipped. ``local``: the value patterns of :func:`structured`."""
+    outside the table are skipped. ``local``: the value patterns of :func:`structured`.
+    """
     m = MODELS[spec.model]
     K = len(params["means"])
     H = spec.audit_horizon(params)

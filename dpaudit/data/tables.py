@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
@@ -33,8 +34,11 @@ MAX_ARM_PATTERNS = 8   # ``full`` rows: "arm a up, every other arm down" for the
 
 @dataclass(frozen=True)
 class TableModel:
-    """One privacy model of docs/method/architecture.md (module table): shapes, validation, positions and
-    value patterns of its neighbouring relation."""
+    """One privacy model: shapes, validation, positions and value patterns.
+
+    One privacy model of docs/method/architecture.md (module table): shapes, validation, positions and
+    value patterns of its neighbouring relation.
+    """
 
     name: str
     doc: str
@@ -45,10 +49,13 @@ class TableModel:
         return {PrivacyModel.USER: (horizon, K), PrivacyModel.FULL: (horizon, K),
                 PrivacyModel.STREAM: (K, horizon), PrivacyModel.LOCAL: ()}[self.name]
 
-    def validate(self, table, name: str = "table") -> np.ndarray:
-        """``table`` as a C-contiguous float64 array of this model's shape; InputError (one
+    def validate(self, table: ArrayLike, name: str = "table") -> np.ndarray:
+        """``table`` validated, as a C-contiguous float64 array of this model's shape.
+
+        ``table`` as a C-contiguous float64 array of this model's shape; InputError (one
         line: the bad value and the accepted range) for a wrong dimension, an empty table or
-        a value outside [0, 1]."""
+        a value outside [0, 1].
+        """
         try:
             t = np.asarray(table, dtype=np.float64)
             t = np.ascontiguousarray(t) if t.ndim else t   # (ascontiguousarray makes 0-d 1-d)
@@ -69,12 +76,16 @@ class TableModel:
 
     @property
     def arm_axis(self) -> int:
+        """The axis of a table that indexes the arms: 0 for ``stream``, else 1."""
         return 0 if self.name == PrivacyModel.STREAM else 1
 
     def fresh(self, K: int) -> np.ndarray:
-        """An empty float64 table of K arms ((K, 0) for ``stream``, else (0, K)): every reward
+        """An empty float64 table of K arms: every reward a run reads is drawn afresh.
+
+        An empty float64 table of K arms ((K, 0) for ``stream``, else (0, K)): every reward
         a run reads is drawn afresh from Bernoulli(means) (the kernel contract of
-        :mod:`dpaudit.simulation.simulate`)."""
+        :mod:`dpaudit.simulation.simulate`).
+        """
         return np.zeros((K, 0) if self.arm_axis == 0 else (0, K))
 
     # ---------------------------------------------------------------------- positions
@@ -87,8 +98,11 @@ class TableModel:
         return [(t,) for t in range(shape[0])]
 
     def changed(self, d: np.ndarray, d_prime: np.ndarray) -> tuple:
-        """The one position where validated tables d and d' differ; InputError if the shapes
-        differ or they differ in no position or in more than one."""
+        """The one position where validated tables d and d' differ.
+
+        The one position where validated tables d and d' differ; InputError if the shapes
+        differ or they differ in no position or in more than one.
+        """
         if d.shape != d_prime.shape:
             raise InputError(f"d has shape {d.shape} but d' has shape {d_prime.shape}")
         if self.name == PrivacyModel.LOCAL:
@@ -112,8 +126,10 @@ class TableModel:
         return where[0]
 
     # ------------------------------------------------------------------------ patterns
-    def patterns(self, base_value) -> list[tuple[str, np.ndarray, np.ndarray]]:
-        """(name, value in d, value in d') pairs tried at a position whose base value is
+    def patterns(self, base_value: ArrayLike) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """The value patterns tried at a position.
+
+        (name, value in d, value in d') pairs tried at a position whose base value is
         ``base_value`` (a row for user/full, a number for stream, ignored for local).
 
         user/full rows and stream entries: ``0→1`` (the maximal change, whichever arm reads
@@ -134,7 +150,7 @@ class TableModel:
                 out.append((f"arm {a} up", 1.0 - up, up))
         return [p for p in out if not np.array_equal(p[1], p[2])]
 
-    def set(self, table: np.ndarray, position: tuple, value) -> np.ndarray:
+    def set(self, table: np.ndarray, position: tuple, value: ArrayLike) -> np.ndarray:
         """A copy of ``table`` with ``position`` set to ``value``."""
         if self.name == PrivacyModel.LOCAL:
             return np.float64(value)
@@ -163,12 +179,12 @@ def model(name: str) -> TableModel:
     return MODELS[name]
 
 
-def validate_table(table, name: str = "table") -> np.ndarray:
+def validate_table(table: ArrayLike, name: str = "table") -> np.ndarray:
     """A ``user`` table (T, K), validated (:meth:`TableModel.validate`)."""
     return MODELS[PrivacyModel.USER].validate(table, name)
 
 
-def bernoulli_table(means, horizon: int, seed: int) -> np.ndarray:
+def bernoulli_table(means: ArrayLike, horizon: int, seed: int) -> np.ndarray:
     """A (horizon, K) table with entries Bernoulli(means[a]) drawn with ``seed``."""
     rng = np.random.default_rng(seed)
     m = np.asarray(means, dtype=np.float64)
@@ -180,7 +196,7 @@ def constant_table(value: float, horizon: int, K: int) -> np.ndarray:
     return np.full((horizon, K), float(value))
 
 
-def base_tables(model_name: str, means, horizon: int, seed: int) -> list[tuple]:
+def base_tables(model_name: str, means: ArrayLike, horizon: int, seed: int) -> list[tuple]:
     """(table, recipe) base tables for ``model_name``, K = len(means) arms, horizon T.
 
     Recipes (JSON-able, with ``name``): ``instance`` (Bernoulli(means) with ``seed``),
@@ -241,31 +257,40 @@ class NeighbourPair:
         return self.position[0]
 
     @classmethod
-    def change(cls, model_name: str, base_table, position: tuple, value_d, value_d_prime,
-               base: dict, label: str, pattern: str = "0→1"):
-        """Neighbours from ``base_table`` with ``position`` set to ``value_d`` in d and to
-        ``value_d_prime`` in d' (InputError if the result is invalid or not neighbours)."""
+    def change(cls, model_name: str, base_table: ArrayLike, position: tuple, value_d: ArrayLike,
+               value_d_prime: ArrayLike, base: dict, label: str,
+               pattern: str = "0→1") -> NeighbourPair:
+        """Neighbours from ``base_table`` with one position changed.
+
+        Neighbours from ``base_table`` with ``position`` set to ``value_d`` in d and to
+        ``value_d_prime`` in d' (InputError if the result is invalid or not neighbours).
+        """
         m = model(model_name)
         d = m.validate(m.set(base_table, position, value_d), "d")
         dp = m.validate(m.set(base_table, position, value_d_prime), "d'")
         return cls(d, dp, m.changed(d, dp), base, label, model_name, pattern)
 
     @classmethod
-    def change_row(cls, base_table, row: int, value_d, value_d_prime, base: dict, label: str):
+    def change_row(cls, base_table: ArrayLike, row: int, value_d: ArrayLike,
+                   value_d_prime: ArrayLike, base: dict, label: str) -> NeighbourPair:
         """``user`` neighbours with row ``row`` set to ``value_d`` / ``value_d_prime``."""
         return cls.change(PrivacyModel.USER, base_table, (row,), value_d, value_d_prime, base,
         label)
 
     @classmethod
-    def from_tables(cls, d, d_prime, base: dict, label: str, model_name: str = PrivacyModel.USER):
+    def from_tables(cls, d: ArrayLike, d_prime: ArrayLike, base: dict, label: str,
+                    model_name: str = PrivacyModel.USER) -> NeighbourPair:
         """Validate an explicit pair; InputError unless they are ``model_name`` neighbours."""
         m = model(model_name)
         d, dp = m.validate(d, "d"), m.validate(d_prime, "d'")
         return cls(d, dp, m.changed(d, dp), base, label, model_name, "explicit")
 
     def describe(self) -> dict:
-        """JSON of the pair (docs/reference/verdict-json.md ``neighbours``): model, base recipe, shape, the
-        changed position and its values in d and d', the pattern and why it was chosen."""
+        """The JSON of the pair.
+
+        JSON of the pair (docs/reference/verdict-json.md ``neighbours``): model, base recipe, shape, the
+        changed position and its values in d and d', the pattern and why it was chosen.
+        """
         out = {"model": self.model, "base": self.base, "pattern": self.pattern,
                "position": list(self.position), "why": self.label}
         if self.model == PrivacyModel.LOCAL:
@@ -282,10 +307,13 @@ class NeighbourPair:
 
 
 def load_pair(path: str, model: str) -> NeighbourPair:
-    """The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
+    """The explicit pair in a JSON file.
+
+    The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
     (tables of ``model``, docs/method/architecture.md) and optionally ``why``. InputError (one line,
     naming
-    the file) when it cannot be read or is not such an object, or the tables are invalid."""
+    the file) when it cannot be read or is not such an object, or the tables are invalid.
+    """
     try:
         with open(path, encoding="utf-8") as f:
             obj = json.load(f)

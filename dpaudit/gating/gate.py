@@ -69,6 +69,7 @@ import shlex
 import time
 import tomllib
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,6 +86,7 @@ from dpaudit.data.tables import load_pair
 from dpaudit.errors import InputError
 from dpaudit.reporting import report
 from dpaudit.simulation.simulate import COUNTS, SEQUENCE, as_views
+from dpaudit.statistics.events import Event
 from dpaudit.statistics.stats import log_ratio, rise_p_value
 from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write_text_atomic
 
@@ -118,8 +120,11 @@ class Entry:
     reason: str | None = None            # why an entry is expected to be inconclusive
 
     def request(self, budget: Budget, workers: int | None = None) -> AuditRequest:
-        """The entry's audit, with ``budget`` (the suite's levels and the entry's runs); its
-        pair path relative to the working directory, as its command line prints it."""
+        """The entry's audit request.
+
+        The entry's audit, with ``budget`` (the suite's levels and the entry's runs); its
+        pair path relative to the working directory, as its command line prints it.
+        """
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
                             budget, self.seed, workers, instances=self.instances)
@@ -133,6 +138,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Suite:
+    """A parsed suite file: its ``path``, the false-alarm bound ``alpha`` and the entries."""
+
     path: str
     alpha: float
     entries: tuple
@@ -149,8 +156,11 @@ def suite_path(path: str) -> str:
 
 
 def load_suite(path: str) -> Suite:
-    """Parse and validate a suite (module doc). InputError (one line, naming the file and the
-    entry) on a missing file, bad TOML, unknown keys or algorithms, or bad values."""
+    """Parse and validate a suite.
+
+    Parse and validate a suite (module doc). InputError (one line, naming the file and the
+    entry) on a missing file, bad TOML, unknown keys or algorithms, or bad values.
+    """
     f = suite_path(path)
     try:
         with open(f, "rb") as fh:
@@ -233,9 +243,12 @@ def load_suite(path: str) -> Suite:
 
 
 def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
-    """(ok, status, message) of one entry: its verdict against the expected one, then the
+    """The outcome (ok, status, message) of one entry.
+
+    (ok, status, message) of one entry: its verdict against the expected one, then the
     re-measured stored event (``rise``, :func:`remeasure`; None when not re-measured) against
-    the level ``alpha``."""
+    the level ``alpha``.
+    """
     got = result["verdict"]
     lb = float(result["eps_lb"])
     facts = ((f"reason: {result['reason']}; " if result.get("reason") else "")
@@ -260,28 +273,34 @@ def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[
     return True, "ok", f"{entry.name}: {got.upper()} as expected; {facts}"
 
 
-def _num(x) -> str:
+def _num(x: float | str | None) -> str:
     x = float(x) if x is not None else math.nan
     return f"{x:.4f}" if math.isfinite(x) else str(x)
 
 
 def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: float = DEFAULT_BETA,
               margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
-    """One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
+    """One entry audited.
+
+    One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
     (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, docs/reference/verdict-json.md; the
-    :func:`evidence` of its ε_lb, None when no event was measured)."""
+    :func:`evidence` of its ε_lb, None when no event was measured).
+    """
     res = audit_registered(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
     return doc, (evidence(doc, *res.evidence) if res.evidence else None)
 
 
-def evidence(result: dict, source, event) -> dict:
-    """What the baseline keeps of the event behind an audit's ε_lb, enough to measure it again
+def evidence(result: dict, source: KernelSource, event: Event) -> dict:
+    """What the baseline keeps of the event behind an audit's ε_lb.
+
+    What the baseline keeps of the event behind an audit's ε_lb, enough to measure it again
     with other code: the pair (d, the changed position and its value in d'), the samples per
     run simulated (``horizon``), the view, the numerator side, the cells (16 hex digits each)
     and the measurement's counts; ``saturated`` when the denominator side had no hit (its
     loss then has no finite upper bound, so no rise can be shown on it); ``params``: the
-    instance audited (the result's, the finalist's when the claim's space was searched)."""
+    instance audited (the result's, the finalist's when the claim's space was searched).
+    """
     pair, m = source.pair, result["counts"]["measurement"]
     num = Side(event.numerator)
     k_num, k_den = ((m["hits_d_prime"], m["hits_d"]) if num == "d_prime" else
@@ -296,8 +315,10 @@ def evidence(result: dict, source, event) -> dict:
             "saturated": int(k_den) == 0}
 
 
-def stored_event(stored: dict):
-    """The neighbouring pair and the sorted cells (uint64) of a stored event
+def stored_event(stored: dict) -> tuple[tables.NeighbourPair, np.ndarray]:
+    """The neighbouring pair and the sorted cells of a stored event.
+
+    The neighbouring pair and the sorted cells (uint64) of a stored event
     (:func:`evidence`).
 
     Raises:
@@ -305,7 +326,7 @@ def stored_event(stored: dict):
             runs, or the pair is not a neighbouring pair of its model.
     """
 
-    def bad(what):
+    def bad(what: str) -> InputError:
         return InputError(f"its stored event has {what}")
     if not isinstance(stored, dict):
         raise bad("the wrong type")
@@ -346,11 +367,14 @@ def stored_event(stored: dict):
 
 def measure_stored(entry: Entry, stored: dict, stream: int,
                    workers: int | None = None) -> tuple[int, int]:
-    """The stored event (:func:`evidence`) measured on ``entry.runs`` fresh runs per side
+    """The stored event measured on fresh runs with today's code.
+
+    The stored event (:func:`evidence`) measured on ``entry.runs`` fresh runs per side
     with today's code, all of them (a fixed n, no look, no stop): its (numerator hits,
     denominator hits). ``stream`` (:data:`BASELINE_STREAM` or :data:`CHECK_STREAM`) picks
     independent seeds from the entry's seed, a stream no audit draws. The instance is the
-    stored one (the finalist's of a searched claim space), else the entry's."""
+    stored one (the finalist's of a searched claim space), else the entry's.
+    """
     spec = registry.get(entry.algo)
     params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
     prep = spec.prepare(entry.eps, params)
@@ -363,11 +387,14 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
 
 
 def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict:
-    """``ev`` (:func:`evidence`) with its counts replaced by a fixed-n measurement of its
+    """A stored event with its counts replaced by a fixed-n measurement.
+
+    ``ev`` (:func:`evidence`) with its counts replaced by a fixed-n measurement of its
     event (:func:`measure_stored` on :data:`BASELINE_STREAM`), what ``--update-baseline``
     stores for an entry whose event is re-measured: the audit's own counts may come from an
     early look its futility rule chose, which a two-sample test must not compare with. The
-    audit's counts stay, as ``audit_counts``."""
+    audit's counts stay, as ``audit_counts``.
+    """
     k_num, k_den = measure_stored(entry, ev, BASELINE_STREAM, workers)
     return {**ev, "counts": "fixed-n",
             "audit_counts": {k: ev[k] for k in ("hits_num", "hits_den", "runs")},
@@ -375,7 +402,9 @@ def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict
 
 
 def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
-    """The stored event measured again (:func:`measure_stored` on :data:`CHECK_STREAM`) and
+    """The stored event measured again, and the test that its loss rose.
+
+    The stored event measured again (:func:`measure_stored` on :data:`CHECK_STREAM`) and
     the one-sided two-sample test that its log ratio rose
     (:func:`dpaudit.statistics.stats.rise_p_value`).
 
@@ -443,9 +472,12 @@ def version_changes(stored: dict | None) -> list[str]:
 
 
 def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
-    """The baseline (docs/guide/gate.md): per entry its configuration, verdict, reason, ε_lb,
+    """The baseline of a gate run.
+
+    The baseline (docs/guide/gate.md): per entry its configuration, verdict, reason, ε_lb,
     ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
-    :func:`evidence` of its event; the versions it was made with."""
+    :func:`evidence` of its event; the versions it was made with.
+    """
     return jsonable({
         "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
         "entry_alpha": suite.entry_alpha, "beta": beta, "margin": margin,
@@ -458,8 +490,11 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
 
 
 def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
-    """JUnit XML of the gate: one testcase per entry, a <failure> for each failed one; the
-    suite's properties name any version change since the baseline."""
+    """The JUnit XML of the gate.
+
+    JUnit XML of the gate: one testcase per entry, a <failure> for each failed one; the
+    suite's properties name any version change since the baseline.
+    """
     fails = sum(not r["ok"] for r in rows)
     ts = ET.Element("testsuite", name="dpaudit gate", tests=str(len(rows)),
                     failures=str(fails), errors="0",
@@ -492,11 +527,14 @@ def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
 
 @dataclass(frozen=True)
 class GateOptions:
-    """How ``dpaudit gate`` runs: the ``baseline`` file (None: ``baseline.json`` beside the
+    """How ``dpaudit gate`` runs.
+
+    How ``dpaudit gate`` runs: the ``baseline`` file (None: ``baseline.json`` beside the
     suite), the ``junit`` XML and the ``report_dir`` to write (None: none),
     ``update_baseline`` (write it instead of checking against it), ``workers`` (results do
     not depend on it); every entry's upper bound ``eps_ub`` holds with confidence 1 −
-    ``beta``, and a pass needs it ≤ (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`)."""
+    ``beta``, and a pass needs it ≤ (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`).
+    """
 
     baseline: str | None = None
     junit: str | None = None
@@ -507,10 +545,21 @@ class GateOptions:
     margin: float = DEFAULT_MARGIN
 
 
-def gate(path: str, options: GateOptions = GateOptions(), echo=print) -> int:
-    """Run the suite at ``path`` (module doc) with ``options`` (:class:`GateOptions`).
-    Returns the exit code: 0 when every entry is as expected and no stored event's loss
-    rose, 1 otherwise. ``echo`` receives the progress and summary lines.
+def gate(path: str, options: GateOptions = GateOptions(),
+         echo: Callable[[str], object] = print) -> int:
+    """Run a suite of audits and compare it with its baseline.
+
+    The suite's rules are in the module doc and docs/guide/gate.md.
+
+    Args:
+        path: a folder holding ``suite.toml``, or a suite file.
+        options: the baseline, JUnit and report paths and the pass rule
+            (:class:`GateOptions`).
+        echo: receives the progress and summary lines.
+
+    Returns:
+        The exit code: 0 when every entry is as expected and no stored event's loss rose,
+        1 otherwise.
 
     Raises:
         InputError: before any audit runs, for a bad suite, an output folder that does not
@@ -591,8 +640,11 @@ def gate(path: str, options: GateOptions = GateOptions(), echo=print) -> int:
 
 
 def dumps(doc: dict) -> str:
-    """Indented JSON with each list of numbers on one line (a baseline's tables stay
-    readable and a few hundred kB at most)."""
+    """Indented JSON with each list of numbers on one line.
+
+    Indented JSON with each list of numbers on one line (a baseline's tables stay
+    readable and a few hundred kB at most).
+    """
     text = json.dumps(doc, indent=1)
     return re.sub(r"\[[-+0-9.eE,\s]*\]", lambda m: "[" + ", ".join(
         x.strip() for x in m.group(0)[1:-1].split(",") if x.strip()) + "]", text) + "\n"
@@ -603,7 +655,7 @@ def _stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def _report_files(folder: str, entries) -> list[str]:
+def _report_files(folder: str, entries: tuple) -> list[str]:
     """Every file :func:`_reports` writes into ``folder``."""
     return [os.path.join(folder, f) for f in report.INDEX_FILES] + [
         os.path.join(folder, _stem(e.name) + ext) for e in entries

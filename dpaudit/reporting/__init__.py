@@ -1,2 +1,5 @@
-"""``dpaudit report``: HTML and Markdown reports of result JSON files (:mod:`.report`,
-``templates/``)."""
+"""``dpaudit report``: HTML and Markdown reports of result JSON files.
+
+``dpaudit report``: HTML and Markdown reports of result JSON files (:mod:`.report`,
+``templates/``).
+"""

@@ -14,12 +14,15 @@ Public API: :func:`load`, :func:`render_html`, :func:`render_markdown`, :func:`w
 """
 from __future__ import annotations
 
+import argparse
 import base64
 import io
 import json
 import math
 import os
 import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
@@ -31,6 +34,10 @@ from dpaudit.reporting.text import (coverage_text, instance_lines, levels_text, 
                                     summary_lines)
 from dpaudit.verdicts.result import write_text_atomic
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 MAX_LOSS_ROWS = 40          # loss-table rows shown (largest |ln ratio| first when there are more)
 DPI = 90
@@ -39,9 +46,12 @@ QUANTILES = ("50", "90", "99", "99.9", "max")
 
 # ---------------------------------------------------------------- inputs
 
-def classify(doc) -> str | None:
-    """``"audit"``, ``"correctness"`` or ``"constants"`` by the keys of a result JSON, else
-    None."""
+def classify(doc: object) -> str | None:
+    """The kind of a result JSON, by its keys.
+
+    ``"audit"``, ``"correctness"`` or ``"constants"`` by the keys of a result JSON, else
+    None.
+    """
     if not isinstance(doc, dict):
         return None
     if doc.get("_kind") in ("audit", "correctness", "constants"):
@@ -55,10 +65,13 @@ def classify(doc) -> str | None:
     return None
 
 
-def load(paths) -> list[dict]:
-    """The JSON objects in ``paths``, each with ``_kind`` (:func:`classify`) and ``_source``
+def load(paths: Sequence[str]) -> list[dict]:
+    """The JSON objects in ``paths``, tagged with their kind and source.
+
+    The JSON objects in ``paths``, each with ``_kind`` (:func:`classify`) and ``_source``
     (the file name) added. InputError (one line naming the file) for a file that cannot be
-    read, is not JSON, or is none of the three kinds."""
+    read, is not JSON, or is none of the three kinds.
+    """
     if not paths:
         raise InputError("no input file: expected one or more RESULT.json files")
     docs = []
@@ -80,16 +93,19 @@ def load(paths) -> list[dict]:
 
 # ---------------------------------------------------------------- formatting
 
-def _finite(x) -> float | None:
+def _finite(x: object) -> float | None:
     """``x`` as a finite float, or None (missing, a string like "inf", nan, a bool)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     return float(x) if math.isfinite(x) else None
 
 
-def num(x, digits: int = 4) -> str:
-    """A number for a table: ints as they are, floats with ``digits`` significant digits,
-    ``"inf"``/``"nan"`` strings kept, None as an em dash."""
+def num(x: object, digits: int = 4) -> str:
+    """A number for a table.
+
+    A number for a table: ints as they are, floats with ``digits`` significant digits,
+    ``"inf"``/``"nan"`` strings kept, None as an em dash.
+    """
     if x is None:
         return "—"
     if isinstance(x, bool):
@@ -107,29 +123,35 @@ def num(x, digits: int = 4) -> str:
     return str(x)
 
 
-def fixed(x, places: int = 4) -> str:
+def fixed(x: object, places: int = 4) -> str:
     """A loss with ``places`` decimals (as ``dpaudit run`` prints it)."""
     return f"{x:.{places}f}" if _finite(x) is not None else num(x)
 
 
-def pct(x) -> str:
+def pct(x: object) -> str:
     """A probability as a percentage, e.g. 0.95 -> "95 %"."""
     return f"{100 * x:.6g} %" if _finite(x) is not None else num(x)
 
 
-def md_escape(text) -> str:
-    """Text safe inside Markdown (and its table cells): ``&`` and ``<`` as HTML entities (no
+def md_escape(text: object) -> str:
+    """Text safe inside Markdown and its table cells.
+
+    Text safe inside Markdown (and its table cells): ``&`` and ``<`` as HTML entities (no
     tag or entity can start), backslashes, pipes, brackets, backticks and asterisks
-    backslashed, newlines made spaces."""
+    backslashed, newlines made spaces.
+    """
     s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace("\\", "\\\\")
     for c in "|[]`*":
         s = s.replace(c, "\\" + c)
     return s.replace("\r", " ").replace("\n", " ")
 
 
-def md_code(text) -> str:
-    """A fenced Markdown code block holding ``text`` verbatim (fence longer than any backtick
-    run inside)."""
+def md_code(text: object) -> str:
+    """A fenced Markdown code block holding ``text`` verbatim.
+
+    A fenced Markdown code block holding ``text`` verbatim (fence longer than any backtick
+    run inside).
+    """
     text = str(text)
     run = longest = 0
     for c in text:
@@ -139,7 +161,7 @@ def md_code(text) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-def _values(v) -> str:
+def _values(v: Sequence) -> str:
     """A table row or a value of a neighbouring pair, e.g. "(1, 0, 0, 1)" or "0.5"."""
     if isinstance(v, (list, tuple)):
         flat = []
@@ -151,7 +173,7 @@ def _values(v) -> str:
     return num(v, 6)
 
 
-def _param(v) -> str:
+def _param(v: object) -> str:
     """A parameter value for the parameters table."""
     if isinstance(v, (dict,)):
         return json.dumps(v, sort_keys=True)
@@ -161,14 +183,17 @@ def _param(v) -> str:
 # ---------------------------------------------------------------- figures
 
 def _figure(width: float, height: float):
-    """A matplotlib Figure and its axes (object API with the Agg canvas: no pyplot, no global
-    backend change)."""
+    """A matplotlib Figure and its axes.
+
+    A matplotlib Figure and its axes (object API with the Agg canvas: no pyplot, no global
+    backend change).
+    """
     from matplotlib.figure import Figure   # here: matplotlib costs 0.4 s, figures only need it
     fig = Figure(figsize=(width, height))
     return fig, fig.subplots()
 
 
-def _png(fig) -> str:
+def _png(fig: Figure) -> str:
     """A matplotlib figure as a ``data:image/png;base64,...`` URI."""
     from matplotlib.text import Text       # (as _figure)
     for t in fig.findobj(Text):       # labels come from the JSON: "$" is not mathtext here
@@ -178,7 +203,7 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _finish(ax, title: str, xlabel: str, ylabel: str) -> None:
+def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
     """Labels, title, grid and a legend outside the axes on the right."""
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel)
@@ -188,8 +213,11 @@ def _finish(ax, title: str, xlabel: str, ylabel: str) -> None:
 
 
 def loss_cells(doc: dict) -> tuple[list[dict], int]:
-    """The loss-table cells to show (at most MAX_LOSS_ROWS, largest |ln ratio| first when
-    there are more, else in the JSON's order) and the total number of cells."""
+    """The loss-table cells to show, and how many there are.
+
+    The loss-table cells to show (at most MAX_LOSS_ROWS, largest |ln ratio| first when
+    there are more, else in the JSON's order) and the total number of cells.
+    """
     cells = list(doc.get("loss_table") or [])
     if len(cells) <= MAX_LOSS_ROWS:
         return cells, len(cells)
@@ -199,8 +227,11 @@ def loss_cells(doc: dict) -> tuple[list[dict], int]:
 
 
 def loss_figure(doc: dict) -> str | None:
-    """Figure 1: per-cell privacy loss ln(p_d / p_d') with its simultaneous CI, against the
-    claim ±ε (dashed) and ε_lb (dotted). None without plottable cells."""
+    """Figure 1: the per-cell privacy loss with its simultaneous intervals.
+
+    Figure 1: per-cell privacy loss ln(p_d / p_d') with its simultaneous CI, against the
+    claim ±ε (dashed) and ε_lb (dotted). None without plottable cells.
+    """
     cells, _ = loss_cells(doc)
     pts = [(i, _finite(c.get("ln_ratio")), c.get("ci") or [None, None])
            for i, c in enumerate(cells)]
@@ -237,8 +268,11 @@ def loss_figure(doc: dict) -> str | None:
 
 
 def looks_figure(doc: dict) -> str | None:
-    """Figure 2: the finalists' confidence intervals for the privacy loss at each look of the
-    sequential measurement, against ε. None without looks."""
+    """Figure 2: the finalists' intervals at each look.
+
+    Figure 2: the finalists' confidence intervals for the privacy loss at each look of the
+    sequential measurement, against ε. None without looks.
+    """
     m = (doc.get("counts") or {}).get("measurement") or {}
     looks = m.get("looks") or []
     if not looks:
@@ -267,7 +301,7 @@ def looks_figure(doc: dict) -> str | None:
     return _png(fig)
 
 
-def _label(pos) -> str:
+def _label(pos: object) -> str:
     """A changed position of the profile, e.g. [2] -> "2", [] -> "—"."""
     if isinstance(pos, (list, tuple)):
         return ",".join(str(p) for p in pos) or "—"
@@ -275,9 +309,12 @@ def _label(pos) -> str:
 
 
 def profile_figure(doc: dict) -> str | None:
-    """Figure 3: the search's position profile, a heatmap of the pilot-estimated ε_lb of every
+    """Figure 3: the search's position profile.
+
+    Figure 3: the search's position profile, a heatmap of the pilot-estimated ε_lb of every
     candidate pair (base table × pattern by changed position), measured finalists annotated
-    with their ε_lb. None without a profile."""
+    with their ε_lb. None without a profile.
+    """
     p = (doc.get("search") or {}).get("profile") or {}
     grid = p.get("predicted_eps_lb")
     if not grid or not p.get("tables") or not p.get("positions"):
@@ -324,8 +361,11 @@ def profile_figure(doc: dict) -> str | None:
 
 
 def whitebox_figure(doc: dict) -> str | None:
-    """Figure 4: quantiles of the white-box privacy loss of the noisy releases per run, in
-    each direction, against ε. None without white-box results."""
+    """Figure 4: quantiles of the white-box loss of the releases.
+
+    Figure 4: quantiles of the white-box privacy loss of the noisy releases per run, in
+    each direction, against ε. None without white-box results.
+    """
     w = doc.get("whitebox") or {}
     dirs = w.get("directions") or {}
     if not dirs:
@@ -514,8 +554,11 @@ def _bound_note(doc: dict) -> str | None:
 
 
 def _detectable_text(doc: dict) -> str:
-    """The detectable loss in words (results older than ``detectable_loss`` give the 50 %
-    figure only)."""
+    """The detectable loss in words.
+
+    The detectable loss in words (results older than ``detectable_loss`` give the 50 %
+    figure only).
+    """
     median = fixed(doc.get("detectable_eps"))
     if "detectable_loss" not in doc:
         return f"the loss this audit would have flagged half the time on its event is {median}"
@@ -525,9 +568,12 @@ def _detectable_text(doc: dict) -> str:
 
 
 def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
-    """Everything the templates show of one audit JSON, formatted: the view model the HTML,
+    """Everything the templates show of one audit JSON, formatted.
+
+    Everything the templates show of one audit JSON, formatted: the view model the HTML,
     Markdown and text templates render (``figures``: draw the HTML report's figures;
-    ``text``: add the text summary's lines, :func:`dpaudit.reporting.text.summary_lines`)."""
+    ``text``: add the text summary's lines, :func:`dpaudit.reporting.text.summary_lines`).
+    """
     claim = doc.get("claim") or {}
     delta = _finite(claim.get("delta")) or 0.0
     ev = doc.get("event") or {}
@@ -619,8 +665,11 @@ def _correctness_view(doc: dict) -> dict:
 
 
 def _constants_view(doc: dict) -> dict:
-    """The papers' constants: scalars and short lists, per-ε / per-k tables, and the
-    cross-checks."""
+    """The papers' constants, formatted for the templates.
+
+    The papers' constants: scalars and short lists, per-ε / per-k tables, and the
+    cross-checks.
+    """
     scalars, tables = [], []
     for k, v in doc.items():
         if k.startswith("_") or k in ("checks", "paper"):
@@ -686,8 +735,11 @@ def render_html(docs: list[dict]) -> str:
 
 
 def summary(doc: dict) -> str:
-    """The text summary of an audit result (what ``dpaudit run`` prints): the text template
-    over the same view model as the reports."""
+    """The text summary of an audit result (what ``dpaudit run`` prints).
+
+    The text summary of an audit result (what ``dpaudit run`` prints): the text template
+    over the same view model as the reports.
+    """
     return environment(True).get_template("summary.txt.j2").render(t=_audit_view(doc, figures=False, text=True)["text"])
 
 
@@ -697,8 +749,11 @@ def render_markdown(docs: list[dict]) -> str:
 
 
 def write_report(docs: list[dict], html_path: str, md_path: str | None = None) -> str:
-    """Render and write the HTML (and Markdown) report atomically; both are rendered before
-    either file is written. Returns ``html_path``."""
+    """Render and write the HTML (and Markdown) report atomically.
+
+    Render and write the HTML (and Markdown) report atomically; both are rendered before
+    either file is written. Returns ``html_path``.
+    """
     page = render_html(docs)
     md = render_markdown(docs) if md_path else None
     write_text_atomic(html_path, page)
@@ -727,10 +782,13 @@ REPRODUCTIONS = "reproduce/index.html"
 
 
 def write_index(entries: list[dict], folder: str) -> str:
-    """``index.html`` and ``index.md`` in ``folder``: one row per suite entry (name linked to
+    """Write ``index.html`` and ``index.md`` of a suite's reports.
+
+    ``index.html`` and ``index.md`` in ``folder``: one row per suite entry (name linked to
     its report, algorithm, ε, expected and actual verdict, ε_lb against its baseline, runtime),
     green when as expected, red otherwise, and a link to the papers' reproductions if
-    ``folder``/:data:`REPRODUCTIONS` exists. Returns the path of index.html."""
+    ``folder``/:data:`REPRODUCTIONS` exists. Returns the path of index.html.
+    """
     rows = _index_rows(entries)
     papers = os.path.join(folder, REPRODUCTIONS)
     ctx = {"title": "dpaudit gate: audit reports", "rows": rows,
@@ -746,7 +804,7 @@ def write_index(entries: list[dict], folder: str) -> str:
 
 # ---------------------------------------------------------------- CLI
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """``dpaudit report FILE.json [FILE.json ...] -o OUT.html [--markdown OUT.md]``."""
     p = subparsers.add_parser(
         "report", help="reviewer report (HTML, optionally Markdown) from result JSON files",
@@ -762,9 +820,12 @@ def add_parser(subparsers) -> None:
 MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-def main(args, echo=print) -> int:
-    """Run ``dpaudit report`` on parsed arguments: InputError before anything is written;
-    ``echo`` receives the summary line."""
+def main(args: argparse.Namespace, echo: Callable[[str], object] = print) -> int:
+    """Run ``dpaudit report`` on parsed arguments.
+
+    Run ``dpaudit report`` on parsed arguments: InputError before anything is written;
+    ``echo`` receives the summary line.
+    """
     inputs = {f"the input {f}": f for f in args.files}
     validate.output_path("-o", args.output, inputs)
     validate.output_path("--markdown", args.markdown, {**inputs, "the -o file": args.output})

@@ -1,19 +1,26 @@
-"""A result's numbers in words: the lines of the text summary that ``dpaudit run`` prints
+"""A result's numbers in words.
+
+A result's numbers in words: the lines of the text summary that ``dpaudit run`` prints
 and the sentences the reports share (:mod:`dpaudit.reporting.report` renders them with the
-templates). Every function reads the result's JSON (docs/reference/verdict-json.md)."""
+templates). Every function reads the result's JSON (docs/reference/verdict-json.md).
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.core.terms import Side
 
 
 def summary_lines(doc: dict) -> dict:
-    """The parts of the text summary of an audit result ``doc`` (template
+    """The parts of the text summary of an audit result.
+
+    The parts of the text summary of an audit result ``doc`` (template
     ``summary.txt.j2``): head, reason, bounds, planning figure, neighbours, event, counts,
-    search, white-box, coverage, reproducibility, seed and time."""
+    search, white-box, coverage, reproducibility, seed and time.
+    """
     m = doc["counts"]["measurement"]
     claim = doc["claim"]
     eps, delta, beta = claim["eps"], claim["delta"], doc["beta"]
@@ -36,11 +43,14 @@ def summary_lines(doc: dict) -> dict:
 
 
 def bound_text(doc: dict) -> str:
-    """ε_lb and the point estimate of a result (JSON) in words, for the text output and the
+    """ε_lb and the point estimate of a result in words.
+
+    ε_lb and the point estimate of a result (JSON) in words, for the text output and the
     reports: a saturated bound (no hit on the denominator side: the largest bound the budget
     can give, whatever the loss) is labelled so; the estimate is the δ-loss
     ln((p̂_num − δ)/p̂_den) of the measured event, absent when nothing was measured, and
-    flagged as biased upward when the measurement stopped early on a violation."""
+    flagged as biased upward when the measurement stopped early on a violation.
+    """
     m = doc["counts"]["measurement"]
     text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
             f"{100 * (1 - doc['alpha']):.6g}% (alpha = {doc['alpha']:g}")
@@ -62,9 +72,12 @@ def bound_text(doc: dict) -> str:
 
 
 def levels_text(m: dict) -> str:
-    """The tests' levels of a result's ``counts.measurement``: per look (``alpha_per_look``)
+    """The tests' levels of a result's measurement.
+
+    The tests' levels of a result's ``counts.measurement``: per look (``alpha_per_look``)
     or, in results written before the looks were weighted, one level for all
-    (``alpha_per_test``)."""
+    (``alpha_per_test``).
+    """
     if m.get("alpha_per_look"):
         return " / ".join(f"{a:.3g}" for a in m["alpha_per_look"]) + " at the looks"
     a = m.get("alpha_per_test")
@@ -72,8 +85,11 @@ def levels_text(m: dict) -> str:
 
 
 def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
-    """What a pass promises (:mod:`dpaudit.verdicts.verdict`): the measured events' loss is below
-    ``eps_ub`` with confidence 1 − β."""
+    """What a pass promises, in words.
+
+    What a pass promises (:mod:`dpaudit.verdicts.verdict`): the measured events' loss is below
+    ``eps_ub`` with confidence 1 − β.
+    """
     conf = f"{100 * (1 - beta):.6g}%"
     target = (1 + margin) * eps
     if math.isinf(eps_ub):
@@ -85,6 +101,7 @@ def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
 
 
 def detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
+    """The planning figure's line: the detectable loss at power 1 − β (and at 50 %)."""
     power = f"{100 * (1 - beta):.6g}%"
     head = f"  planning figure (not the pass rule): detectable loss at {power} power"
     if not measured:
@@ -111,9 +128,12 @@ def coverage_text(c: dict) -> str:
 
 
 def instance_lines(block: dict | None) -> list[str]:
-    """The instance an audit searched its way to (``instance_search`` of the JSON), its
+    """The instance an audit searched its way to, in words.
+
+    The instance an audit searched its way to (``instance_search`` of the JSON), its
     dimensions' scopes (a proof-scope value away from the paper's says what the paper fixes and
-    that its proof does not use it) and what the screen looked at; [] for a fixed instance."""
+    that its proof does not use it) and what the screen looked at; [] for a fixed instance.
+    """
     if not block:
         return []
     rows = {r["dimension"]: r for r in block["space"]}
@@ -150,6 +170,7 @@ def instance_lines(block: dict | None) -> list[str]:
 
 
 def search_lines(s: dict) -> list[str]:
+    """The neighbour search in one line: candidates, white-box screen, pilot rounds."""
     if not s:
         return []
     b = s["budget"]
@@ -161,6 +182,7 @@ def search_lines(s: dict) -> list[str]:
 
 
 def whitebox_lines(w: dict) -> list[str]:
+    """The white-box loss of the releases and the gray-box replay, in two lines."""
     if not w:
         return []
     rp = w["replay"]
@@ -175,8 +197,11 @@ def whitebox_lines(w: dict) -> list[str]:
 
 
 def releases_text(w: dict) -> str:
-    """The white-box releases' loss against ε in words (text output and reports): above ε is
-    a fact about the releases, not a verdict on the released transcript."""
+    """The white-box releases' loss against ε, in words.
+
+    The white-box releases' loss against ε in words (text output and reports): above ε is
+    a fact about the releases, not a verdict on the released transcript.
+    """
     if w.get("releases_exceed_eps") is None:
         return f"(eps, delta) claim: {w['runs_above_eps']} runs above eps, which it allows"
     if not w["releases_exceed_eps"]:
@@ -187,6 +212,7 @@ def releases_text(w: dict) -> str:
 
 
 def neighbours_lines(nb: dict) -> list[str]:
+    """The neighbouring pair in words."""
     if "changed_row" in nb:
         where = (f"{nb['model']} tables {nb['rows']}x{nb['arms']}, base {nb['base']['name']}, "
                  f"row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
@@ -200,7 +226,7 @@ def neighbours_lines(nb: dict) -> list[str]:
     return [f"  neighbours: {where}", f"    ({nb['why']}; pattern {nb.get('pattern', '0→1')})"]
 
 
-def _row(values) -> str:
+def _row(values: ArrayLike) -> str:
     values = list(np.ravel(values))
     if len(values) > 12:
         return f"array of {len(values)} values"
@@ -214,10 +240,13 @@ def _row(values) -> str:
 
 
 def claim_space_lines(rows: list[dict], claim: str, name: str) -> list[str]:
-    """The lines `dpaudit list --claims` prints for one algorithm: its claim and one line per
+    """The lines ``dpaudit list --claims`` prints for one algorithm.
+
+    The lines `dpaudit list --claims` prints for one algorithm: its claim and one line per
     dimension of the space the claim covers (``rows``:
     :meth:`dpaudit.algorithms.space.ClaimSpace.rows`): name, scope, scale, searched window,
-    accepted range and source."""
+    accepted range and source.
+    """
     head = f"{name}: {claim or 'claims no privacy (positive control); its audit searches'}"
     if not rows:
         return [head, "  no dimension: the claim concerns one reward, there is nothing to "

@@ -1,4 +1,6 @@
-"""``dpaudit reproduce``: each paper's experiments, run on dpaudit's reference implementations
+"""``dpaudit reproduce``: each paper's experiments, side by side with the paper.
+
+``dpaudit reproduce``: each paper's experiments, run on dpaudit's reference implementations
 and shown side by side with the paper.
 
 Every paper has a module named by its key (first author and year) with ``KEY``, ``TITLE``,
@@ -8,10 +10,13 @@ runs one into ``OUT/KEY/`` (page, figures, data) and refreshes ``OUT/index.html`
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from types import ModuleType
 
 from dpaudit.errors import InputError
 from dpaudit.reproduce.experiment import MODES, Context, Reproduction, write_index, write_page
@@ -20,7 +25,7 @@ PAPERS = ("azize2023", "barbara2025", "chen2024", "hu2021", "sarkar2025")
 DEFAULT_OUT = os.path.join("reports", "reproduce")
 
 
-def paper(key: str):
+def paper(key: str) -> ModuleType:
     """The module of the paper ``key`` (one of :data:`PAPERS`).
 
     Raises:
@@ -32,7 +37,9 @@ def paper(key: str):
 
 
 def reproduce(key: str, mode: str, ctx: Context) -> Reproduction:
-    """Run paper ``key``'s experiments in ``mode`` (``quick`` or ``full``) and write its page,
+    """Run a paper's experiments and write its page.
+
+    Run paper ``key``'s experiments in ``mode`` (``quick`` or ``full``) and write its page,
     figures and data into ``ctx.folder``/``key``; the index of ``ctx.folder`` lists it.
 
     Raises:
@@ -55,7 +62,7 @@ def reproduce(key: str, mode: str, ctx: Context) -> Reproduction:
     return rep
 
 
-def main(args, echo=print) -> int:
+def main(args: argparse.Namespace, echo: Callable[[str], object] = print) -> int:
     """``dpaudit reproduce PAPER|all [--quick] [--out DIR] [--seed S] [--workers N]``."""
     keys = PAPERS if args.paper == "all" else (paper(args.paper).KEY,)
     if os.path.exists(args.out) and not os.path.isdir(args.out):

@@ -1,4 +1,6 @@
-"""Azize, Al Marjani, Jourdan and Basu (2023), *On the Complexity of Differentially Private
+"""The experiments of Azize, Al Marjani, Jourdan and Basu (2023).
+
+Azize, Al Marjani, Jourdan and Basu (2023), *On the Complexity of Differentially Private
 Best-Arm Identification with Fixed Confidence*, NeurIPS 2023, arXiv:2309.02202: Section 5
 (Figure 1) and Appendix F (Figure 2).
 
@@ -19,7 +21,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt import theory
-from dpaudit.reproduce.experiment import (Claim, Context, Reproduction, Row, level,
+from dpaudit.reproduce.experiment import (Claim, Context, Figure, Reproduction, Row, level,
                                           mean_interval, new_figure, ratio_row, save_figure,
                                           spread)
 from dpaudit.simulation.simulate import STOPPED
@@ -46,8 +48,11 @@ PLATEAU = 0.2        # claim (c): tau depends on eps below it, not above
 
 @dataclass(frozen=True)
 class Curve:
-    """One algorithm of the figure: its label, registry name, options, and whether it
-    depends on ε (TTUCB does not: it runs once per instance)."""
+    """One algorithm of the figure.
+
+    One algorithm of the figure: its label, registry name, options, and whether it
+    depends on ε (TTUCB does not: it runs once per instance).
+    """
     label: str
     algo: str
     params: tuple = ()
@@ -82,7 +87,8 @@ class Settings:
     cap: int = 1 << 24
     risk: float = 0.01
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the settings (ValueError naming the bad value)."""
         bad = [e for e in self.eps if e not in EPS_GRID]
         if bad or not self.eps:
             raise ValueError(f"eps {bad or '()'} not in the paper's grid {EPS_GRID}")
@@ -129,7 +135,8 @@ def lower_bound(name: str, eps: float, risk: float, private: bool = True) -> flo
     return theory.thm2_lower_bound(private, INSTANCES[name], eps, risk)["value"]
 
 
-def _figure(res, s: Settings, names: tuple, folder: str, fname: str, caption: str):
+def _figure(res: dict, s: Settings, names: tuple, folder: str, fname: str,
+            caption: str) -> Figure:
     fig, axes = new_figure(min(3, len(names)), math.ceil(len(names) / 3))
     data = {"eps": list(s.eps), "runs": s.runs, "cap": s.cap, "risk": s.risk, "instances": {}}
     eps = np.asarray(s.eps)
@@ -160,7 +167,7 @@ def _figure(res, s: Settings, names: tuple, folder: str, fname: str, caption: st
     return save_figure(fig, data, folder, fname, caption)
 
 
-def _ratio_figure(res, s: Settings, folder: str):
+def _ratio_figure(res: dict, s: Settings, folder: str) -> Figure:
     fig, axes = new_figure(min(3, len(s.instances)), math.ceil(len(s.instances) / 3))
     data = {"eps": list(s.eps), "instances": {}}
     for ax, name in zip(axes, s.instances):
@@ -186,7 +193,7 @@ def _ratio_figure(res, s: Settings, folder: str):
                        "for TTUCB; below the dashed line would contradict the theorem.")
 
 
-def _claims(res, s: Settings, seed: int) -> list:
+def _claims(res: dict, s: Settings, seed: int) -> list:
     """The rows, each a function of the confidence level (known once all are listed)."""
     lo_eps, hi_eps = min(s.eps), max(e for e in s.eps if e <= 1.0)
     top = max(s.eps)
@@ -220,9 +227,12 @@ def _claims(res, s: Settings, seed: int) -> list:
     return claims
 
 
-def _compare(res, name, num, den, seed, claim: Claim):
-    """:func:`ratio_row` of mean τ of ``num`` over ``den`` ((curve, ε) each) on ``name``; a
-    sample with runs cut at the cap cannot decide (its mean is only a lower bound)."""
+def _compare(res: dict, name: str, num: tuple, den: tuple, seed: int, claim: Claim) -> Row:
+    """A row on the ratio of two mean stopping times.
+
+    :func:`ratio_row` of mean τ of ``num`` over ``den`` ((curve, ε) each) on ``name``; a
+    sample with runs cut at the cap cannot decide (its mean is only a lower bound).
+    """
     a, b = (_tau(res, c, name, e) for c, e in (num, den))
     cut = [f"{int((~x['stopped']).sum())} of {x['stopped'].size} runs of {c.label} at "
            f"ε = {e:g} had not stopped at the cap" for x, (c, e) in ((a, num), (b, den))
@@ -266,7 +276,7 @@ def _why_c(c: Curve, name: str) -> str:
               "at a phase switch, so τ sits just below a power of two.")
 
 
-def _bound_row(res, s: Settings, c: Curve, name: str, conf: float) -> Row:
+def _bound_row(res: dict, s: Settings, c: Curve, name: str, conf: float) -> Row:
     eps = s.eps if c.private else (1.0,)
     ivs = [(e, mean_interval(_tau(res, c, name, e)["tau"], conf),
             lower_bound(name, e, s.risk, c.private)) for e in eps]
@@ -283,7 +293,7 @@ def _bound_row(res, s: Settings, c: Curve, name: str, conf: float) -> Row:
                              "is below the bound; otherwise the algorithm is not δ-correct.")
 
 
-def _risk_row(res, s: Settings, c: Curve, name: str, conf: float) -> Row:
+def _risk_row(res: dict, s: Settings, c: Curve, name: str, conf: float) -> Row:
     eps = s.eps if c.private else (1.0,)
     wrong = sum(int(_tau(res, c, name, e)["wrong"].sum()) for e in eps)
     runs = sum(int(_tau(res, c, name, e)["stopped"].size) for e in eps)
@@ -333,7 +343,7 @@ def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
     return rep
 
 
-def _ratio_table(res, s: Settings) -> dict:
+def _ratio_table(res: dict, s: Settings) -> dict:
     rows = []
     for name in s.instances:
         for c in CURVES:

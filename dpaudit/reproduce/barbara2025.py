@@ -1,4 +1,6 @@
-"""Barbara, Lazzaro and Pike-Burke (2025), *Locally Differentially Private Thresholding
+"""The theorems of Barbara, Lazzaro and Pike-Burke (2025), set against their algorithms.
+
+Barbara, Lazzaro and Pike-Burke (2025), *Locally Differentially Private Thresholding
 Bandits*: the paper has no experiment, so its theory is the page.
 
 Algorithm 1 (fixed budget, PrivBern rewards into APT) against Theorem 3.1's upper bound on the
@@ -19,7 +21,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.ldp_thresholding import algorithm as lt
-from dpaudit.reproduce.experiment import (Context, Reproduction, Row, level, mean_interval,
+from dpaudit.reproduce.experiment import (Context, Figure, Reproduction, Row, level,
+                                          mean_interval,
                                           new_figure, save_figure, spread)
 from dpaudit.simulation.simulate import STOPPED
 
@@ -72,9 +75,12 @@ def crossing(eps: float) -> int:
 
 
 def check_budget(eps: float) -> int:
-    """The smallest whole budget at which Theorem 3.1's bound on instance A is at most
-    :data:`CHECK_BOUND` (Brent's method above the crossing: the bound falls there)."""
-    def f(T):
+    """The smallest budget at which Theorem 3.1's bound reaches :data:`CHECK_BOUND`.
+
+    The smallest whole budget at which Theorem 3.1's bound on instance A is at most
+    :data:`CHECK_BOUND` (Brent's method above the crossing: the bound falls there).
+    """
+    def f(T: float) -> float:
         return math.log(float(lt.thm31_bound(T, A["means"], A["threshold"], A["tolerance"],
                                              eps))) - math.log(CHECK_BOUND)
     lo = float(crossing(eps))
@@ -102,7 +108,7 @@ def _requests(s: Settings, seed: int):
     return keys, reqs
 
 
-def _figures(res, s: Settings, folder: str):
+def _figures(res: dict, s: Settings, folder: str) -> Figure:
     fig, axes = new_figure(2, 1, width=4.8, height=3.6)
     ax = axes[0]
     T = np.asarray(s.budgets, dtype=float)
@@ -152,12 +158,12 @@ def _figures(res, s: Settings, folder: str):
                        "cut to the runs' range) with Theorems 4.1 and 4.2.")
 
 
-def _claims(res, s: Settings) -> list:
+def _claims(res: dict, s: Settings) -> list:
     claims = []
     for e in s.budget_eps:
         T = check_budget(e)
 
-        def row(conf, e=e, T=T):
+        def row(conf: float, e: float = e, T: int = T) -> Row:
             k = int(res[("budget", e, T)]["loss"].sum())
             n = res[("budget", e, T)]["loss"].size
             lo, hi = proportion_confint(k, n, alpha=1 - conf, method="beta")
@@ -176,7 +182,7 @@ def _claims(res, s: Settings) -> list:
     return claims
 
 
-def _correct_row(res, s: Settings, e: float, conf: float) -> Row:
+def _correct_row(res: dict, s: Settings, e: float, conf: float) -> Row:
     r = res[("confidence", e, None)]
     k, n = int(r["wrong"].sum()), r["wrong"].size
     lo, hi = proportion_confint(k, n, alpha=1 - conf, method="beta")
@@ -186,7 +192,7 @@ def _correct_row(res, s: Settings, e: float, conf: float) -> Row:
                "" if ok else "more wrong sets than δ allows")
 
 
-def _upper_row(res, s: Settings, e: float, conf: float) -> Row:
+def _upper_row(res: dict, s: Settings, e: float, conf: float) -> Row:
     r = res[("confidence", e, None)]
     bound = lt.thm41_implicit(B["means"], B["threshold"], e, s.risk)
     k, n = int((r["tau"] > bound).sum() + (~r["stopped"]).sum()), r["tau"].size
@@ -198,7 +204,7 @@ def _upper_row(res, s: Settings, e: float, conf: float) -> Row:
                "" if ok else "more runs beyond the bound than δ allows")
 
 
-def _lower_row(res, s: Settings, e: float, conf: float) -> Row:
+def _lower_row(res: dict, s: Settings, e: float, conf: float) -> Row:
     r = res[("confidence", e, None)]
     bound = lt.thm42_bound(B["means"], B["threshold"], e, s.risk)
     v = mean_interval(r["tau"], conf)

@@ -1,4 +1,6 @@
-"""Chen, Karthik, Chee and Tan (2024), *Fixed-Budget Differentially Private Best Arm
+"""The experiments of Chen, Karthik, Chee and Tan (2024).
+
+Chen, Karthik, Chee and Tan (2024), *Fixed-Budget Differentially Private Best Arm
 Identification*, ICLR 2024, arXiv:2401.09073: Section 5 (Figure 1) and Appendix E.2
 (Figure 2).
 
@@ -14,12 +16,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_bai.algorithm import (dp_bai_kernel, dp_bai_recommendations,
                                                  od_recommendations)
-from dpaudit.reproduce.experiment import (Claim, Context, Reproduction, Row, level,
+from dpaudit.reproduce.experiment import (Claim, Context, Figure, Reproduction, Row, level,
                                           new_figure, save_figure)
 
 KEY = "chen2024"
@@ -57,7 +60,8 @@ class Settings:
     e1_budget: int = 2000
     e1_eps: float = 1.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the settings (ValueError naming the bad value)."""
         if not {0.1, 1.0, 10.0} <= set(self.eps):
             raise ValueError(f"eps {self.eps} must hold 0.1, 1 and 10 (the rows' points)")
 
@@ -67,8 +71,11 @@ QUICK = FULL              # the paper's 1000 trials per point take seconds
 MODES = {"full": FULL, "quick": QUICK}
 
 
-def successes(cells: list, trials: int, seed, features=None, means=None) -> list[int]:
-    """Trials that recommend the best arm, per cell (method, ε, T): every trial draws one
+def successes(cells: list, trials: int, seed: int | tuple, features: str | None = None,
+              means: tuple | None = None) -> list[int]:
+    """Trials that recommend the best arm, per cell (method, ε, T).
+
+    Trials that recommend the best arm, per cell (method, ε, T): every trial draws one
     reward table per budget, uniform on [0, 2μ_i] (Section 5), shared by the cells of that
     budget (common random numbers); each cell has its own noise stream.
 
@@ -76,7 +83,9 @@ def successes(cells: list, trials: int, seed, features=None, means=None) -> list
         cells: (registry name, ε, budget T) triples.
         trials: trials per cell.
         seed: entropy of the seeds (an int or a tuple of ints).
-        features, means: the instance (``features`` text of the registry), default Section 5.
+        features: the instance's features (``features`` text of the registry); default
+            Section 5's.
+        means: the instance's means; default Section 5's.
 
     Returns:
         One count per cell, in order.
@@ -105,14 +114,14 @@ def successes(cells: list, trials: int, seed, features=None, means=None) -> list
     return out
 
 
-def band(rates, trials: int) -> tuple[np.ndarray, np.ndarray]:
+def band(rates: ArrayLike, trials: int) -> tuple[np.ndarray, np.ndarray]:
     """The 95 % Clopper–Pearson interval of each success rate (the figures' bands)."""
     lo, hi = proportion_confint(np.round(np.asarray(rates) * trials), trials, alpha=0.05,
                                 method="beta")
     return np.asarray(lo), np.asarray(hi)
 
 
-def _figure1(rate, s: Settings, folder: str):
+def _figure1(rate: dict, s: Settings, folder: str) -> Figure:
     fig, axes = new_figure(2, 1, width=5.0, height=3.6)
     eps_mid = 1.0
     for i, (m, label) in enumerate(METHODS.items()):
@@ -141,7 +150,7 @@ def _figure1(rate, s: Settings, folder: str):
                        "bands: 95 % Clopper–Pearson intervals; OD-LinBAI ignores ε. Every point's count is in the data.")
 
 
-def _figure2(rate, s: Settings, folder: str):
+def _figure2(rate: dict, s: Settings, folder: str) -> Figure:
     fig, axes = new_figure(1, 1, width=5.0, height=3.6)
     ax = axes[0]
     for i, m in enumerate(("dp-bai", "dp-od")):
@@ -174,7 +183,7 @@ def _diff_row(a: int, b: int, n: int, conf: float, claim: Claim) -> Row:
                claim.rule, "" if ok else claim.why)
 
 
-def _claims(wins, e1, s: Settings) -> list:
+def _claims(wins: dict, e1: dict, s: Settings) -> list:
     n, T0 = s.trials, s.budgets[0]
     claims = []
     for other in ("dp-bai-baseline", "dp-od"):
@@ -255,7 +264,7 @@ def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
     return rep
 
 
-def _table(wins, s: Settings, conf: float) -> dict:
+def _table(wins: dict, s: Settings, conf: float) -> dict:
     rows = []
     for T in s.budgets:
         for e in s.eps:

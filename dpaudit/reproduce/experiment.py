@@ -1,4 +1,6 @@
-"""What every paper's reproduction shares: the run context, the paper-vs-ours rows, the
+"""What every paper's reproduction shares.
+
+What every paper's reproduction shares: the run context, the paper-vs-ours rows, the
 figure files and the page.
 
 A reproduction (:class:`Reproduction`) holds the settings it ran with, its figures (PNG and
@@ -14,9 +16,11 @@ import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 from tqdm import tqdm
 
@@ -25,6 +29,9 @@ from dpaudit.reporting.report import environment
 from dpaudit.simulation.simulate import outcomes_many, pool_map
 from dpaudit.verdicts.result import jsonable, versions, write_bytes_atomic, write_text_atomic
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 ALPHA = 0.05        # every page's rows hold together with probability >= 1 - ALPHA
 RESAMPLES = 2000    # bootstrap resamples of a ratio's interval
 MODES = ("quick", "full")
@@ -32,24 +39,33 @@ MODES = ("quick", "full")
 
 @dataclass(frozen=True)
 class Context:
-    """How a reproduction runs: root ``seed`` (same seed ⇒ same numbers, whatever
-    ``workers``), ``workers`` processes, ``progress`` bars on stderr, the output ``folder``."""
+    """How a reproduction runs.
+
+    How a reproduction runs: root ``seed`` (same seed ⇒ same numbers, whatever
+    ``workers``), ``workers`` processes, ``progress`` bars on stderr, the output ``folder``.
+    """
     folder: str
     seed: int = 0
     workers: int = 1
     progress: bool = False
 
     def outcomes(self, requests: list, what: str) -> list[tuple]:
-        """(τ, rec, status) of every request (:func:`~dpaudit.simulation.simulate.outcomes_many`),
-        with a progress bar named ``what``."""
+        """(τ, rec, status) of every request, with a progress bar.
+
+        (τ, rec, status) of every request (:func:`~dpaudit.simulation.simulate.outcomes_many`),
+        with a progress bar named ``what``.
+        """
         bar = tqdm(total=sum(r.n_runs for r in requests), unit="run", desc=what, leave=False,
                    disable=not self.progress)
         with bar:
             return outcomes_many(requests, workers=self.workers, progress=bar.update)
 
     def regret(self, jobs: list, what: str) -> list[np.ndarray]:
-        """:func:`pseudo_regret` of every :class:`RegretRuns` (one job each, pooled over the
-        workers), with a progress bar named ``what``."""
+        """:func:`pseudo_regret` of every :class:`RegretRuns`, pooled over the workers.
+
+        :func:`pseudo_regret` of every :class:`RegretRuns` (one job each, pooled over the
+        workers), with a progress bar named ``what``.
+        """
         bar = tqdm(total=sum(j.runs for j in jobs), unit="run", desc=what, leave=False,
                    disable=not self.progress)
         stream = pool_map(pseudo_regret, jobs, self.workers) if self.workers > 1 and \
@@ -87,9 +103,12 @@ class RegretRuns:
 
 
 def pseudo_regret(job: RegretRuns) -> np.ndarray:
-    """Cumulative pseudo-regret Σ_{s ≤ t} (max μ − μ_{J_s}) of each run of ``job`` at its
+    """Cumulative pseudo-regret of each run of ``job`` at its checkpoints.
+
+    Cumulative pseudo-regret Σ_{s ≤ t} (max μ − μ_{J_s}) of each run of ``job`` at its
     checkpoints: float64 array of shape (runs, len(checkpoints)). One compiled kernel call
-    per run, one reused action buffer."""
+    per run, one reused action buffer.
+    """
     spec = registry.get(job.algo)
     p = spec.resolve_params({**dict(job.params), "means": job.means, "horizon": job.horizon})
     prep = spec.prepare(job.eps, p)
@@ -128,13 +147,15 @@ class Row:
     rule: str
     why: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Coerce ``reproduced`` to bool; a row that differs must say why (ValueError)."""
         object.__setattr__(self, "reproduced", bool(self.reproduced))   # numpy's bool too
         if not self.reproduced and not self.why.strip():
             raise ValueError(f"row {self.quantity!r} differs from the paper without a reason")
 
     @property
     def verdict(self) -> str:
+        """``reproduced`` or ``differs``."""
         return "reproduced" if self.reproduced else "differs"
 
 
@@ -146,6 +167,7 @@ class Figure:
 
     @property
     def files(self) -> tuple[str, str, str]:
+        """The figure's PNG, SVG and JSON file names."""
         return tuple(f"{self.name}.{ext}" for ext in ("png", "svg", "json"))
 
 
@@ -168,6 +190,7 @@ class Reproduction:
     reduced: bool = False       # fewer runs, instances or budgets than the paper's experiment
 
     def to_json(self) -> dict:
+        """The page's data as JSON."""
         return jsonable({**asdict(self), "rows": [{**asdict(r), "verdict": r.verdict}
                                                   for r in self.rows],
                          "figures": [{**asdict(f), "files": list(f.files)} for f in self.figures],
@@ -175,6 +198,7 @@ class Reproduction:
 
     @property
     def command(self) -> str:
+        """The command line that reproduces the page."""
         return (f"dpaudit reproduce {self.key}" + (" --quick" if self.mode == "quick" else "")
                 + f" --seed {self.seed}")
 
@@ -184,9 +208,12 @@ def level(m: int) -> float:
     return 1.0 - ALPHA / max(1, m)
 
 
-def mean_interval(x, confidence: float) -> tuple[float, float, float]:
-    """Mean of ``x`` (1-d) and its two-sided Student-t interval at ``confidence``; a constant
-    sample has the zero-width interval at its value."""
+def mean_interval(x: ArrayLike, confidence: float) -> tuple[float, float, float]:
+    """The mean of ``x`` and its Student-t interval.
+
+    Mean of ``x`` (1-d) and its two-sided Student-t interval at ``confidence``; a constant
+    sample has the zero-width interval at its value.
+    """
     x = np.asarray(x, dtype=float)
     m = float(x.mean())
     if x.size < 2 or float(x.std()) == 0.0:
@@ -195,9 +222,13 @@ def mean_interval(x, confidence: float) -> tuple[float, float, float]:
     return m, float(lo), float(hi)
 
 
-def ratio_interval(a, b, confidence: float, seed: int) -> tuple[float, float, float]:
-    """mean(a)/mean(b) of two independent samples and its percentile bootstrap interval at
-    ``confidence`` (scipy.stats.bootstrap, :data:`RESAMPLES` resamples, seeded)."""
+def ratio_interval(a: ArrayLike, b: ArrayLike, confidence: float,
+                   seed: int) -> tuple[float, float, float]:
+    """mean(a)/mean(b) of two independent samples and its bootstrap interval.
+
+    mean(a)/mean(b) of two independent samples and its percentile bootstrap interval at
+    ``confidence`` (scipy.stats.bootstrap, :data:`RESAMPLES` resamples, seeded).
+    """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     r = float(a.mean() / b.mean())
     if float(a.std()) == 0.0 and float(b.std()) == 0.0:
@@ -211,9 +242,12 @@ def ratio_interval(a, b, confidence: float, seed: int) -> tuple[float, float, fl
 
 @dataclass(frozen=True)
 class Claim:
-    """What a row checks: the ``quantity`` compared, the ``paper``'s value or claim, the
+    """What a row checks.
+
+    What a row checks: the ``quantity`` compared, the ``paper``'s value or claim, the
     ``rule`` in words, ``holds`` ((mean, low, high) -> whether the interval supports the
-    paper) and ``why`` it may not (text, or a function of (mean, low, high))."""
+    paper) and ``why`` it may not (text, or a function of (mean, low, high)).
+    """
     quantity: str
     paper: str
     rule: str
@@ -221,11 +255,15 @@ class Claim:
     why: object
 
 
-def ratio_row(a, b, seed: int, claim: Claim, undecided: str = ""):
-    """A row comparing mean(a)/mean(b) (:func:`ratio_interval`, seeded by ``seed``) with
+def ratio_row(a: ArrayLike, b: ArrayLike, seed: int, claim: Claim,
+              undecided: str = "") -> Callable[[float], Row]:
+    """A row comparing mean(a)/mean(b) with ``claim``.
+
+    A row comparing mean(a)/mean(b) (:func:`ratio_interval`, seeded by ``seed``) with
     ``claim``, as a function of the confidence level (known once every row of the page is
     listed). ``undecided``: if not empty, why the samples cannot decide (e.g. censored runs);
-    the row then differs and says so."""
+    the row then differs and says so.
+    """
     def row(conf: float) -> Row:
         v = ratio_interval(a, b, conf, seed)
         text = claim.why(v) if callable(claim.why) else claim.why
@@ -239,9 +277,12 @@ def ratio_row(a, b, seed: int, claim: Claim, undecided: str = ""):
 
 
 def spread(samples: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, standard deviation and the band mean ± one standard deviation cut to the range
+    """Mean, standard deviation and the band mean ± one sd of each sample.
+
+    Mean, standard deviation and the band mean ± one standard deviation cut to the range
     of the runs, of each 1-d sample in ``samples``: four float64 arrays of shape
-    (len(samples),) (the bands of the stopping-time figures)."""
+    (len(samples),) (the bands of the stopping-time figures).
+    """
     m = np.array([np.mean(x) for x in samples], dtype=float)
     sd = np.array([np.std(x, ddof=1) if np.size(x) > 1 else 0.0 for x in samples])
     lo = np.maximum(m - sd, [np.min(x) for x in samples])
@@ -250,13 +291,17 @@ def spread(samples: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
 
 def interval_text(v: tuple[float, float, float], digits: int = 3) -> str:
+    """(mean, low, high) as "mean [low, high]" with ``digits`` significant digits."""
     m, lo, hi = v
     return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
 
 
-def save_figure(fig, data: dict, folder: str, name: str, caption: str) -> Figure:
-    """Write the matplotlib ``fig`` as PNG and SVG and ``data`` (the numbers it plots) as JSON
-    into ``folder``, each atomically. Returns the :class:`Figure`."""
+def save_figure(fig: MplFigure, data: dict, folder: str, name: str, caption: str) -> Figure:
+    """Write a figure as PNG and SVG and its data as JSON.
+
+    Write the matplotlib ``fig`` as PNG and SVG and ``data`` (the numbers it plots) as JSON
+    into ``folder``, each atomically. Returns the :class:`Figure`.
+    """
     f = Figure(name, caption)
     png, svg, js = (os.path.join(folder, n) for n in f.files)
     for path, fmt in ((png, "png"), (svg, "svg")):
@@ -268,9 +313,13 @@ def save_figure(fig, data: dict, folder: str, name: str, caption: str) -> Figure
     return f
 
 
-def new_figure(cols: int, rows: int = 1, width: float = 4.2, height: float = 3.4):
-    """A matplotlib Figure with a ``rows`` × ``cols`` grid of axes (object API, Agg: no
-    pyplot state)."""
+def new_figure(cols: int, rows: int = 1, width: float = 4.2,
+               height: float = 3.4) -> tuple[MplFigure, list]:
+    """A matplotlib Figure with a ``rows`` × ``cols`` grid of axes.
+
+    A matplotlib Figure with a ``rows`` × ``cols`` grid of axes (object API, Agg: no
+    pyplot state).
+    """
     from matplotlib.figure import Figure as MplFigure
     fig = MplFigure(figsize=(width * cols, height * rows), layout="constrained")
     return fig, np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
@@ -289,8 +338,11 @@ def write_page(rep: Reproduction, folder: str) -> str:
 
 
 def write_index(reps: list[Reproduction], folder: str) -> str:
-    """``index.html`` in ``folder``: one line per paper reproduced there, linked to its page
-    (papers reproduced earlier into the same folder stay listed)."""
+    """Write ``index.html`` of the papers reproduced into ``folder``.
+
+    ``index.html`` in ``folder``: one line per paper reproduced there, linked to its page
+    (papers reproduced earlier into the same folder stay listed).
+    """
     found = {}
     for key in sorted(os.listdir(folder)):
         path = os.path.join(folder, key, "result.json")

@@ -1,4 +1,6 @@
-"""Hu, Huang, Mehta and Hegde (2021), *Near-Optimal Algorithms for Differentially Private
+"""The experiments of Hu, Huang, Mehta and Hegde (2021).
+
+Hu, Huang, Mehta and Hegde (2021), *Near-Optimal Algorithms for Differentially Private
 Online Learning in a Stochastic Environment*, arXiv:2102.07929: Section 6 (Figures 1 and 2).
 
 The experiment: cumulative pseudo-regret of Anytime-Lazy-UCB (Algorithm 1), Lazy-DP-TS
@@ -14,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dpaudit.algorithms.lazy_dp import algorithm as lazy
-from dpaudit.reproduce.experiment import (Claim, Context, RegretRuns, Reproduction, level,
+from dpaudit.reproduce.experiment import (Claim, Context, Figure, RegretRuns, Reproduction, level,
                                           new_figure, ratio_row, save_figure)
 
 KEY = "hu2021"
@@ -31,6 +33,8 @@ EPS_GRID = (0.25, 0.5, 1.0)
 
 @dataclass(frozen=True)
 class Curve:
+    """One curve of the figure: its label, registry name and parameters."""
+
     label: str
     algo: str
     private: bool = True
@@ -61,13 +65,15 @@ class Settings:
     runs: int = 20
     points: int = 200
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the settings (ValueError naming the bad value)."""
         bad = [e for e in self.eps if e not in EPS_GRID]
         if bad or not self.eps:
             raise ValueError(f"eps {bad or '()'} not in the paper's grid {EPS_GRID}")
 
     @property
     def checkpoints(self) -> tuple:
+        """The rounds at which the regret is recorded: log- and linearly spaced, 1..horizon."""
         t = np.concatenate([np.geomspace(1, self.horizon, self.points // 2),
                             np.linspace(1, self.horizon, self.points // 2)])
         return tuple(int(x) for x in np.unique(np.round(t).astype(np.int64)))
@@ -96,11 +102,11 @@ def _simulate(s: Settings, ctx: Context) -> dict:
     return dict(zip(keys, ctx.regret(jobs, KEY)))
 
 
-def _get(res, c: Curve, name: str, eps: float) -> np.ndarray:
+def _get(res: dict, c: Curve, name: str, eps: float) -> np.ndarray:
     return res[(c, name, eps if c.private else 1.0)]
 
 
-def _figure(res, s: Settings, folder: str):
+def _figure(res: dict, s: Settings, folder: str) -> Figure:
     fig, axes = new_figure(len(s.eps), len(s.settings), width=4.0, height=3.2)
     t = np.asarray(s.checkpoints)
     data = {"checkpoints": list(s.checkpoints), "runs": s.runs, "horizon": s.horizon,
@@ -127,7 +133,7 @@ def _figure(res, s: Settings, folder: str):
                        "non-private Thompson sampling (dashed) is the same in every panel.")
 
 
-def _why_klucb(v) -> str:
+def _why_klucb(v: tuple) -> str:
     share = (f"Lazy-DP-TS's regret is {v[0]:.2f} of AdaP-KLUCB's (interval "
              f"[{v[1]:.2f}, {v[2]:.2f}]). ")
     if v[0] < 1:
@@ -138,7 +144,7 @@ def _why_klucb(v) -> str:
     return share + "The paper gives no parameter of AdaP-KLUCB; ours is α = 3.1."
 
 
-def _claims(res, s: Settings, seed: int) -> list:
+def _claims(res: dict, s: Settings, seed: int) -> list:
     claims = []
     for name in s.settings:
         for eps in s.eps:

@@ -1,4 +1,6 @@
-"""Sarkar, Pandey and Ray Chowdhury (2025), *DP-NCB: Privacy Preserving Fair Bandits*:
+"""The experiments of Sarkar, Pandey and Ray Chowdhury (2025).
+
+Sarkar, Pandey and Ray Chowdhury (2025), *DP-NCB: Privacy Preserving Fair Bandits*:
 Section 8, experiments (a)–(f).
 
 Nash regret NR(t) = μ* − exp(mean_{s≤t} ln μ̄_s), with μ̄_s the mean over the runs of the
@@ -33,7 +35,8 @@ from scipy.special import logsumexp
 from tqdm import tqdm
 
 from dpaudit.algorithms import registry
-from dpaudit.reproduce.experiment import (Claim, Context, Reproduction, Row, level, new_figure,
+from dpaudit.reproduce.experiment import (Claim, Context, Figure, Reproduction, Row, level,
+                                          new_figure,
                                           save_figure)
 from dpaudit.simulation.simulate import pool_map
 
@@ -99,7 +102,8 @@ class Settings:
     a_eps: float = 2.0
     f_horizon: int = 2 * 10 ** 6
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the settings (ValueError naming the bad value)."""
         if self.eps not in self.eps_grid or self.runs < 2 or self.a_reps * self.a_runs < 2:
             raise ValueError("eps must be in eps_grid, and every estimate needs 2 runs")
 
@@ -112,10 +116,15 @@ MODES = {"full": FULL, "quick": QUICK}
 # ------------------------------------------------------------------------ statistics
 
 @nb.njit(cache=True)
-def _accumulate(acts, mu, t0, points, state, cum_loo, cum_x, out_full, out_loo, out_x):
-    """One column chunk (R, C) of arms (rounds t0+1 .. t0+C, 1-based): adds ln μ̄_t,
+def _accumulate(acts: np.ndarray, mu: np.ndarray, t0: int, points: np.ndarray, state: np.ndarray,
+                cum_loo: np.ndarray, cum_x: np.ndarray, out_full: np.ndarray, out_loo: np.ndarray,
+                out_x: np.ndarray) -> None:
+    """Add one column chunk of arms to the running sums.
+
+    One column chunk (R, C) of arms (rounds t0+1 .. t0+C, 1-based): adds ln μ̄_t,
     ln((S_t − x_{r,t})/(R−1)) and x_{r,t} to the running sums (state[0] = Σ ln μ̄,
-    state[1] = next prefix index) and copies them out at the prefix points."""
+    state[1] = next prefix index) and copies them out at the prefix points.
+    """
     R, C = acts.shape
     P = points.shape[0]
     for c in range(C):
@@ -137,10 +146,14 @@ def _accumulate(acts, mu, t0, points, state, cum_loo, cum_x, out_full, out_loo, 
         state[1] = pi
 
 
-def stream_sums(acts, mu, points, chunk: int = 1 << 19):
-    """Cumulative sums at ``points`` (1-based, increasing) of an (R, T) int array of arms
+def stream_sums(acts: np.ndarray, mu: np.ndarray, points: np.ndarray,
+                chunk: int = 1 << 19) -> tuple:
+    """Cumulative sums at ``points`` of an (R, T) int array of arms.
+
+    Cumulative sums at ``points`` (1-based, increasing) of an (R, T) int array of arms
     (a memmap works): Σ_{t≤p} ln μ̄_t (P,), Σ_{t≤p} ln μ̄_t^(−r) (R, P), Σ_{t≤p} x_{r,t} (R, P),
-    float64."""
+    float64.
+    """
     R, T = acts.shape
     P = len(points)
     state = np.zeros(2)
@@ -154,9 +167,12 @@ def stream_sums(acts, mu, points, chunk: int = 1 << 19):
     return full, loo, xs
 
 
-def loo_log_means(acts, log_mu):
-    """ln μ̄_t (..., T) and leave-one-run-out ln μ̄_t^(−r) (..., R, T) of arms ``acts``
-    (..., R, T), in log space: log-sum-exp over the arm counts (exact when μ underflows)."""
+def loo_log_means(acts: np.ndarray, log_mu: np.ndarray) -> tuple:
+    """Ln μ̄_t and the leave-one-run-out ln μ̄_t^(−r) of arms ``acts``.
+
+    Ln μ̄_t (..., T) and leave-one-run-out ln μ̄_t^(−r) (..., R, T) of arms ``acts``
+    (..., R, T), in log space: log-sum-exp over the arm counts (exact when μ underflows).
+    """
     k, R = len(log_mu), acts.shape[-2]
     counts = np.stack([(acts == j).sum(axis=-2) for j in range(k)], axis=-2)   # (..., k, T)
     lm = np.asarray(log_mu, float)[:, None]
@@ -168,16 +184,19 @@ def loo_log_means(acts, log_mu):
     return full, np.take_along_axis(by_arm, acts.astype(np.intp), axis=-2)
 
 
-def sums_at(full, loo, xs, points):
+def sums_at(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndarray) -> tuple:
     """Prefix sums at ``points`` of per-round arrays (last axis = rounds)."""
     idx = np.asarray(points) - 1
     return tuple(np.cumsum(v, axis=-1)[..., idx] for v in (full, loo, xs))
 
 
-def jackknife(theta, theta_loo, confidence: float = 0.95):
-    """Leave-one-out jackknife over the run axis (−2 of ``theta_loo`` (..., R, P), ``theta``
+def jackknife(theta: np.ndarray, theta_loo: np.ndarray, confidence: float = 0.95) -> tuple:
+    """Leave-one-out jackknife over the run axis.
+
+    Leave-one-out jackknife over the run axis (−2 of ``theta_loo`` (..., R, P), ``theta``
     (..., P)): bias-corrected estimate, standard error and two-sided t-interval (R−1 df) at
-    ``confidence``."""
+    ``confidence``.
+    """
     R = theta_loo.shape[-2]
     m = theta_loo.mean(axis=-2)
     est = R * theta - (R - 1) * m
@@ -186,10 +205,14 @@ def jackknife(theta, theta_loo, confidence: float = 0.95):
     return est, se, est - h, est + h
 
 
-def summarise(full, loo, xs, points, mu_star):
-    """Plug-in and jackknife Nash regret (95 % intervals), average regret with its standard
+def summarise(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndarray,
+              mu_star: float) -> dict:
+    """Plug-in and jackknife Nash regret, and average regret, at ``points``.
+
+    Plug-in and jackknife Nash regret (95 % intervals), average regret with its standard
     error and 95 % t-interval, at ``points``, from the prefix sums of :func:`stream_sums` /
-    :func:`sums_at`."""
+    :func:`sums_at`.
+    """
     p = np.asarray(points, float)
     nash_plug = mu_star - np.exp(full / p)
     est, se, lo, hi = jackknife(nash_plug, mu_star - np.exp(loo / p))
@@ -204,10 +227,13 @@ def summarise(full, loo, xs, points, mu_star):
 
 # ------------------------------------------------------------------------ simulation
 
-def mixed_table(rng, T: int) -> np.ndarray:
-    """Experiment (f)'s rewards, a (T, 50) float64 table: arm i draws Bernoulli(μ_i) if
+def mixed_table(rng: np.random.Generator, T: int) -> np.ndarray:
+    """Experiment (f)'s rewards, a (T, 50) float64 table.
+
+    Experiment (f)'s rewards, a (T, 50) float64 table: arm i draws Bernoulli(μ_i) if
     μ_i ≥ 0.75, Beta(4, 1) if μ_i ∈ [0.5, 0.75), 0.4 or 1 with probability ½ each if
-    μ_i ∈ [0.25, 0.5), uniform on [0, 1] otherwise (μ = :data:`MU_B`)."""
+    μ_i ∈ [0.25, 0.5), uniform on [0, 1] otherwise (μ = :data:`MU_B`).
+    """
     mu = np.asarray(MU_B)
     u = rng.random((T, mu.size))
     out = np.where(mu >= 0.75, (u < mu).astype(np.float64),
@@ -217,15 +243,22 @@ def mixed_table(rng, T: int) -> np.ndarray:
 
 
 def law_means() -> tuple:
-    """The means of experiment (f)'s reward laws (:func:`mixed_table`): μ_i, 0.8, 0.7, 0.5 by
-    bucket."""
+    """The means of experiment (f)'s reward laws.
+
+    The means of experiment (f)'s reward laws (:func:`mixed_table`): μ_i, 0.8, 0.7, 0.5 by
+    bucket.
+    """
     return tuple(m if m >= 0.75 else 0.8 if m >= 0.5 else 0.7 if m >= 0.25 else 0.5
                  for m in MU_B)
 
 
-def _kernel_run(algo, params, eps, means, T, seed, out, mixed: bool = False):
-    """One full run (compiled kernel) into ``out`` (length T): fresh Bernoulli(``means``)
-    rewards, or a :func:`mixed_table` drawn from its own stream when ``mixed``."""
+def _kernel_run(algo: str, params: dict, eps: float, means: tuple, T: int, seed: tuple,
+                out: np.ndarray, mixed: bool = False) -> None:
+    """One full run (compiled kernel) into ``out``.
+
+    One full run (compiled kernel) into ``out`` (length T): fresh Bernoulli(``means``)
+    rewards, or a :func:`mixed_table` drawn from its own stream when ``mixed``.
+    """
     spec = registry.get(algo)
     p = spec.resolve_params({**dict(params), "horizon": T, "means": tuple(means)})
     prep = spec.prepare(eps, p)
@@ -241,9 +274,12 @@ def _kernel_run(algo, params, eps, means, T, seed, out, mixed: bool = False):
     out[:] = buf
 
 
-def run_into_file(task) -> int:
-    """Pool task: run ``r`` of a configuration on the 50-arm instance, its arms written to row
-    r of the int8 file ``path`` (R × T)."""
+def run_into_file(task: tuple) -> int:
+    """Pool task: one run written to a row of an int8 file.
+
+    Pool task: run ``r`` of a configuration on the 50-arm instance, its arms written to row
+    r of the int8 file ``path`` (R × T).
+    """
     algo, params, eps, T, seed, path, R, r, mixed = task
     mm = np.memmap(path, np.int8, "r+", shape=(R, T))
     _kernel_run(algo, params, eps, MU_B, T, seed, mm[r], mixed)
@@ -254,9 +290,12 @@ def run_into_file(task) -> int:
 
 @dataclass(frozen=True)
 class RunSet:
-    """Runs of (configuration, ε) cells on the 50-arm instance: ``runs`` runs of ``horizon``
+    """Runs of (configuration, ε) cells on the 50-arm instance.
+
+    Runs of (configuration, ε) cells on the 50-arm instance: ``runs`` runs of ``horizon``
     rounds each, read at ``points``; ``mixed``: experiment (f)'s reward laws; ``tag``: the
-    first key of their seeds (one per experiment)."""
+    first key of their seeds (one per experiment).
+    """
     cells: tuple
     runs: int
     horizon: int
@@ -266,8 +305,11 @@ class RunSet:
 
 
 def run_set(rs: RunSet, ctx: Context, means: tuple = (MU_B,)) -> dict:
-    """Prefix sums (:func:`stream_sums`) of every cell of ``rs``, one triple per entry of
-    ``means`` (the means the regret is computed with), keyed (cell, index in ``means``)."""
+    """Prefix sums of every cell of ``rs``.
+
+    Prefix sums (:func:`stream_sums`) of every cell of ``rs``, one triple per entry of
+    ``means`` (the means the regret is computed with), keyed (cell, index in ``means``).
+    """
     out = {}
     with tempfile.TemporaryDirectory(prefix="dpaudit-ncb-") as tmp:
         tasks, paths = [], {}
@@ -294,8 +336,11 @@ def run_set(rs: RunSet, ctx: Context, means: tuple = (MU_B,)) -> dict:
 
 
 def instance_a(s: Settings, ctx: Context) -> dict:
-    """Instance (a) per configuration and T: the jackknife NR over all repetitions × runs
-    pooled, and the authors' statistic (the mean over repetitions of the plug-in NR)."""
+    """Instance (a) per configuration and T.
+
+    Instance (a) per configuration and T: the jackknife NR over all repetitions × runs
+    pooled, and the authors' statistic (the mean over repetitions of the plug-in NR).
+    """
     out = {}
     n = s.a_reps * s.a_runs
     bar = tqdm(total=len(A_CONFIGS) * len(s.a_horizons) * n, unit="run", desc=f"{KEY} (a)",
@@ -327,7 +372,7 @@ def instance_a(s: Settings, ctx: Context) -> dict:
 
 # ------------------------------------------------------------------------ page
 
-def _figures(res_b, res_a, s: Settings, points, folder: str):
+def _figures(res_b: dict, res_a: dict, s: Settings, points: np.ndarray, folder: str) -> list:
     mu_star, mu_mean = max(MU_B), float(np.mean(MU_B))
     figs = []
     fig, axes = new_figure(2, 1, width=5.2, height=4.0)
@@ -393,15 +438,18 @@ def _figures(res_b, res_a, s: Settings, points, folder: str):
     return figs
 
 
-def _nr(res_b, c, eps):
+def _nr(res_b: dict, c: Config, eps: float) -> tuple:
     """(estimate, standard error, runs) of NR at the horizon."""
     r = res_b[(c, eps)]
     return float(r["nash"][-1]), float(r["nash_se"][-1]), int(r["runs"])
 
 
-def _less(a, b, conf: float, claim: Claim) -> Row:
-    """A row on NR(a) − NR(b) at the horizon (two independent jackknife estimates, normal
-    interval at ``conf``)."""
+def _less(a: tuple, b: tuple, conf: float, claim: Claim) -> Row:
+    """A row on NR(a) − NR(b) at the horizon.
+
+    A row on NR(a) − NR(b) at the horizon (two independent jackknife estimates, normal
+    interval at ``conf``).
+    """
     d = a[0] - b[0]
     h = stats.norm.ppf(0.5 + conf / 2) * math.hypot(a[1], b[1])
     v = (d, d - h, d + h)
@@ -411,10 +459,13 @@ def _less(a, b, conf: float, claim: Claim) -> Row:
 
 
 def figure_a_row(x: dict, c: Config, ref: float, s: Settings, conf: float) -> Row:
-    """Experiment (a) at its largest T: our Nash regret ``x`` (``nash``, ``nash_se`` of the
+    """Experiment (a) at its largest T against the value read off the paper's figure.
+
+    Experiment (a) at its largest T: our Nash regret ``x`` (``nash``, ``nash_se`` of the
     jackknife over all runs) against the value ``ref`` read off the paper's figure. The
     interval from the runs (t, ``conf``) is widened by the reading precision
-    :data:`READ_OFF`; the row is reproduced when it holds ``ref``."""
+    :data:`READ_OFF`; the row is reproduced when it holds ``ref``.
+    """
     h = stats.t.ppf(0.5 + conf / 2, s.a_reps * s.a_runs - 1) * x["nash_se"]
     lo, hi = x["nash"] - h, x["nash"] + h
     ok = lo - READ_OFF <= ref <= hi + READ_OFF
@@ -432,7 +483,7 @@ def figure_a_row(x: dict, c: Config, ref: float, s: Settings, conf: float) -> Ro
                "the interval widened by the reading precision holds the paper's value", why)
 
 
-def _claims(res_b, res_a, s: Settings) -> list:
+def _claims(res_b: dict, res_a: dict, s: Settings) -> list:
     e, T = s.eps, s.horizon
     nr = {c: _nr(res_b, c, e) for c in CONFIGS}
     claims = []
@@ -482,7 +533,7 @@ def _claims(res_b, res_a, s: Settings) -> list:
     return claims
 
 
-def _figure_f(res_f, s: Settings, points, folder: str):
+def _figure_f(res_f: dict, s: Settings, points: np.ndarray, folder: str) -> Figure:
     fig, axes = new_figure(1, 1, width=5.2, height=4.0)
     ax = axes[0]
     data = {"points": list(map(int, points)), "runs": s.runs, "eps": s.eps,
@@ -507,7 +558,7 @@ def _figure_f(res_f, s: Settings, points, folder: str):
                        "code (dashed).")
 
 
-def _claims_f(res_f, s: Settings) -> list:
+def _claims_f(res_f: dict, s: Settings) -> list:
     nr = {c: (float(res_f[(c, 0)]["nash"][-1]), float(res_f[(c, 0)]["nash_se"][-1]))
           for c in F_CONFIGS}
     T = f"T = {s.f_horizon:.3g}"

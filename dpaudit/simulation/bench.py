@@ -15,6 +15,7 @@ run can go on for ever: docs/papers/azize2023.md).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def bench(algo: str, eps: float, params: dict | None = None, seconds: float = 3.
     limit = int(p["max_steps"] if "max_steps" in p else spec.audit_horizon(p))
     rng = np.random.default_rng(seed)
 
-    def call(run_limit, n):
+    def call(run_limit: int, n: int) -> tuple:
         return run_batch(spec.request(prep, table, n, rng, limit=run_limit))
 
     call(min(limit, 64), 1)   # compile
@@ -101,9 +102,12 @@ def bench(algo: str, eps: float, params: dict | None = None, seconds: float = 3.
             "prepare_s": prepare_s, "precompute": info(p) if info else {}}
 
 
-def _probe(call, limit: int) -> float:
-    """Steps per second of single runs capped at 2¹⁰, 2¹², … steps, until a call takes
-    :data:`PROBE_SECONDS` or its run ends before the cap (not counted in the figures)."""
+def _probe(call: Callable[[int, int], tuple], limit: int) -> float:
+    """Steps per second of single runs, probed at growing caps.
+
+    Steps per second of single runs capped at 2¹⁰, 2¹², … steps, until a call takes
+    :data:`PROBE_SECONDS` or its run ends before the cap (not counted in the figures).
+    """
     cap = 1 << 10
     while True:
         run_limit = min(limit, cap)

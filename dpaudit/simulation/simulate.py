@@ -71,10 +71,12 @@ import multiprocessing as mp
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.core import interrupt
 
@@ -90,7 +92,7 @@ _FNV_PRIME = np.uint64(1099511628211)
 
 
 @nb.njit(cache=True)
-def _mix(h, x):
+def _mix(h: np.uint64, x: int) -> np.uint64:
     return (h ^ np.uint64(x)) * _FNV_PRIME
 
 
@@ -98,9 +100,13 @@ SEQUENCE, COUNTS = 0, 1   # view kinds: the actions in order; how often each arm
 
 
 @nb.njit(cache=True)
-def _hash_views(actions, tau, rec, status, views, out):
-    """Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 3)
-    sorted [start, end, kind) windows (sequence prefixes continue the previous one's hash)."""
+def _hash_views(actions: np.ndarray, tau: int, rec: int, status: int, views: np.ndarray,
+                out: np.ndarray) -> None:
+    """Write the view cells of one transcript into ``out``.
+
+    Write the view cells of one transcript into ``out`` (len(views),); ``views`` (V, 3)
+    sorted [start, end, kind) windows (sequence prefixes continue the previous one's hash).
+    """
     h = _FNV_OFFSET
     s_prev, t = -1, 0
     for v in range(views.shape[0]):
@@ -131,10 +137,13 @@ def _hash_views(actions, tau, rec, status, views, out):
             out[v] = cell
 
 
-def as_views(views) -> np.ndarray:
-    """Views as a sorted, duplicate-free int64 (V, 3) array of [start, end) windows and their
+def as_views(views: ArrayLike) -> np.ndarray:
+    """Views as a sorted, duplicate-free int64 (V, 3) array.
+
+    Views as a sorted, duplicate-free int64 (V, 3) array of [start, end) windows and their
     kind (:data:`SEQUENCE` or :data:`COUNTS`): a 1-D sequence of prefix lengths L means
-    sequence windows [0, L); (start, end) pairs are sequence windows."""
+    sequence windows [0, L); (start, end) pairs are sequence windows.
+    """
     v = np.asarray(views, dtype=np.int64)
     if v.ndim == 1:
         v = np.stack([np.zeros_like(v), v], axis=1)
@@ -144,9 +153,12 @@ def as_views(views) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def batch_buffers(n_runs, views, keep):
-    """Buffers of a batch of runs: (actions, releases, frozen, kept, cells, taus, recs,
-    stats); see :func:`run_batch` for the outputs."""
+def batch_buffers(n_runs: int, views: np.ndarray, keep: int) -> tuple:
+    """Buffers of a batch of runs.
+
+    Buffers of a batch of runs: (actions, releases, frozen, kept, cells, taus, recs,
+    stats); see :func:`run_batch` for the outputs.
+    """
     n_views = views.shape[0]
     buf_len = views[:, 1].max() if n_views > 0 else 0
     return (np.empty(buf_len, np.int16), np.empty((0, 8)), np.empty(0),
@@ -155,7 +167,8 @@ def batch_buffers(n_runs, views, keep):
 
 
 @nb.njit(cache=True)
-def batch_record(i, buffers, tau, rec, status, views):
+def batch_record(i: int, buffers: tuple, tau: int, rec: int, status: int,
+                 views: np.ndarray) -> None:
     """Record run ``i`` (its actions are in ``buffers[0]``) into the batch ``buffers``."""
     actions, _, _, kept, cells, taus, recs, stats = buffers
     taus[i] = tau
@@ -168,14 +181,17 @@ def batch_record(i, buffers, tau, rec, status, views):
 
 
 @nb.njit(nogil=True)
-def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep):
+def batch_body(kernel: Callable, rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+               keep: int) -> tuple:
     """The batch loop of :func:`run_batch` for any ``kernel`` (a first-class function).
 
     numba cannot cache it: a jitted function passed as an argument is typed by its memory
     address (numba #2956, #9348), so every process would compile it again (about 5 s per
     worker). Algorithm modules write the same three-line loop with their kernel called
     directly, cached, and declare it in ``BATCH_LOOPS`` (:func:`cached_loop`); other kernels
-    (tests) use this one."""
+    (tests) use this one.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -183,27 +199,35 @@ def batch_body(kernel, rng, table, means, theta, aux, limit, n_runs, views, keep
     return b[4], b[5], b[6], b[7], b[3]
 
 
-def seed_sequence(seed) -> np.random.SeedSequence:
+def seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
     """``seed`` (an int or a SeedSequence) as a SeedSequence."""
     return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
 
 
-def child_seed(ss: np.random.SeedSequence, *key) -> np.random.SeedSequence:
-    """The child ``ss.spawn`` would give at ``key`` (one index per level), without mutating
-    ``ss``."""
+def child_seed(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The child ``ss.spawn`` would give at ``key``, without mutating ``ss``.
+
+    The child ``ss.spawn`` would give at ``key`` (one index per level), without mutating
+    ``ss``.
+    """
     return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key,
                                   pool_size=ss.pool_size)
 
 
-def cached_loop(kernel):
-    """The cached batch loop of ``kernel`` that its module declares in ``BATCH_LOOPS`` (a dict
-    kernel -> loop, beside the kernels), or None."""
+def cached_loop(kernel: Callable) -> Callable | None:
+    """The cached batch loop of ``kernel``, or None.
+
+    The cached batch loop of ``kernel`` that its module declares in ``BATCH_LOOPS`` (a dict
+    kernel -> loop, beside the kernels), or None.
+    """
     module = sys.modules.get(getattr(kernel, "py_func", kernel).__module__)
     return getattr(module, "BATCH_LOOPS", {}).get(kernel)
 
 
-def run_batch(request: Request, keep: int = 0):
-    """Run ``request.n_runs`` runs of its kernel at once (one generator,
+def run_batch(request: Request, keep: int = 0) -> tuple:
+    """Run ``request.n_runs`` runs of its kernel at once.
+
+    Run ``request.n_runs`` runs of its kernel at once (one generator,
     ``numpy.random.default_rng(request.seed)``); return per-run view cells and (τ, â, status).
 
     Returns ``cells`` uint64 (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64
@@ -254,7 +278,7 @@ class Counts:
         return int(self.counts[v][mask].sum())
 
 
-def _merge(parts, n_views):
+def _merge(parts: list, n_views: int) -> tuple[list, list]:
     cells, counts = [], []
     for v in range(n_views):
         c = np.concatenate([p[0][v] for p in parts])
@@ -280,14 +304,14 @@ def _outcome_job(r: Request):
     return tau, rec, status
 
 
-def _resolve(kernel_ref):
+def _resolve(kernel_ref: tuple | Callable) -> Callable:
     """Kernels travel to worker processes as (module, name) and are re-imported there."""
     if isinstance(kernel_ref, tuple):
         return getattr(importlib.import_module(kernel_ref[0]), kernel_ref[1])
     return kernel_ref
 
 
-def _ref(kernel):
+def _ref(kernel: Callable) -> tuple[str, str]:
     return (kernel.py_func.__module__, kernel.py_func.__name__)
 
 
@@ -301,16 +325,21 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     return _POOLS[workers]
 
 
-def pool_map(fn, items: list, workers: int):
-    """``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
-    results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.core.interrupt`)."""
+def pool_map(fn: Callable, items: list, workers: int) -> Iterator:
+    """``map(fn, items)`` over the shared pool of worker processes.
+
+    ``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
+    results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.core.interrupt`).
+    """
     with interrupt.launching():      # submitting launches the workers, if not yet up
         return _pool(workers).map(fn, items)
 
 
 @dataclass(frozen=True)
 class Request:
-    """Runs of one kernel on one table: what :func:`run_batch` runs at once and
+    """Runs of one kernel on one table.
+
+    Runs of one kernel on one table: what :func:`run_batch` runs at once and
     :func:`simulate_many` in chunks.
 
     Attributes:
@@ -343,12 +372,16 @@ class Request:
         return self.table.shape[0] if self.limit is None else int(self.limit)
 
 
-def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Counts]:
-    """The feature-cell :class:`Counts` of every :class:`Request`'s runs, their chunks of
+def simulate_many(requests: list, *, workers: int = 1,
+                  progress: Callable | None = None) -> list[Counts]:
+    """The feature-cell counts of every request's runs.
+
+    The feature-cell :class:`Counts` of every :class:`Request`'s runs, their chunks of
     :data:`CHUNK` runs (chunk i seeded by ``seed.spawn(...)[i]``) pooled in one map over
     ``workers`` processes (many small simulations, e.g. a search round over hundreds of
     candidate tables, keep every core busy). Results are those of one call per request, bit
-    for bit. ``progress``: optional callable(runs done)."""
+    for bit. ``progress``: optional callable(runs done).
+    """
     out = []
     for r, parts in zip(requests, _chunked(_chunk_job, requests, CHUNK, workers, progress)):
         cells, counts = _merge(parts, len(as_views(r.views)))
@@ -359,27 +392,38 @@ def simulate_many(requests: list, *, workers: int = 1, progress=None) -> list[Co
 
 
 def outcomes(request: Request, workers: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each run's (τ, rec, status) of ``request`` (its views are ignored): int64 arrays of
+    """Each run's (τ, rec, status) of ``request``.
+
+    Each run's (τ, rec, status) of ``request`` (its views are ignored): int64 arrays of
     shape (n_runs,), in run order, identical for every ``workers`` (chunk i of
     :data:`OUTCOME_CHUNK` runs draws from ``request.seed.spawn(...)[i]``). With a
     :meth:`~dpaudit.data.tables.Model.fresh` table every run reads fresh rewards: the
-    correctness checks and the papers' accuracy experiments."""
+    correctness checks and the papers' accuracy experiments.
+    """
     return outcomes_many([request], workers=workers)[0]
 
 
-def outcomes_many(requests: list, *, workers: int = 1, progress=None) -> list[tuple]:
-    """:func:`outcomes` of every request, their chunks pooled in one map over ``workers``
+def outcomes_many(requests: list, *, workers: int = 1,
+                  progress: Callable | None = None) -> list[tuple]:
+    """:func:`outcomes` of every request, pooled in one map.
+
+    :func:`outcomes` of every request, their chunks pooled in one map over ``workers``
     processes (a grid of small experiments keeps every core busy); each result is that of one
-    :func:`outcomes` call, bit for bit. ``progress``: optional callable(runs done)."""
+    :func:`outcomes` call, bit for bit. ``progress``: optional callable(runs done).
+    """
     requests = [replace(r, views=np.zeros(0, np.int64)) for r in requests]
     return [tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
             for parts in _chunked(_outcome_job, requests, OUTCOME_CHUNK, workers, progress)]
 
 
-def _chunked(job, requests: list, size: int, workers: int, progress=None) -> list[list]:
-    """``job`` over the chunks of ``size`` runs of every request (chunk i of a request
+def _chunked(job: Callable, requests: list, size: int, workers: int,
+             progress: Callable | None = None) -> list[list]:
+    """``job`` over the chunks of every request, pooled over the workers.
+
+    ``job`` over the chunks of ``size`` runs of every request (chunk i of a request
     seeded by its ``seed.spawn(...)[i]``), pooled over ``workers`` processes: per request, the
-    chunks' results in order. ``progress``: optional callable(runs done)."""
+    chunks' results in order. ``progress``: optional callable(runs done).
+    """
     jobs, owner = [], []
     for r_i, r in enumerate(requests):
         r = replace(r, table=np.ascontiguousarray(r.table, dtype=np.float64),
@@ -404,5 +448,6 @@ def _chunked(job, requests: list, size: int, workers: int, progress=None) -> lis
 
 
 def default_workers() -> int:
+    """The workers used when none is given: every core this process may use."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                else (os.cpu_count() or 1))

@@ -22,9 +22,11 @@ afterwards, enters the reported bound, so this search costs no confidence.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from statsmodels.stats.proportion import proportion_confint
 
 from dpaudit.core.terms import Side
@@ -40,8 +42,11 @@ SPARSE = 0.5    # views with more distinct cells than this share of the runs (bo
 
 @dataclass
 class Event:
-    """A set of cells of one view; ``numerator`` is the table ("d" or "d_prime") whose
-    probability is on top of the privacy-loss ratio."""
+    """A set of cells of one view, and the side on top of its ratio.
+
+    A set of cells of one view; ``numerator`` is the table ("d" or "d_prime") whose
+    probability is on top of the privacy-loss ratio.
+    """
 
     view: tuple        # the view's window (start, end) of samples (start 0: a prefix)
     view_index: int
@@ -62,25 +67,35 @@ def lookup(keys: np.ndarray, c: Counts, v: int) -> np.ndarray:
 
 
 def _aligned(v: int, rank: tuple[Counts, Counts], *samples: Counts):
-    """Cells of view ``v`` seen on the ranking half (either side), and every sample's counts
-    on them (cells never seen while ranking have no ratio to rank them by: left out)."""
+    """The cells of view ``v`` seen while ranking, and every sample's counts on them.
+
+    Cells of view ``v`` seen on the ranking half (either side), and every sample's counts
+    on them (cells never seen while ranking have no ratio to rank them by: left out).
+    """
     keys = np.union1d(rank[0].cells[v], rank[1].cells[v])
     return keys, [lookup(keys, c, v) for c in samples]
 
 
 def _union_sizes(n_cells: int) -> np.ndarray:
-    """0-based indices j of the unions "first j + 1 cells" scored: all of them up to
-    :data:`FULL_GRID` cells, else a log-spaced grid of :data:`GRID` sizes."""
+    """The indices of the unions of first cells that are scored.
+
+    0-based indices j of the unions "first j + 1 cells" scored: all of them up to
+    :data:`FULL_GRID` cells, else a log-spaced grid of :data:`GRID` sizes.
+    """
     if n_cells <= FULL_GRID:
         return np.arange(n_cells)
     return np.unique(np.geomspace(1, n_cells, GRID).astype(np.int64)) - 1
 
 
-def predicted_bound(A, B, n: int, n_meas: int, alpha: float, delta: float = 0.0):
-    """The ε lower bound an event with A numerator and B denominator hits out of ``n`` runs
+def predicted_bound(A: ArrayLike, B: ArrayLike, n: int, n_meas: int, alpha: float,
+                    delta: float = 0.0) -> np.ndarray:
+    """The ε lower bound an event's pilot hits predict for the measurement.
+
+    The ε lower bound an event with A numerator and B denominator hits out of ``n`` runs
     per side would give on ``n_meas`` runs per side at level ``alpha``, if its probabilities
     were their pessimistic three-sigma values (Clopper–Pearson at :data:`PLUG_IN_ALPHA`).
-    Vectorised over A and B."""
+    Vectorised over A and B.
+    """
     p_num = cp_lower(A, n, PLUG_IN_ALPHA)
     p_den = cp_upper(B, n, PLUG_IN_ALPHA)
     return eps_lower_bound(p_num * n_meas, n_meas, p_den * n_meas, n_meas, alpha, delta)
@@ -88,22 +103,29 @@ def predicted_bound(A, B, n: int, n_meas: int, alpha: float, delta: float = 0.0)
 
 def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alpha: float,
                     delta: float = 0.0) -> float:
-    """The ε lower bound a chosen ``event`` is expected to give on ``n_meas`` runs per side
+    """The ε lower bound a chosen event's fresh frequencies predict for the measurement.
+
+    The ε lower bound a chosen ``event`` is expected to give on ``n_meas`` runs per side
     at level ``alpha``, from its frequencies on ``fresh`` (counts on d, on d') runs that
     played no part in choosing it. No pessimism is needed on such runs, so this is the
     basis for comparing events chosen on different pilots (the best of many unions scored
-    on one sample overrates itself)."""
+    on one sample overrates itself).
+    """
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
     num, den = (hits[1], hits[0]) if event.numerator == Side.D_PRIME else hits
     scale = n_meas / fresh[0].n_runs
     return float(eps_lower_bound(num * scale, n_meas, den * scale, n_meas, alpha, delta))
 
 
-def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:
-    """The predicted bound of every union with each Clopper–Pearson bound replaced by its
+def _wilson_prediction(A: np.ndarray, B: np.ndarray, n: int, n_meas: int, alpha: float,
+                       delta: float) -> np.ndarray:
+    """The predicted bound of every union, Wilson-approximated.
+
+    The predicted bound of every union with each Clopper–Pearson bound replaced by its
     Wilson approximation (closed form, statsmodels): a cheap pre-ranking, see
-    :data:`SHORTLIST`."""
-    def wilson(k, m, a):
+    :data:`SHORTLIST`.
+    """
+    def wilson(k: ArrayLike, m: int, a: float) -> tuple:
         return proportion_confint(k, m, alpha=2 * a, method="wilson")
 
     p_num = wilson(A, n, PLUG_IN_ALPHA)[0]
@@ -114,9 +136,12 @@ def _wilson_prediction(A, B, n, n_meas, alpha, delta) -> np.ndarray:
         return np.log(np.maximum(lo, 0.0)) - np.log(hi)
 
 
-def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0, orderings=None,
+def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
+               orderings: Callable | None = None,
                fallback: bool = False) -> Event | None:
-    """Best event over all views, both directions and all orderings, or None if no union has
+    """The best event over all views, both directions and all orderings.
+
+    Best event over all views, both directions and all orderings, or None if no union has
     a positive scored bound (with ``fallback``: the raw best likelihood-ratio union, the one
     with the largest (A + ½)/(B + ½) over the scoring half's hits A on its numerator side and B
     on the other, ties to the most excess hits A − B, ``predicted_lb`` 0, as long as one has

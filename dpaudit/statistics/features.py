@@ -32,9 +32,12 @@ _FNV_OFFSET = np.uint64(1469598103934665603)
 _FNV_PRIME = np.uint64(1099511628211)
 
 
-def as_outputs(y, n: int) -> np.ndarray:
-    """Check a mechanism's return value: ``n`` outputs, shape (n,) or (n, m), finite numbers.
-    Raises InputError naming the problem."""
+def as_outputs(y: object, n: int) -> np.ndarray:
+    """Check a mechanism's return value and give it as an array of outputs.
+
+    Check a mechanism's return value: ``n`` outputs, shape (n,) or (n, m), finite numbers.
+    Raises InputError naming the problem.
+    """
     try:
         a = np.asarray(y)
     except (TypeError, ValueError):
@@ -71,10 +74,15 @@ def _row_hash(codes: np.ndarray) -> np.ndarray:
 
 
 class Features:
-    """Cells of a fitted output space (see module doc). ``kind``: "discrete" or "continuous";
-    ``dim``: m (1 for 1-D outputs)."""
+    """Cells of a fitted output space (see module doc).
 
-    def __init__(self, kind: str, dim: int, dtype_kind: str, edges=None, bins=0, examples=None):
+    ``kind``: "discrete" or "continuous";
+    ``dim``: m (1 for 1-D outputs).
+    """
+
+    def __init__(self, kind: str, dim: int, dtype_kind: str, edges: list | None = None,
+                 bins: int = 0, examples: dict | None = None) -> None:
+        """A feature map of ``kind`` over m = ``dim`` coordinates (``edges``: bin edges)."""
         self.kind, self.dim, self.dtype_kind = kind, dim, dtype_kind
         self.edges, self.bins, self.examples = edges, bins, examples or {}
 
@@ -133,6 +141,7 @@ class Features:
         return out
 
     def cell_text(self, key: int) -> str:
+        """The cell ``key`` in words."""
         return self.describe(np.array([key], np.uint64))
 
 
@@ -162,9 +171,12 @@ def fit(y_d: np.ndarray, y_dp: np.ndarray) -> Features:
 
 
 def _levels(bins: int, n: int) -> np.ndarray:
-    """Quantile levels of the 1-D bin edges: ``bins`` equal-mass bins, refined in both tails
+    """The quantile levels of the 1-D bin edges.
+
+    Quantile levels of the 1-D bin edges: ``bins`` equal-mass bins, refined in both tails
     by :data:`TAIL_LEVELS` log-spaced levels down to ``PER_BIN / n`` (tail thresholds matter:
-    an (ε, δ) violation of a Gaussian mechanism lives on events of mass ~10^-4)."""
+    an (ε, δ) violation of a Gaussian mechanism lives on events of mass ~10^-4).
+    """
     inner = np.linspace(0.0, 1.0, bins + 1)[1:-1]
     lo = min(PER_BIN / n, 1.0 / bins)
     tail = np.geomspace(lo, 1.0 / bins, TAIL_LEVELS)

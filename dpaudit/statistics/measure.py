@@ -30,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from dpaudit.core.allowance import Allowance
 from dpaudit.core.request import Budget, Claim
 from dpaudit.core.terms import Side
 from dpaudit.simulation.simulate import Counts
@@ -42,8 +43,11 @@ LOOK_WEIGHTS = (1, 1, 2, 12)   # share of a finalist's α at each look (∝; the
 
 @dataclass
 class Finalist:
-    """An event chosen on the selection sample; ``draw(side, n, seed)`` returns the
-    :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1)."""
+    """An event chosen on the selection sample, and how to draw fresh runs for it.
+
+    An event chosen on the selection sample; ``draw(side, n, seed)`` returns the
+    :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1).
+    """
 
     event: Event
     draw: Callable[[int, int, np.random.SeedSequence], Counts]
@@ -52,6 +56,8 @@ class Finalist:
 
 @dataclass
 class Measured:
+    """A finalist's measurement so far: merged counts, hits, runs and its bounds."""
+
     finalist: Finalist
     counts: list = field(default_factory=lambda: [None, None])  # merged Counts on d, d'
     hits: tuple = (0, 0)    # hits of the event on d, d'
@@ -62,12 +68,15 @@ class Measured:
     p_values: list = field(default_factory=list)
 
     def num_den(self) -> tuple[int, int]:
+        """The event's hits (numerator side, denominator side)."""
         hd, hdp = self.hits
         return (hdp, hd) if self.finalist.event.numerator == Side.D_PRIME else (hd, hdp)
 
 
 @dataclass
 class Measurement:
+    """The measurement of every finalist: its looks, levels and why it stopped."""
+
     measured: list[Measured]
     best: Measured | None
     tests: int              # m = planned tests (looks × finalists)
@@ -79,8 +88,11 @@ class Measurement:
 
 
 def look_sizes(n: int) -> list[int]:
-    """Cumulative runs per side at each look: n/8, n/4, n/2, n (at least 1 each; looks
-    of equal size are one look)."""
+    """Cumulative runs per side at each look.
+
+    Cumulative runs per side at each look: n/8, n/4, n/2, n (at least 1 each; looks
+    of equal size are one look).
+    """
     return sorted({max(1, n >> (LOOKS - 1 - k)) for k in range(LOOKS)})
 
 
@@ -106,8 +118,11 @@ def _add(a: Counts | None, b: Counts) -> Counts:
 
 
 def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
-            seed: np.random.SeedSequence, allowance=None, costs=None) -> Measurement:
-    """Measure ``finalists`` on fresh samples of up to ``budget.runs`` runs per side (see
+            seed: np.random.SeedSequence, allowance: Allowance | None = None,
+            costs: dict | None = None) -> Measurement:
+    """Measure the finalists on fresh samples, in looks.
+
+    Measure ``finalists`` on fresh samples of up to ``budget.runs`` runs per side (see
     module doc) against ``claim`` (δ None: 0), at the budget's α (violations, Bonferroni over
     looks × finalists) and β (upper bounds).
 

@@ -15,32 +15,64 @@ CP_lower(k_num) − δ; with δ = 0 it is the pure-DP bound above.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.stats import binom, norm
 from statsmodels.stats.proportion import proportion_confint
 
 
-def cp_lower(k, n, alpha):
-    """One-sided (1 − α) Clopper–Pearson lower bound on a binomial proportion.
+def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
+    """One-sided (1 − α) exact Clopper–Pearson lower bound on a binomial proportion.
 
-    ``k``: successes (array-like; non-integer values are allowed and interpolate, used only
-    for *predicted* bounds); ``n``: trials; ``alpha`` ∈ (0, 1). Returns 0 where k = 0.
+    Args:
+        k: successes, scalar or array; non-integer values interpolate (used only for
+            *predicted* bounds).
+        n: trials (≥ 1), broadcast against ``k``.
+        alpha: the one-sided error, in (0, 1).
+
+    Returns:
+        float64 array of ``k``'s shape (0-d for scalars), in [0, 1]; 0 where k = 0.
     """
     lo, _ = proportion_confint(np.asarray(k, dtype=float), n, alpha=2 * alpha, method="beta")
     return np.nan_to_num(np.asarray(lo, dtype=float), nan=0.0)
 
 
-def cp_upper(k, n, alpha):
-    """One-sided (1 − α) Clopper–Pearson upper bound (1 where k = n)."""
+def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
+    """One-sided (1 − α) exact Clopper–Pearson upper bound on a binomial proportion.
+
+    Args:
+        k: successes, scalar or array.
+        n: trials (≥ 1), broadcast against ``k``.
+        alpha: the one-sided error, in (0, 1).
+
+    Returns:
+        float64 array of ``k``'s shape, in [0, 1]; 1 where k = n.
+    """
     _, hi = proportion_confint(np.asarray(k, dtype=float), n, alpha=2 * alpha, method="beta")
     return np.nan_to_num(np.asarray(hi, dtype=float), nan=1.0)
 
 
-def eps_lower_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
-    """Lower confidence bound (level 1 − α) on the δ-loss ln((P_num(S) − δ)/P_den(S)); ≥ 0.
+def eps_lower_bound(k_num: ArrayLike, n_num: int, k_den: ArrayLike, n_den: int, alpha: float,
+                    delta: float = 0.0) -> np.ndarray:
+    """Lower confidence bound (level 1 − α) on an event's δ-loss ln((P_num(S) − δ)/P_den(S)).
 
-    Vectorised over ``k_num``/``k_den``. α/2 goes to each of the two one-sided bounds.
+    α/2 goes to each of the two one-sided Clopper–Pearson bounds (union bound); the result is
+    clipped at 0. Valid for an event fixed before the runs counted were drawn.
+
+    Args:
+        k_num: the event's hits in ``n_num`` runs on the numerator side (scalar or array).
+        n_num: runs on the numerator side.
+        k_den: the event's hits in ``n_den`` runs on the denominator side, broadcast against
+            ``k_num``.
+        n_den: runs on the denominator side.
+        alpha: the error of the bound, in (0, 1).
+        delta: the claim's δ (0: the pure-DP log ratio).
+
+    Returns:
+        float64 array (nats, ≥ 0) of the broadcast shape.
     """
     lo = cp_lower(k_num, n_num, alpha / 2) - delta
     hi = cp_upper(k_den, n_den, alpha / 2)
@@ -49,9 +81,22 @@ def eps_lower_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
     return np.maximum(out, 0.0)
 
 
-def eps_upper_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
-    """Upper confidence bound (level 1 − α) on the δ-loss ln((P_num(S) − δ)/P_den(S)):
-    +inf when the denominator's lower bound is 0, −inf when P_num(S) ≤ δ with confidence."""
+def eps_upper_bound(k_num: ArrayLike, n_num: int, k_den: ArrayLike, n_den: int, alpha: float,
+                    delta: float = 0.0) -> np.ndarray:
+    """Upper confidence bound (level 1 − α) on an event's δ-loss ln((P_num(S) − δ)/P_den(S)).
+
+    Args:
+        k_num: the event's hits in ``n_num`` runs on the numerator side (scalar or array).
+        n_num: runs on the numerator side.
+        k_den: the event's hits in ``n_den`` runs on the denominator side.
+        n_den: runs on the denominator side.
+        alpha: the error of the bound, split α/2 over the two one-sided bounds.
+        delta: the claim's δ.
+
+    Returns:
+        float64 array (nats) of the broadcast shape: +inf where the denominator's lower bound
+        is 0, −inf where P_num(S) ≤ δ with confidence.
+    """
     hi = cp_upper(k_num, n_num, alpha / 2) - delta
     lo = cp_lower(k_den, n_den, alpha / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -61,11 +106,23 @@ def eps_upper_bound(k_num, n_num, k_den, n_den, alpha, delta=0.0):
 P_FLOOR_LOG10 = 50.0   # p-values are floored at 1e-50
 
 
-def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
-    """p-value of H0: P_num(S) ≤ e^ε·P_den(S) + δ for the test behind :func:`eps_lower_bound`:
-    the smallest α at which the bound exceeds ε (1 if it never does; floored at 1e-50, below
-    which scipy's beta quantiles stop converging)."""
-    def f(log10_a):
+def p_value(k_num: int, n_num: int, k_den: int, n_den: int, eps: float,
+            delta: float = 0.0) -> float:
+    """The p-value of H0: P_num(S) ≤ e^ε·P_den(S) + δ, the test behind :func:`eps_lower_bound`.
+
+    Args:
+        k_num: hits in ``n_num`` runs on the numerator side.
+        n_num: runs on the numerator side.
+        k_den: hits in ``n_den`` runs on the denominator side.
+        n_den: runs on the denominator side.
+        eps: the claimed ε.
+        delta: the claimed δ.
+
+    Returns:
+        The smallest α at which the lower bound exceeds ε: 1 if it never does, floored at
+        1e-50 (below it scipy's beta quantiles stop converging).
+    """
+    def f(log10_a: float) -> float:
         return float(eps_lower_bound(k_num, n_num, k_den, n_den, 10.0 ** log10_a, delta)) - eps
 
     if f(-1e-12) <= 0:
@@ -75,18 +132,37 @@ def p_value(k_num, n_num, k_den, n_den, eps, delta=0.0) -> float:
     return float(10.0 ** brentq(f, -P_FLOOR_LOG10, -1e-12, xtol=1e-13))
 
 
-def log_ratio(k_num, n_num, k_den, n_den, delta: float = 0.0) -> float:
-    """Point estimate of the δ-loss ln((p̂_num − δ)/p̂_den), the quantity
-    :func:`eps_lower_bound` bounds (δ = 0: the log ratio); +inf when the denominator side has
-    no hit, −inf when p̂_num = δ, nan when p̂_num < δ or both sides have none."""
+def log_ratio(k_num: int, n_num: int, k_den: int, n_den: int, delta: float = 0.0) -> float:
+    """The point estimate of the δ-loss ln((p̂_num − δ)/p̂_den) that :func:`eps_lower_bound` bounds.
+
+    Args:
+        k_num: hits in ``n_num`` runs on the numerator side.
+        n_num: runs on the numerator side.
+        k_den: hits in ``n_den`` runs on the denominator side.
+        n_den: runs on the denominator side.
+        delta: the claim's δ (0: the log ratio).
+
+    Returns:
+        The estimate in nats: +inf when the denominator side has no hit, −inf when
+        p̂_num = δ, nan when p̂_num < δ or both sides have none.
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.log(np.float64(k_num) / n_num - delta) - np.log(np.float64(k_den) / n_den))
 
 
-def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
-    """Two-sided (1 − α) interval for ln(p_num/p_den) from Clopper–Pearson bounds at α/4 each.
+def log_ratio_interval(k_num: int, n_num: int, k_den: int, n_den: int,
+                       alpha: float) -> tuple[float, float]:
+    """Two-sided (1 − α) interval for ln(p_num/p_den), from Clopper–Pearson bounds at α/4 each.
 
-    Returns (lower, upper); lower may be −inf and upper +inf.
+    Args:
+        k_num: hits in ``n_num`` runs on the numerator side.
+        n_num: runs on the numerator side.
+        k_den: hits in ``n_den`` runs on the denominator side.
+        n_den: runs on the denominator side.
+        alpha: the interval's error, in (0, 1).
+
+    Returns:
+        (lower, upper) in nats; lower may be −inf and upper +inf.
     """
     a = alpha / 4
     with np.errstate(divide="ignore"):
@@ -95,9 +171,10 @@ def log_ratio_interval(k_num, n_num, k_den, n_den, alpha):
     return float(lo), float(hi)
 
 
-def rise_z(old, new):
-    """Wald statistic of the rise of an event's log ratio ln(p_num/p_den) from the ``old`` to
-    the ``new`` measurement: z = (r̂_new − r̂_old)/se, vectorised over the counts.
+def rise_z(old: tuple, new: tuple) -> np.ndarray:
+    """The Wald statistic of the rise of an event's log ratio between two measurements.
+
+    z = (r̂_new − r̂_old)/se for the log ratio ln(p_num/p_den), vectorised over the counts.
 
     Each count gets the Haldane–Anscombe ½ (so no count of 0 makes it infinite), r̂ =
     ln((k_num + ½)/(k_den + ½)) and se² = Σ (1/(k + ½) − 1/(n + ½)) over the four counts (the
@@ -119,9 +196,10 @@ def rise_z(old, new):
                      where=var > 0)                   # every side hit in every run: z = 0
 
 
-def rise_p_value(old, new) -> float:
-    """One-sided p-value of H0 "the event's log ratio did not rise from ``old`` to ``new``"
-    (:func:`rise_z`; normal tail, floored at 1e-50 like :func:`p_value`).
+def rise_p_value(old: tuple, new: tuple) -> float:
+    """One-sided p-value of H0 "the event's log ratio did not rise from ``old`` to ``new``".
+
+    The normal tail of :func:`rise_z`, floored at 1e-50 like :func:`p_value`.
 
     An asymptotic test, not an exact one: its real size at the gate's level α_i = 1.25·10⁻⁵
     was measured on every stored event of the gate's suite (``benchmarks/gate_size.py``,
@@ -140,17 +218,24 @@ def rise_p_value(old, new) -> float:
 
 
 def detectable_eps(p_den: float, n: int, claim: float, alpha: float, delta: float = 0.0) -> float:
-    """Smallest true loss on an event of probability ``p_den`` (denominator side) that would
-    give, at the expected counts with ``n`` runs per side, ε_lb > ``claim`` at level 1 − α
-    (for an (ε, δ) claim: the smallest δ-loss, P_num = e^loss·p_den + δ).
+    """The smallest true loss whose expected counts would give ε_lb > ``claim``.
 
-    An event never seen on the denominator side is taken at one hit in ``n`` (the
-    smallest probability the counts can express). Returns inf when even a certain event on the
-    numerator side would not suffice.
+    For an (ε, δ) claim it is the smallest δ-loss, with P_num = e^loss·p_den + δ.
+
+    Args:
+        p_den: the event's probability on the denominator side; an event never seen there is
+            taken at one hit in ``n`` (the smallest probability the counts can express).
+        n: runs per side.
+        claim: the claimed ε.
+        alpha: the level of the bound.
+        delta: the claimed δ.
+
+    Returns:
+        The loss in nats; inf when even a certain event on the numerator side would not do.
     """
     p_den = max(p_den, 1.0 / n)
 
-    def f(loss):
+    def f(loss: float) -> float:
         k_num = min(n, n * (p_den * np.exp(loss) + delta))
         return float(eps_lower_bound(k_num, n, n * p_den, n, alpha, delta)) - claim
 
@@ -167,23 +252,27 @@ GRID = 256     # critical counts computed exactly at this many denominator count
 
 
 def _window(n: int, p: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """The counts k of Binomial(n, p) outside whose range the mass is ≤ 2·TAIL: (k, pmf(k),
-    mass outside)."""
+    """The counts k of Binomial(n, p) outside whose range the mass is ≤ 2·TAIL.
+
+    Returns (k, pmf(k), the mass outside).
+    """
     k = np.arange(binom.ppf(TAIL, n, p), binom.isf(TAIL, n, p) + 1, dtype=np.int64)
     pmf = binom.pmf(k, n, p)
     return k, pmf, max(0.0, 1.0 - float(pmf.sum()))
 
 
-def _first_true(pred, n: int, k: np.ndarray, grid: int) -> np.ndarray:
-    """For each denominator count in ``k`` (shape (m,)), the smallest numerator count j in
-    [0, n] with ``pred(j, k)`` (n + 1 where none), for a predicate that is False then True in j
-    and whose switch point does not decrease with k.
+def _first_true(pred: Callable, n: int, k: np.ndarray, grid: int) -> np.ndarray:
+    """For each denominator count in ``k``, the smallest numerator count j with ``pred(j, k)``.
+
+    ``k`` has shape (m,); j ranges over [0, n] (n + 1 where none); ``pred`` is False then True
+    in j and its switch point does not decrease with k.
 
     Vectorised bisection at the last count of each of at most ``grid`` blocks of ``k``,
     that value standing for the whole block: it is ≥ the exact one on every count of the
     block, which makes the power below conservative (the critical counts of rejection regions
     {j ≥ t} are too high, the last counts of acceptance regions {j < t} too high too, i.e.
-    those regions too large). Exact where ``k`` has at most ``grid`` values."""
+    those regions too large). Exact where ``k`` has at most ``grid`` values.
+    """
     block = -(-k.size // grid)
     right = k[np.minimum(np.arange(block - 1, k.size + block - 1, block), k.size - 1)]
     lo = np.full(right.size, -1, dtype=np.int64)       # pred(lo) taken False
@@ -227,7 +316,8 @@ class PowerCurve:
     """
 
     def __init__(self, p_den: float, sizes: list[int], eps: float,
-                 alpha: float | list[float], delta: float = 0.0, grid: int | None = None):
+                 alpha: float | list[float], delta: float = 0.0, grid: int | None = None) -> None:
+        """Compute the critical counts of every look (see the class doc for the arguments)."""
         grid = GRID if grid is None else grid
         self.p_den, self.sizes, self.eps, self.delta = float(p_den), list(sizes), eps, delta
         levels = np.broadcast_to(np.asarray(alpha, dtype=float), (len(self.sizes),))
@@ -258,8 +348,11 @@ class PowerCurve:
         return min(1.0, max(0.0, p))
 
     def detectable_loss(self, beta: float) -> float:
-        """The smallest true δ-loss flagged with probability ≥ 1 − ``beta`` (from above, to
-        1e-6: the power at the value returned is ≥ 1 − β); inf when even P_num = 1 is not."""
+        """The smallest true δ-loss flagged with probability ≥ 1 − ``beta``.
+
+        Found from above, to 1e-6: the power at the value returned is ≥ 1 − β; inf when even
+        P_num = 1 is not flagged that often.
+        """
         top = float(np.log((1.0 - self.delta) / self.p_den)) if self.delta < 1 else 0.0
         if top <= 0 or self.power(top) < 1 - beta:
             return float("inf")
