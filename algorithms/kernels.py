@@ -1,4 +1,6 @@
-"""njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
+"""Njit helpers shared by the kernels.
+
+njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
 logging, argmax with lowest-index ties, a uniform arm (and the length of a run on a stream of
 users).
 
@@ -16,45 +18,60 @@ from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED
 
 
 @nb.njit(cache=True)
-def reward(rng, table, means, t, a):
-    """Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
+def reward(rng: np.random.Generator, table: np.ndarray, means: np.ndarray, t: int,
+           a: int) -> float:
+    """The reward of the t-th sample on arm a.
+
+    Reward of the t-th sample (0-based) on arm a: ``table[t, a]``, or Bernoulli(means[a])
     beyond the table (kernel contract, dpaudit.simulation.simulate). Kernels record the action
     inline
-    after this call: a shared "pull and record" helper measured 1.4–4x slower."""
+    after this call: a shared "pull and record" helper measured 1.4–4x slower.
+    """
     if t < table.shape[0]:
         return table[t, a]
     return 1.0 if rng.random() < means[a] else 0.0
 
 
 @nb.njit(cache=True)
-def user_reward(rng, table, means, u):
-    """Reward of user u (0-based) of a stream of users (one local reward each): the flat
+def user_reward(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                u: int) -> float:
+    """The reward of user u of a stream of users.
+
+    Reward of user u (0-based) of a stream of users (one local reward each): the flat
     ``table.flat[u]`` for u < ``table.size`` (the audit: a 0-d or (1,) table), else a fresh
-    Bernoulli(``means[0]``) (``means`` shape (1,))."""
+    Bernoulli(``means[0]``) (``means`` shape (1,)).
+    """
     if u < table.size:
         return table.flat[u]
     return 1.0 if rng.random() < means[0] else 0.0
 
 
 @nb.njit(cache=True)
-def user_stream_end(n_users, limit):
-    """(users, status) of a run on a stream of users that stops after ``n_users`` users or is
+def user_stream_end(n_users: int, limit: int) -> tuple[int, int]:
+    """The (users, status) of a run on a stream of users.
+
+    (users, status) of a run on a stream of users that stops after ``n_users`` users or is
     truncated at ``limit`` users, whichever comes first (STOPPED when both coincide): the
     first u ≥ 0 with u ≥ n_users (STOPPED) or u ≥ limit (TRUNCATED). Users 0 .. users−1 are
-    privatised, user u reading :func:`user_reward`."""
+    privatised, user u reading :func:`user_reward`.
+    """
     users = max(0, min(n_users, limit))
     return users, STOPPED if users >= n_users else TRUNCATED
 
 
 @nb.njit(cache=True)
-def release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist):
-    """Release i (0-based) of a statistic with additive noise of family ``dist``
+def release(releases: np.ndarray, frozen: np.ndarray, i: int, t: int, arm: int, phase: int,
+            count: float, value: float, noise: float, scale: float, dist: int) -> float:
+    """Release i of a statistic with additive noise, logged for the white-box check.
+
+    Release i (0-based) of a statistic with additive noise of family ``dist``
     (:data:`dpaudit.simulation.simulate.LAPLACE` or ``GAUSSIAN``): returns the released value and
     logs it.
 
     ``noise`` is already drawn (kernel contract: every release draws its noise, frozen or
     not). The released value is ``frozen[i]`` when ``i < len(frozen)`` (gray-box replay) and
-    ``value + noise`` otherwise; it is logged to ``releases`` row i while rows remain."""
+    ``value + noise`` otherwise; it is logged to ``releases`` row i while rows remain.
+    """
     y = frozen[i] if i < frozen.shape[0] else value + noise
     if i < releases.shape[0]:
         r = releases[i]
@@ -64,7 +81,8 @@ def release(releases, frozen, i, t, arm, phase, count, value, noise, scale, dist
 
 
 @nb.njit(cache=True)
-def log_release(releases, frozen, i, t, arm, phase, count, value, noise, scale):
+def log_release(releases: np.ndarray, frozen: np.ndarray, i: int, t: int, arm: int, phase: int,
+                count: float, value: float, noise: float, scale: float) -> float:
     """:func:`release` of a Laplace statistic (``scale`` = the Laplace scale)."""
     return release(releases, frozen, i, t, arm, phase, count, value, noise, scale, LAPLACE)
 
@@ -73,12 +91,15 @@ TWO53 = float(1 << 53)
 
 
 @nb.njit(cache=True)
-def uniform_index(rng, K):
-    """A uniform draw from {0, ..., K−1}, exact: the 53 random bits of one ``rng.random()``
+def uniform_index(rng: np.random.Generator, K: int) -> int:
+    """An exact uniform draw from {0, ..., K−1}.
+
+    A uniform draw from {0, ..., K−1}, exact: the 53 random bits of one ``rng.random()``
     as the integer k = u·2⁵³ (exact in double precision), rejected (redrawn) when
     k ≥ 2⁵³ − (2⁵³ mod K), which has probability < K/2⁵³, then k mod K. numba's
     ``rng.integers(0, K)`` draws the same law and measured 30 ns per call against ~6 ns here
-    (uniform exploration of DP-NCB's Phase I)."""
+    (uniform exploration of DP-NCB's Phase I).
+    """
     lim = np.int64(TWO53) - np.int64(TWO53) % K
     while True:
         k = np.int64(rng.random() * TWO53)
@@ -87,9 +108,12 @@ def uniform_index(rng, K):
 
 
 @nb.njit(cache=True)
-def argmax(x):
-    """Index of the largest entry of the 1-D array ``x`` (strict ``>`` scan from index 0);
-    ties: lowest index."""
+def argmax(x: np.ndarray) -> int:
+    """The index of the largest entry of ``x``, lowest on ties.
+
+    Index of the largest entry of the 1-D array ``x`` (strict ``>`` scan from index 0);
+    ties: lowest index.
+    """
     best = 0
     for a in range(1, x.shape[0]):
         if x[a] > x[best]:

@@ -70,6 +70,7 @@ class Axis:
 
     @property
     def name(self) -> str:
+        """The parameter's name."""
         return self.param.name
 
     def window(self) -> tuple[float, float] | None:
@@ -81,8 +82,11 @@ class Axis:
         return float(self.param.low), float(self.param.high)
 
     def value(self, u: float, family: tuple = ()) -> Any:
-        """The proposal at u in [0, 1) on this axis's scale; ``family``: the generated values
-        (scale ``generated``)."""
+        """The proposal at u in [0, 1) on this axis's scale.
+
+        The proposal at u in [0, 1) on this axis's scale; ``family``: the generated values
+        (scale ``generated``).
+        """
         u = min(max(float(u), 0.0), 1.0 - 1e-12)
         if self.dim.scale in (Scale.CHOICE, Scale.GENERATED):
             options = self.param.choices if self.dim.scale == Scale.CHOICE else family
@@ -94,6 +98,7 @@ class Axis:
         return int(round(x)) if self.dim.scale == Scale.INT_LOG else x
 
     def window_text(self) -> str:
+        """The window searched, in words."""
         if self.dim.scale == Scale.CHOICE:
             return "{" + ", ".join(self.param.choices) + "}"
         if self.dim.scale == Scale.GENERATED:
@@ -137,7 +142,7 @@ class ClaimSpace:
                 for a in self.axes]
 
 
-def _jsonable(v):
+def _jsonable(v: object) -> object:
     return list(v) if isinstance(v, tuple) else v
 
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.algorithms.space import Axis, ClaimSpace, Dimension
 from dpaudit.core.terms import PrivacyModel
@@ -62,6 +64,7 @@ class Param:
     claim: Dimension | None = None
 
     def range_text(self) -> str:
+        """The accepted range, in words."""
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
         if self.kind == "text":
@@ -127,11 +130,14 @@ class Param:
         raise AssertionError(self.kind)
 
 
-def matrix_text(value) -> str:
-    """A numeric matrix (array-like, shape (K, d) or (K,)) as the text rows
+def matrix_text(value: ArrayLike) -> str:
+    """A numeric matrix as the text rows ``a11,a12;a21,a22``.
+
+    A numeric matrix (array-like, shape (K, d) or (K,)) as the text rows
     ``a11,a12;a21,a22`` that a ``text`` parameter such as ``features`` accepts: exact (each
     float's shortest round-trip form), hashable, and a command line can carry it. ValueError for
-    a non-numeric value or more than 2 dimensions."""
+    a non-numeric value or more than 2 dimensions.
+    """
     a = np.asarray(value, dtype=np.float64)
     if a.ndim > 2:
         raise ValueError(a.ndim)
@@ -177,28 +183,37 @@ class AlgorithmSpec:
     # "" for a positive control, which claims nothing. Its space: :meth:`space`.
     theorem: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the spec (ValueError)."""
         if self.default_delta and "delta" not in [p.name for p in self.params]:
             raise ValueError(f"{self.name}: default_delta needs a parameter 'delta'")
 
-    def request(self, prep: Prepared, table, runs: int, seed, views=(),
+    def request(self, prep: Prepared, table: np.ndarray, runs: int,
+                seed: int | np.random.SeedSequence | np.random.Generator, views: ArrayLike = (),
                 limit: int | None = None) -> Request:
-        """``runs`` runs of this algorithm's kernel on ``table`` (float64, its model's shape)
+        """A simulation of ``runs`` runs of this algorithm's kernel on ``table``.
+
+        ``runs`` runs of this algorithm's kernel on ``table`` (float64, its model's shape)
         with the arrays of ``prep``, at most ``limit`` samples each (None: the table's rows),
         counting the cells of ``views``; ``seed``: an int, ``SeedSequence`` or ``Generator``
-        (:class:`dpaudit.simulation.simulate.Request`)."""
+        (:class:`dpaudit.simulation.simulate.Request`).
+        """
         return Request(self.kernel, table, prep.means, prep.theta, prep.aux, int(runs), seed,
                        views, limit)
 
     def fresh_request(self, prep: Prepared, runs: int, seed: int, limit: int) -> Request:
-        """A simulation of ``runs`` runs on fresh rewards (an empty table: every reward drawn
+        """A simulation of ``runs`` runs on fresh rewards.
+
+        A simulation of ``runs`` runs on fresh rewards (an empty table: every reward drawn
         from Bernoulli(``prep.means``)), at most ``limit`` samples each, seeded by
-        ``SeedSequence(seed)``: for :func:`dpaudit.simulation.simulate.outcomes`."""
+        ``SeedSequence(seed)``: for :func:`dpaudit.simulation.simulate.outcomes`.
+        """
         return self.request(prep, MODELS[self.model].fresh(prep.means.shape[0]), runs,
                             np.random.SeedSequence(seed), limit=int(limit))
 
     @property
     def claim(self) -> str:
+        """The privacy claim in words."""
         if not self.private:
             return "not private (positive control)"
         if self.default_delta:
@@ -207,7 +222,9 @@ class AlgorithmSpec:
 
     def resolve_claim(self, given: dict[str, Any], delta: float | None
                       ) -> tuple[dict[str, Any], float]:
-        """(parameters, δ of the audited claim) for an audit given ``given`` parameters and
+        """The parameters and δ of the audited claim.
+
+        (parameters, δ of the audited claim) for an audit given ``given`` parameters and
         ``delta`` (None: not given).
 
         Pure ε-DP specs: the parameters resolved as usual, δ = ``delta`` or 0. Specs calibrated
@@ -231,17 +248,21 @@ class AlgorithmSpec:
         p = self.resolve_params({**given, "delta": delta})
         return p, float(p["delta"])
 
-    def space(self, pinned=()) -> ClaimSpace:
-        """The space the claim covers: the parameters that carry a
+    def space(self, pinned: Sequence[str] = ()) -> ClaimSpace:
+        """The space the claim covers.
+
+        The space the claim covers: the parameters that carry a
         :class:`~dpaudit.algorithms.space.Dimension`, those named in ``pinned`` (given by the
         user) marked pinned; cost model: the audit's samples per run
-        (:attr:`audit_horizon`)."""
+        (:attr:`audit_horizon`).
+        """
         pinned = set(pinned)
         axes = tuple(Axis(p, p.claim, p.name in pinned) for p in self.params
                      if p.claim is not None)
         return ClaimSpace(self.name, self.theorem, axes, self.audit_horizon)
 
     def param(self, name: str) -> Param:
+        """The parameter called ``name`` (KeyError otherwise)."""
         for p in self.params:
             if p.name == name:
                 return p

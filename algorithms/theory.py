@@ -1,4 +1,6 @@
-"""The theory contract: what a paper's theory module (``dpaudit.algorithms.<paper>.theory``)
+"""The theory contract of the papers' theory modules.
+
+The theory contract: what a paper's theory module (``dpaudit.algorithms.<paper>.theory``)
 declares for the paper-agnostic checks, and the helpers it builds them with.
 
 * ``dpaudit check constants`` asks a paper's ``report(params)`` (parameters named in its
@@ -14,9 +16,10 @@ Like :mod:`dpaudit.algorithms.spec`, this module imports nothing of dpaudit abov
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.errors import InputError
 
@@ -49,21 +52,26 @@ class Identification:
     upper_bounds: Callable | None = None
     error_bound: Callable | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
+        """Check the kind and its bounds (ValueError)."""
         if self.kind not in KINDS:
             raise ValueError(f"kind={self.kind!r}: expected one of {', '.join(KINDS)}")
         if self.kind == "fixed-confidence" and self.lower_bound is None:
             raise ValueError("a fixed-confidence algorithm needs a lower_bound")
 
 
-def best_arm_errors(rec, stopped, means, params) -> tuple[np.ndarray, dict]:
-    """Best-arm identification: a stopped run errs when its recommendation is not an argmax of
-    ``means`` (every tied best arm is a right answer)."""
+def best_arm_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
+                    params: dict) -> tuple[np.ndarray, dict]:
+    """Best-arm identification: whether a stopped run errs.
+
+    Best-arm identification: a stopped run errs when its recommendation is not an argmax of
+    ``means`` (every tied best arm is a right answer).
+    """
     best = np.flatnonzero(means == means.max())
     return stopped & ~np.isin(rec, best), {"best_arms": [int(b) for b in best]}
 
 
-def eps_values(x, default) -> list:
+def eps_values(x: object, default: Sequence[float]) -> list:
     """The ε values a report covers: ``x`` (one value or a list), ``default`` if None.
 
     Raises:
@@ -76,9 +84,11 @@ def eps_values(x, default) -> list:
     return vals
 
 
-def cross_check(name: str, lhs, rhs, relation: str = "==", tol: float = CHECK_TOL,
+def cross_check(name: str, lhs: float, rhs: float, relation: str = "==", tol: float = CHECK_TOL,
                 absolute: bool = False) -> dict:
-    """One cross-check of a report: lhs (relation) rhs up to ``tol``, relative to
+    """One cross-check of a report.
+
+    One cross-check of a report: lhs (relation) rhs up to ``tol``, relative to
     max(|lhs|, |rhs|), or absolute with ``absolute``.
 
     Returns:

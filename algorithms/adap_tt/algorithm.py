@@ -1,4 +1,6 @@
-"""AdaP-TT (Azize, Al Marjani, Jourdan, Basu, "On the Complexity of Differentially Private
+"""AdaP-TT of Azize, Al Marjani, Jourdan, Basu (2023), Algorithm 2 and Appendix D.
+
+AdaP-TT (Azize, Al Marjani, Jourdan, Basu, "On the Complexity of Differentially Private
 Best-Arm Identification with Fixed Confidence", NeurIPS 2023, arXiv:2309.02202; Algorithm 2 and
 Appendix D).
 
@@ -81,10 +83,13 @@ def _threshold(theta, aux, K, k1, k2, n1, n2):
 
 @nb.njit(cache=True)
 def _threshold_floor(theta, aux, k1, k2, n1, n2):
-    """A lower bound on :func:`_threshold` from one table lookup and no logarithm: ln(4 + ln n)
+    """A cheap lower bound on :func:`_threshold`.
+
+    A lower bound on :func:`_threshold` from one table lookup and no logarithm: ln(4 + ln n)
     ≥ ln 4, ln(1 + ln n) ≥ 0 and ln k ≥ 0 for n, k ≥ 1 (``theta[LOG_TERM]`` = ln(2Kζ(s)/δ),
     or ln(1/δ) for the heuristic). Shaved by 1e-12 (relative) against rounding, so that
-    ``z < floor`` implies ``z < threshold``: a shortcut that never changes a decision."""
+    ``z < floor`` implies ``z < threshold``: a shortcut that never changes a decision.
+    """
     eps, lz = theta[EPS], theta[LOG_TERM]
     lap = (1.0 / n1 + 1.0 / n2) * lz * lz / (eps * eps)
     if theta[THRESHOLD] == 0.0:
@@ -113,8 +118,11 @@ def _glr_stop(mu, ntil, kph, theta, aux):
 
 @nb.njit(cache=True)
 def _tc_challenger(mu, N, B):
-    """Transportation-cost challenger argmin_{a≠B} (μ_B − μ_a)/sqrt(1/N_B + 1/N_a) with global
-    counts ``N`` (Azize et al. (2023) eq. 23 for AdaP-TT with μ̃; TTUCB with μ̂). Ties: lowest index."""
+    """The transportation-cost challenger (eq. 23).
+
+    Transportation-cost challenger argmin_{a≠B} (μ_B − μ_a)/sqrt(1/N_B + 1/N_a) with global
+    counts ``N`` (Azize et al. (2023) eq. 23 for AdaP-TT with μ̃; TTUCB with μ̂). Ties: lowest index.
+    """
     C, best = -1, np.inf
     inv_b = 1.0 / N[B]
     for a in range(mu.shape[0]):
@@ -138,7 +146,9 @@ def _leader(mu, ntil, kph, eps, log_bonus, n):
 
 
 @nb.njit(cache=True)
-def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
+def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                   theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                   releases: np.ndarray, frozen: np.ndarray) -> tuple:
     """One run of AdaP-TT (Azize et al. (2023) Algorithm 2). Kernel contract: dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, β, s, threshold 0/1, bonus 0/1, forgetting 0/1, max_steps, ζ(s),
@@ -239,7 +249,9 @@ def adap_tt_kernel(rng, table, means, theta, aux, limit, actions, releases, froz
 
 
 @nb.njit(cache=True, nogil=True)
-def adap_tt_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def adap_tt_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                  theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                  keep: int) -> tuple:
     """Cached batch loop of :func:`adap_tt_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

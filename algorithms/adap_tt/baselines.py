@@ -1,4 +1,6 @@
-"""Baselines of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202, Section 5):
+"""Baselines of Azize, Al Marjani, Jourdan, Basu (2023): TTUCB and DP-SE.
+
+Baselines of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202, Section 5):
 TTUCB and DP-SE.
 
 Both are fixed-confidence best-arm identification algorithms in the ``user`` table model (row t
@@ -111,8 +113,12 @@ def _ttucb_next(mu, N, L, M, beta, n):
 
 
 @nb.njit(cache=True)
-def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of TTUCB (Azize et al. 2023, Section 4). Kernel contract:
+def ttucb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                 theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                 releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of TTUCB (Azize et al. 2023, Section 4).
+
+    One run of TTUCB (Azize et al. 2023, Section 4). Kernel contract:
     dpaudit.simulation.simulate.
 
     ``theta`` = (δ, β, max_steps, C_G(½·ln((K−1)/δ))), shape (4,) (indices TT_*); ``aux``,
@@ -162,7 +168,9 @@ def ttucb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen
 
 
 @nb.njit(cache=True, nogil=True)
-def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def ttucb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                keep: int) -> tuple:
     """Cached batch loop of :func:`ttucb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -172,7 +180,7 @@ def ttucb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 
 def _ttucb_prepare(eps: float, p: dict) -> Prepared:
-    """theta (4,) and empty aux for :func:`ttucb_kernel`; ``eps`` is ignored (not private).
+    """Theta (4,) and empty aux for :func:`ttucb_kernel`; ``eps`` is ignored (not private).
 
     C_G(½·ln((K−1)/δ)) is computed exactly by :func:`glr.C_G` (eq. 15). Raises ValueError
     (from C_G) only for non-finite inputs, which parameter validation excludes.
@@ -212,8 +220,12 @@ def epoch_length(n_active, e, eps, risk):
 
 
 @nb.njit(cache=True)
-def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of DP-SE converted to FC-BAI (Azize et al. 2023, Section 4). Kernel contract:
+def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of DP-SE converted to FC-BAI (Azize et al. 2023, Section 4).
+
+    One run of DP-SE converted to FC-BAI (Azize et al. 2023, Section 4). Kernel contract:
     dpaudit.simulation.simulate.
 
     ``theta`` = (ε, δ, max_steps, epoch_mean 0 = epoch / 1 = cumulative-count) (indices SE_*);
@@ -275,7 +287,9 @@ def dpse_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 
 @nb.njit(cache=True, nogil=True)
-def dpse_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def dpse_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+               keep: int) -> tuple:
     """Cached batch loop of :func:`dpse_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -289,7 +303,7 @@ BATCH_LOOPS = {ttucb_kernel: ttucb_batch, dpse_kernel: dpse_batch}
 
 
 def _dpse_prepare(eps: float, p: dict) -> Prepared:
-    """theta (4,) and empty aux for :func:`dpse_kernel`.
+    """Theta (4,) and empty aux for :func:`dpse_kernel`.
 
     Raises ValueError if ``eps`` is not a finite ε > 0.
     """
@@ -303,7 +317,9 @@ def _dpse_prepare(eps: float, p: dict) -> Prepared:
 
 def dpse_boundary(prep: Prepared, horizon: int, top: int = 0,
                   tail: float = 0.0) -> list[tuple[np.ndarray, dict]]:
-    """The threshold-boundary base table of DP-SE's first elimination: every row gives arm
+    """The threshold-boundary base table of DP-SE's first elimination.
+
+    The threshold-boundary base table of DP-SE's first elimination: every row gives arm
     ``top`` ½ + g/2 and the other arms ½ − g/2, with g = 2·(h_1 + c_1) − tail·b, 2·(h_1 + c_1)
     the epoch-1 elimination threshold (module doc) at this ε, δ and K and b = 1/(ε·R_1) the
     scale of the epoch means' Laplace noise. With ``tail`` = 0 the gap is exactly the
@@ -335,11 +351,14 @@ def dpse_boundary(prep: Prepared, horizon: int, top: int = 0,
 
 
 def dpse_regret_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray, dict]]:
-    """:func:`dpse_boundary` with arm 1 on top and a tail of 2 noise scales: arm 0 sits below
+    """The boundary table of :func:`dpse_boundary` with a tail of 2 noise scales.
+
+    :func:`dpse_boundary` with arm 1 on top and a tail of 2 noise scales: arm 0 sits below
     the threshold, eliminated with probability 2·e^(−2)/2 ≈ 0.135, and the first action after
     epoch 1 (arm 0 if it survived, else the next survivor) shows its elimination, the one
     output of DP-SE for regret within its audit rows. At even odds (tail 0) no event is rare
-    enough to carry a loss of (1 + margin)·ε, and the audit cannot pass."""
+    enough to carry a loss of (1 + margin)·ε, and the audit cannot pass.
+    """
     return dpse_boundary(prep, horizon, top=1, tail=2.0)
 
 

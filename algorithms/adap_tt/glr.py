@@ -1,4 +1,6 @@
-"""GLR stopping thresholds of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202),
+"""GLR stopping thresholds of Azize et al. (2023), shared by AdaP-TT and TTUCB.
+
+GLR stopping thresholds of Azize, Al Marjani, Jourdan, Basu (NeurIPS 2023, arXiv:2309.02202),
 shared by AdaP-TT and TTUCB.
 
 All logs are natural. Sources: eq. (15) (C_G, from Kaufmann & Koolen 2021), eq. (14)
@@ -18,13 +20,15 @@ _LAMBDA_BOUNDS = (0.5 + 1e-9, 1.0 - 1e-12)
 
 
 def g_G(lam: float) -> float:
-    """g_G(λ) = 2λ − 2λ·ln(4λ) + ln ζ(2λ) − ½·ln(1 − λ), for λ ∈ (1/2, 1) (eq. 15)."""
+    """The function g_G of eq. (15) at λ ∈ (1/2, 1): 2λ − 2λ·ln(4λ) + ln ζ(2λ) − ½·ln(1 − λ)."""
     return 2 * lam - 2 * lam * math.log(4 * lam) + math.log(zeta(2 * lam)) - 0.5 * math.log(1 - lam)
 
 
 @lru_cache(maxsize=None)
 def C_G(x: float) -> float:
-    """C_G(x) = min over λ ∈ (1/2, 1) of (g_G(λ) + x)/λ (Azize et al. (2023) eq. 15), computed exactly.
+    """The constant C_G at x: the minimum over λ ∈ (1/2, 1) of (g_G(λ) + x)/λ, computed exactly.
+
+    Azize et al. (2023), eq. (15).
 
     Bounded 1-D minimisation with scipy (the minimiser is interior). Not the heuristic
     x + ln x, which is smaller than C_G for x < 6.099. Raises ValueError for x < 0 or non-finite.
@@ -37,13 +41,18 @@ def C_G(x: float) -> float:
 
 
 def _cg_arg(k: int, risk: float, K: int, s: float) -> float:
-    """½·ln((K−1)·ζ(s)²·k^s/δ), the argument of C_G in eq. (14), summed in logs: the product
-    overflows a float for δ near 1e-300 and s near 1, its log does not."""
+    """The argument of C_G in eq. (14), computed in logs.
+
+    ½·ln((K−1)·ζ(s)²·k^s/δ), the argument of C_G in eq. (14), summed in logs: the product
+    overflows a float for δ near 1e-300 and s near 1, its log does not.
+    """
     return 0.5 * (math.log(K - 1) + 2.0 * math.log(zeta(s)) + s * math.log(k) - math.log(risk))
 
 
 def c_k(k: int, n: float, m: float, risk: float, K: int, s: float = 2.0) -> float:
-    """Non-private per-phase threshold c_k(n, m, δ) of Azize et al. (2023) eq. (14) (Lemma 4).
+    """The non-private per-phase threshold c_k at (n, m, δ) of Azize et al. (2023), eq. (14).
+
+    Lemma 4.
 
     ``k``: the product k1·k2 of the two arms' phase indices; ``n``, ``m``: the two local counts;
     ``risk``: δ; ``s`` > 1. Uses ζ(s)² (appendix eq. 14; the main-text ζ(s) is a typo).

@@ -1,4 +1,6 @@
-"""The theory of AdaP-TT's paper (Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023): the
+"""The theory of AdaP-TT's paper (Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023).
+
+The theory of AdaP-TT's paper (Azize, Al Marjani, Jourdan, Basu, NeurIPS 2023): the
 characteristic times of Corollary 1 / Theorem 2, the β-optimal allocation of Theorem 5,
 Proposition 1 (closed form and LP), the regime boundary and the threshold magnitudes
 (through :mod:`.glr`), as a checked report (:func:`report`, ``dpaudit check constants --paper
@@ -73,8 +75,11 @@ def _gaps(mu: np.ndarray):
 # ----------------------------------------------------------------------------- divergences
 
 def kl_bernoulli(p, q):
-    """kl(p, q) between Bernoulli(p) and Bernoulli(q), with 0·ln 0 = 0 (kl(1, q) = −ln q,
-    kl(0, q) = −ln(1 − q)); +inf when q ∈ {0, 1} and p ≠ q. Vectorised."""
+    """The Bernoulli KL divergence kl(p, q), vectorised.
+
+    kl(p, q) between Bernoulli(p) and Bernoulli(q), with 0·ln 0 = 0 (kl(1, q) = −ln q,
+    kl(0, q) = −ln(1 − q)); +inf when q ∈ {0, 1} and p ≠ q. Vectorised.
+    """
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -85,8 +90,11 @@ def kl_bernoulli(p, q):
 
 
 def _kl3(family: str, sigma2: float):
-    """Scalar kl(p, q) given q and its complement qc = 1 − q computed separately (keeps
-    precision when a mixture mean sits next to 0 or 1; Gaussian ignores qc)."""
+    """Scalar kl(p, q) given q and its complement, for precision near 0 and 1.
+
+    Scalar kl(p, q) given q and its complement qc = 1 − q computed separately (keeps
+    precision when a mixture mean sits next to 0 or 1; Gaussian ignores qc).
+    """
     if family == "bernoulli":
         def kl3(p, q, qc):
             v = 0.0
@@ -106,8 +114,11 @@ def _mix(p1, p2, w1, w2):
 
 
 def tv_of_gap(gap, family: str = "bernoulli", sigma2: float = 1.0):
-    """f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0:
-    Bernoulli f(Δ) = Δ; Gaussian N(·, σ²) f(Δ) = 2Φ(Δ/(2σ)) − 1. Vectorised."""
+    """The TV distance f(Δ) of two members of the family whose means differ by Δ.
+
+    f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0:
+    Bernoulli f(Δ) = Δ; Gaussian N(·, σ²) f(Δ) = 2Φ(Δ/(2σ)) − 1. Vectorised.
+    """
     g = np.asarray(gap, dtype=np.float64)
     if family == "bernoulli":
         return g
@@ -196,8 +207,11 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
 
 
 def kl_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -> float:
-    """inf_{λ∈Alt} Σ_a ω_a KL(ν_a, λ_a) = min_{a≠a*} [ω_{a*} kl(μ*, m) + ω_a kl(μ_a, m)] at a
-    given allocation ω (Theorem 2's KL part; KLpair). 1/T*_KL is its maximum."""
+    """The KL part of Theorem 2's inner infimum at a given allocation ω.
+
+    inf_{λ∈Alt} Σ_a ω_a KL(ν_a, λ_a) = min_{a≠a*} [ω_{a*} kl(μ*, m) + ω_a kl(μ_a, m)] at a
+    given allocation ω (Theorem 2's KL part; KLpair). 1/T*_KL is its maximum.
+    """
     mu = _instance(means, family)
     kl = _kl3(family, sigma2)
     a, _, others = _gaps(mu)
@@ -233,9 +247,12 @@ def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
 
 
 def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
-    """Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β}, by bounded 1-D minimisation over
+    """Gaussian T*_KL by minimising T*_{KL,β} over β.
+
+    Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β}, by bounded 1-D minimisation over
     β (scipy ``minimize_scalar``). Returns (T, β*, ω). Numerical counterpart of
-    ``t_kl(means, "gaussian")``."""
+    ``t_kl(means, "gaussian")``.
+    """
     mu = _instance(means, "gaussian")
     res = minimize_scalar(lambda b: t_kl_beta(mu, b, sigma2)[0], bounds=(1e-9, 1 - 1e-9),
                           method="bounded", options={"xatol": 1e-12})
@@ -246,10 +263,13 @@ def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
 # ----------------------------------------------------------------------------- T*_TV
 
 def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
-    """T*_TV by Proposition 1's closed form: T*_TV = 1/f(Δ_min) + Σ_{a≠a*} 1/f(Δ_a), optimal
+    """T*_TV by Proposition 1's closed form.
+
+    T*_TV by Proposition 1's closed form: T*_TV = 1/f(Δ_min) + Σ_{a≠a*} 1/f(Δ_a), optimal
     ω ∝ (1/f(Δ_min) at a*, 1/f(Δ_a) elsewhere), with f(Δ) = TV of a mean shift Δ
     (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is 
-    [X]). Returns (T, ω)."""
+    [X]). Returns (T, ω).
+    """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
     a, gaps, others = _gaps(mu)
@@ -307,9 +327,12 @@ def tv_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -
 
 def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
               sigma2: float = 1.0, scale: float = 1.0):
-    """max_ω min{min_a KLpair_a(ω), 6ε·min_a min(ω_{a*}, ω_a)Δ_a} (ε = inf: KL part only) as
+    """T*(ν; ε) of Theorem 2 as an epigraph problem.
+
+    max_ω min{min_a KLpair_a(ω), 6ε·min_a min(ω_{a*}, ω_a)Δ_a} (ε = inf: KL part only) as
     an epigraph problem (variables ω, t; maximise t), scipy SLSQP from each start; returns the
-    best (value, ω) over the SLSQP results and the starts themselves."""
+    best (value, ω) over the SLSQP results and the starts themselves.
+    """
     K = mu.size
     kl = _kl3(family, sigma2)
     a, gaps, others = _gaps(mu)
@@ -352,9 +375,12 @@ def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
 
 
 def t_kl_epigraph(means, family: str = "bernoulli", sigma2: float = 1.0):
-    """T*_KL by direct numerical optimisation of Corollary 1's sup-inf (concave epigraph
+    """T*_KL by direct numerical optimisation of Corollary 1's sup-inf.
+
+    T*_KL by direct numerical optimisation of Corollary 1's sup-inf (concave epigraph
     problem, scipy SLSQP from the uniform allocation and from ω ∝ 1/Δ²) — the numerical
-    counterpart of :func:`t_kl` (no root finding, no closed form). Returns (T, ω)."""
+    counterpart of :func:`t_kl` (no root finding, no closed form). Returns (T, ω).
+    """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
     a, gaps, others = _gaps(mu)
@@ -387,17 +413,23 @@ def t_star_eps(means, eps: float):
 
 
 def regime_boundary(means) -> dict:
-    """The privacy-regime boundary of Corollary 1 (Bernoulli): ε_b = T*_TV/(6·T*_KL) (low
+    """The privacy-regime boundary ε_b of Corollary 1 (Bernoulli).
+
+    The privacy-regime boundary of Corollary 1 (Bernoulli): ε_b = T*_TV/(6·T*_KL) (low
     privacy, bound T*_KL, for ε > ε_b; high privacy, bound T*_TV/(6ε), for ε < ε_b), and the
-    boundary without the 6, T*_TV/T*_KL, used in Section 4 / App. E.6. Dimensionless."""
+    boundary without the 6, T*_TV/T*_KL, used in Section 4 / App. E.6. Dimensionless.
+    """
     T_kl, _ = t_kl(means)
     T_tv, _ = t_tv(means)
     return {"eps_boundary": float(T_tv / (6 * T_kl)), "eps_boundary_no6": float(T_tv / T_kl)}
 
 
 def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
-    """Theorem 5: limsup E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}(μ)·(1 + sqrt(1 + Δ_max²/(2ε²)))
-    (Gaussian σ² = 1 T*_{KL,β})."""
+    """Theorem 5's asymptotic upper bound on E[τ]/ln(1/δ).
+
+    Theorem 5: limsup E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}(μ)·(1 + sqrt(1 + Δ_max²/(2ε²)))
+    (Gaussian σ² = 1 T*_{KL,β}).
+    """
     mu = _instance(means, "gaussian")
     eps = validate.positive_real(eps, "eps")
     _, gaps, others = _gaps(mu)
@@ -408,9 +440,12 @@ def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
 # ----------------------------------------------------------------------------------- thresholds
 
 def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2.0) -> dict:
-    """One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
+    """One row of the threshold magnitudes: both arms in phase k ≥ 2.
+
+    One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
     (Lemma 3): c_{k·k}(Ñ, Ñ, δ/2) (eq. 14), 2·c_{ε,k,k}(Ñ, Ñ, δ) (eq. 4) for each ε, and the
-    smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε)."""
+    smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε).
+    """
     if not (isinstance(k, (int, np.integer)) and k >= 2):
         raise InputError(f"k={k!r} is out of range: expected an integer phase index >= 2")
     if not (isinstance(K, (int, np.integer)) and K >= 2):
@@ -431,6 +466,15 @@ def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2
 
 
 def report(p: dict) -> dict:
+    """The constants of ``dpaudit check constants --paper azize2023`` with their cross-checks.
+
+    Args:
+        p: the parameters (:data:`REPORT_PARAMS`), checked by :mod:`dpaudit.checks.constants`.
+
+    Returns:
+        A JSON-able dict: the instance, per-ε characteristic times and bounds, the C_G table,
+        threshold magnitudes and the ``checks`` list.
+    """
     name = p.get("instance")
     if "means" in p:
         means = p["means"]
@@ -518,7 +562,9 @@ def report(p: dict) -> dict:
 
 def thm2_lower_bound(private: bool, means, eps: float, risk: float,
                      best_arm: bool = True) -> dict:
-    """Theorem 2 for δ-correct best-arm identification on Bernoulli instances: E[τ] ≥
+    """Theorem 2's lower bound on E[τ] as a cross-check.
+
+    Theorem 2 for δ-correct best-arm identification on Bernoulli instances: E[τ] ≥
     T*(ν; ε)·ln(1/(3δ)) for an ε-DP algorithm (``private``), T*_KL(ν)·ln(1/(3δ)) for a
     non-private one; δ = ``risk`` < 1/3. ``best_arm=False``: not applicable (thresholding).
 
@@ -551,8 +597,11 @@ def thm2_lower_bound(private: bool, means, eps: float, risk: float,
 
 
 def thm5_upper_bound(p: dict, means, eps: float, risk: float) -> list[dict]:
-    """Theorem 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 +
-    sqrt(1 + Δ_max²/(2ε²))), shown at δ = ``risk``), with AdaP-TT's ``beta`` from ``p``."""
+    """Theorem 5's upper bound for AdaP-TT as a cross-check.
+
+    Theorem 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 +
+    sqrt(1 + Δ_max²/(2ε²))), shown at δ = ``risk``), with AdaP-TT's ``beta`` from ``p``.
+    """
     name = ("Azize et al. (2023) Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
             "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")
     try:

@@ -1,4 +1,6 @@
-"""DP-BAI and its comparators (Chen, Karthik, Chee, Tan, "Fixed-Budget Differentially
+"""DP-BAI and its comparators (Chen, Karthik, Chee, Tan, ICLR 2024).
+
+DP-BAI and its comparators (Chen, Karthik, Chee, Tan, "Fixed-Budget Differentially
 Private Best Arm Identification", ICLR 2024, arXiv 2401.09073). Privacy model ``stream``: the
 table is (K, T) and the n-th pull of arm a reads ``d[a, n]`` (Sec. 2); neighbours differ in one
 entry.
@@ -114,8 +116,11 @@ FW_ITERS, FW_TOL = 10_000, 1e-6   # later-phase OD designs (dependent active set
 
 @nb.njit(cache=True)
 def _pull(rng, table, means, a, k):
-    """Reward of the k-th pull (0-based) of arm a: ``table[a, k]`` (stream model), or
-    Bernoulli(means[a]) beyond the table (kernel contract)."""
+    """The reward of the k-th pull of arm a.
+
+    Reward of the k-th pull (0-based) of arm a: ``table[a, k]`` (stream model), or
+    Bernoulli(means[a]) beyond the table (kernel contract).
+    """
     if k < table.shape[1]:
         return table[a, k]
     return 1.0 if rng.random() < means[a] else 0.0
@@ -123,16 +128,22 @@ def _pull(rng, table, means, a, k):
 
 @nb.njit(cache=True)
 def _laplace(rng, scale):
-    """Lap(scale): an Exp(1) draw (numba's ziggurat) times a fair random sign, times scale (the
-    same law as ``rng.laplace(0, scale)``, about 3× faster)."""
+    """A Laplace(scale) draw, faster than ``rng.laplace``.
+
+    Lap(scale): an Exp(1) draw (numba's ziggurat) times a fair random sign, times scale (the
+    same law as ``rng.laplace(0, scale)``, about 3× faster).
+    """
     e = rng.standard_exponential()
     return scale * e if rng.random() < 0.5 else -scale * e
 
 
 @nb.njit(cache=True)
 def _keep_top(act, n_act, mu, keep):
-    """A_{p+1}: the ``keep`` arms of act[:n_act] with the largest mu (stable: lowest index
-    first on ties), written back to act[:keep] in increasing order."""
+    """Keep the ``keep`` arms with the largest means (A_{p+1}).
+
+    A_{p+1}: the ``keep`` arms of act[:n_act] with the largest mu (stable: lowest index
+    first on ties), written back to act[:keep] in increasing order.
+    """
     if keep == 1:
         best = 0
         for i in range(1, n_act):
@@ -150,8 +161,12 @@ def _keep_top(act, n_act, mu, keep):
 
 
 @nb.njit(cache=True)
-def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of DP-BAI (Algorithm 1), DP-BAI-GAUSS (Algorithm 2), BASELINE (Sec. 5) or the
+def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                  theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                  releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of DP-BAI, DP-BAI-GAUSS, BASELINE or the reuse mutant.
+
+    One run of DP-BAI (Algorithm 1), DP-BAI-GAUSS (Algorithm 2), BASELINE (Sec. 5) or the
     reuse mutant. Kernel contract: :mod:`dpaudit.simulation.simulate` (stream table (K, T)).
 
     ``theta`` (indices ``B_*``): ε, noise family (0 Laplace, 1 Gaussian, 2 none), σ factor
@@ -272,7 +287,9 @@ def dp_bai_kernel(rng, table, means, theta, aux, limit, actions, releases, froze
 
 
 @nb.njit(cache=True, nogil=True)
-def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def dp_bai_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                 theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                 keep: int) -> tuple:
     """Cached batch loop of :func:`dp_bai_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -282,8 +299,12 @@ def dp_bai_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 
 @nb.njit(cache=True)
-def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of OD-LinBAI or DP-OD (App. E.1). Kernel contract:
+def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+              theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+              releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of OD-LinBAI or DP-OD (App. E.1).
+
+    One run of OD-LinBAI or DP-OD (App. E.1). Kernel contract:
     :mod:`dpaudit.simulation.simulate` (stream table (K, T)).
 
     Phases r = 1..R: reduce the active vectors to their span (orthonormal coordinates when the
@@ -373,7 +394,9 @@ def od_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 
 @nb.njit(cache=True, nogil=True)
-def od_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def od_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+             theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+             keep: int) -> tuple:
     """Cached batch loop of :func:`od_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -388,9 +411,12 @@ BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
 
 @nb.njit(cache=True)
 def dp_bai_recommendations(rng, tables, means, theta, aux, limit):
-    """Î of one :func:`dp_bai_kernel` run per table ``tables[i]`` (n, K, W): fresh tables per
+    """The recommendation of one :func:`dp_bai_kernel` run per table.
+
+    Î of one :func:`dp_bai_kernel` run per table ``tables[i]`` (n, K, W): fresh tables per
     run, e.g. rewards drawn from any distribution by the caller (`dpaudit reproduce chen2024`).
-    No transcript or release log is kept."""
+    No transcript or release log is kept.
+    """
     actions, rel, frozen = np.empty(0, np.int16), np.empty((0, 8)), np.empty(0)
     out = np.empty(tables.shape[0], np.int64)
     for i in range(tables.shape[0]):
@@ -433,9 +459,12 @@ class Setup:
 @functools.lru_cache(maxsize=64)
 def setup(kind: str, features: str, means, horizon: int, reading: str = "A",
           overrun: str = "allow", maxdet: str = "auto", maxdet_on: bool = True) -> Setup:
-    """Precompute a configuration (``kind`` "bai" or "od"); InputError for bad input (one
+    """Precompute a configuration (``kind`` "bai" or "od").
+
+    Precompute a configuration (``kind`` "bai" or "od"); InputError for bad input (one
     line naming the value): unknown features, T' < 1, ``overrun=floor`` with a uniform
-    phase of 0 pulls, OD's m ≤ 0."""
+    phase of 0 pulls, OD's m ≤ 0.
+    """
     A, mu = lin.load_features(features, means)
     K, d = A.shape
     t0 = time.perf_counter()
@@ -538,8 +567,11 @@ def _od_prepare(private: bool):
 
 
 def _bai_structure(maxdet_on: bool):
-    """Phase-1 entries read with certainty: the first pull of every arm of B_1
-    (MAX-DET branch) or of every arm (uniform branch)."""
+    """The phase-1 entries read with certainty.
+
+    Phase-1 entries read with certainty: the first pull of every arm of B_1
+    (MAX-DET branch) or of every arm (uniform branch).
+    """
     def structure(p: dict) -> list:
         ph = _bai_setup(p, maxdet_on).phase1
         arms = ph["B"] if ph["branch"] == "maxdet" else range(len(ph["alpha"]))

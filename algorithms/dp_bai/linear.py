@@ -1,4 +1,6 @@
-"""Linear-bandit building blocks of Chen, Karthik, Chee, Tan, "Fixed-Budget
+"""Linear-bandit building blocks of Chen, Karthik, Chee, Tan (ICLR 2024).
+
+Linear-bandit building blocks of Chen, Karthik, Chee, Tan, "Fixed-Budget
 Differentially Private Best Arm Identification", ICLR 2024, arXiv 2401.09073).
 
 Public, data-independent pieces (pure Python/NumPy/SciPy):
@@ -76,8 +78,11 @@ class Schedule:
     T_prime: int
 
     def phase_pulls(self, p: int, k: int, floor: bool = False) -> int:
-        """Pulls per arm in phase p when k arms are pulled: ⌈T'/(M·k)⌉ (lines 8, 14), or
-        ⌊·⌋ with ``floor`` (overrun option ``floor``)."""
+        """Pulls per arm in phase p when k arms are pulled.
+
+        Pulls per arm in phase p when k arms are pulled: ⌈T'/(M·k)⌉ (lines 8, 14), or
+        ⌊·⌋ with ``floor`` (overrun option ``floor``).
+        """
         q = self.T_prime / (self.M * k)
         return int(math.floor(q)) if floor else int(math.ceil(q))
 
@@ -143,10 +148,13 @@ def hardness(means, d: int, eps: float) -> dict:
 
 
 def thm42_bound(T_prime: int, M: int, H: float) -> float:
-    """Chen et al. (2024) Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
+    """The error bound of Theorem 4.2, eq. (16).
+
+    Chen et al. (2024) Thm 4.2, eq. (16): P(Î_T ≠ i*) ≤ exp(−T'/(65·M·H)) "for all sufficiently large
     T" (vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
     worked example (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
-    (:func:`hardness`). Returns a probability in (0, 1]."""
+    (:func:`hardness`). Returns a probability in (0, 1].
+    """
     return math.exp(-T_prime / (65.0 * M * H))
 
 def h_bai(means, d: int) -> float:
@@ -170,19 +178,25 @@ SEC5_THETA = (0.045, 0.5)
 
 
 def sec5_features() -> tuple[np.ndarray, np.ndarray]:
-    """The Section 5 instance: K = 30, d = 2, a_1 = [0, 1], a_2 = [0, 0.9], a_3 = [10, 0],
+    """The Section 5 instance.
+
+    The Section 5 instance: K = 30, d = 2, a_1 = [0, 1], a_2 = [0, 0.9], a_3 = [10, 0],
     a_i = [1, ω_i] (i = 4..30) with ω = ``default_rng(0).uniform(0, 0.8, size=27)``
-    ((a); the paper gives no seed), θ* = [0.045, 0.5]. Returns (A, θ*)."""
+    ((a); the paper gives no seed), θ* = [0.045, 0.5]. Returns (A, θ*).
+    """
     omega = np.random.default_rng(0).uniform(0.0, 0.8, size=27)
     A = np.vstack([[0.0, 1.0], [0.0, 0.9], [10.0, 0.0], np.column_stack([np.ones(27), omega])])
     return A, np.asarray(SEC5_THETA)
 
 
 def collinear_features() -> tuple[np.ndarray, np.ndarray]:
-    """The tight construction of DP-OD's finding: a_1 = [1, 0], a_2 = [0.5, 0], a_3 = [0.25, 0]
+    """The tight construction of DP-OD's finding.
+
+    The tight construction of DP-OD's finding: a_1 = [1, 0], a_2 = [0.5, 0], a_3 = [0.25, 0]
     (collinear, d_1 = 1, B_1 = {1}); θ* = [0.8, 0] (means 0.8, 0.4, 0.2: only the base tables
     use them). On the all-zero table, changing x_{1,1} moves P(phase 2 starts with arm 2)
-    from 1/2 to e^{−ε}/2: a privacy loss of exactly ε."""
+    from 1/2 to e^{−ε}/2: a privacy loss of exactly ε.
+    """
     return np.array([[1.0, 0.0], [0.5, 0.0], [0.25, 0.0]]), np.array([0.8, 0.0])
 
 
@@ -190,8 +204,11 @@ PRESETS = ("sec5", "identity", "collinear")
 
 
 def _rows(text: str) -> np.ndarray:
-    """The matrix written ``a11,a12;a21,a22`` (rows split by ';', entries by ','); InputError
-    for a non-number or rows of unequal length."""
+    """The matrix written ``a11,a12;a21,a22``.
+
+    The matrix written ``a11,a12;a21,a22`` (rows split by ';', entries by ','); InputError
+    for a non-number or rows of unequal length.
+    """
     try:
         rows = [[float(x) for x in row.split(",")] for row in text.split(";")]
     except ValueError:
@@ -204,7 +221,9 @@ def _rows(text: str) -> np.ndarray:
 
 
 def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
-    """(features K × d, means K) for the ``features`` parameter ``text`` and the ``means``
+    """The features and means of the ``features`` and ``means`` parameters.
+
+    (features K × d, means K) for the ``features`` parameter ``text`` and the ``means``
     parameter (None: derived from the preset's θ*, μ_i = a_iᵀθ*).
 
     ``text``: ``sec5``, ``identity`` (K = d = len(means): needs ``means``), ``collinear``,
@@ -296,9 +315,12 @@ def _gram_det(F, idx, k):
 
 @nb.njit(cache=True)
 def solve_small(A, b):
-    """x with A x = b for a small nonsingular A (Gaussian elimination with partial pivoting;
+    """Solve A x = b for a small nonsingular A.
+
+    X with A x = b for a small nonsingular A (Gaussian elimination with partial pivoting;
     no LAPACK call, whose overhead dominates for the 2 x 2 systems of the kernels). A and b
-    are not modified."""
+    are not modified.
+    """
     k = A.shape[0]
     M = A.copy()
     x = b.copy()
@@ -326,9 +348,12 @@ def solve_small(A, b):
 
 @nb.njit(cache=True)
 def rank_basis(F, act, n_act):
-    """Rank of the rows F[act[:n_act]] and a greedy basis (pivoted Gram–Schmidt: the row with
+    """The rank of some rows and a greedy basis of them.
+
+    Rank of the rows F[act[:n_act]] and a greedy basis (pivoted Gram–Schmidt: the row with
     the largest residual norm first, lowest position on ties), as positions into ``act``.
-    A residual norm ≤ RANK_TOL × the largest row norm counts as 0."""
+    A residual norm ≤ RANK_TOL × the largest row norm counts as 0.
+    """
     d = F.shape[1]
     R = np.empty((n_act, d))
     norm2 = np.empty(n_act)
@@ -381,9 +406,12 @@ def n_subsets(n, k):
 
 @nb.njit(cache=True)
 def maxdet_exhaustive(F, act, n_act, k):
-    """MAX-DET collection of the rows F[act[:n_act]] by exhaustive search over the C(n_act, k)
+    """A MAX-DET collection by exhaustive search.
+
+    MAX-DET collection of the rows F[act[:n_act]] by exhaustive search over the C(n_act, k)
     subsets in lexicographic order: the first whose Gram determinant is ≥ (1 − DET_TOL) ×
-    the maximum. Returns positions into ``act`` (increasing)."""
+    the maximum. Returns positions into ``act`` (increasing).
+    """
     comb = np.arange(k)
     idx = np.empty(k, np.int64)
     best = 0.0
@@ -412,8 +440,11 @@ def maxdet_exhaustive(F, act, n_act, k):
 
 @nb.njit(cache=True)
 def coefficients(F, act, n_act, B):
-    """α of eq. (12): row i (position in ``act``) solves a_i = Σ_j α_{i,j} a_{act[B[j]]}
-    (Gram system in original coordinates; exact for a_i in the span of the basis)."""
+    """The coefficients α of eq. (12).
+
+    α of eq. (12): row i (position in ``act``) solves a_i = Σ_j α_{i,j} a_{act[B[j]]}
+    (Gram system in original coordinates; exact for a_i in the span of the basis).
+    """
     k = B.shape[0]
     d = F.shape[1]
     G = np.empty((k, k))
@@ -435,11 +466,14 @@ def coefficients(F, act, n_act, B):
 
 @nb.njit(cache=True)
 def maxdet_swap(F, act, n_act, start):
-    """1-swap local search for a MAX-DET collection from the basis ``start`` (positions into
+    """A MAX-DET collection by 1-swap local search.
+
+    1-swap local search for a MAX-DET collection from the basis ``start`` (positions into
     ``act``): while some arm z has a coordinate |α_{z,j}| > 1 + SWAP_TOL, replace basis member
     j by z (the swap multiplies |det| by |α_{z,j}|; the largest such swap, lowest position on
     ties). At the end every |α| ≤ 1 + SWAP_TOL, which is all Lemma G.1's proof uses.
-    Returns positions into ``act`` (increasing)."""
+    Returns positions into ``act`` (increasing).
+    """
     B = np.sort(start.copy())
     k = B.shape[0]
     for _ in range(100 * (n_act + 1) * (k + 1)):
@@ -458,9 +492,12 @@ def maxdet_swap(F, act, n_act, start):
 
 @nb.njit(cache=True)
 def maxdet(F, act, n_act, k, method, exhaustive_max):
-    """MAX-DET collection of the rows F[act[:n_act]] of rank k (method 0 auto: exhaustive if
+    """A MAX-DET collection of rows of rank k.
+
+    MAX-DET collection of the rows F[act[:n_act]] of rank k (method 0 auto: exhaustive if
     C(n_act, k) ≤ ``exhaustive_max``, else 1-swap; 1 exhaustive; 2 1-swap from the greedy
-    basis). Returns (positions into ``act``, α (n_act × k))."""
+    basis). Returns (positions into ``act``, α (n_act × k)).
+    """
     if method == 1 or (method == 0 and n_subsets(n_act, k) <= exhaustive_max):
         B = maxdet_exhaustive(F, act, n_act, k)
     else:
@@ -471,9 +508,12 @@ def maxdet(F, act, n_act, k, method, exhaustive_max):
 
 @nb.njit(cache=True)
 def reduce_coords(X):
-    """Dimensionality reduction of OD-LinBAI: (rank, coordinates). If the rank r of the rows
+    """The dimensionality reduction of OD-LinBAI.
+
+    Dimensionality reduction of OD-LinBAI: (rank, coordinates). If the rank r of the rows
     of X (n × k; NumPy's matrix_rank tolerance) is below k, the rows' coordinates in the top-r
-    right singular vectors (orthonormal), else X itself."""
+    right singular vectors (orthonormal), else X itself.
+    """
     n, k = X.shape
     _, sv, vt = np.linalg.svd(X, full_matrices=False)
     tol = sv[0] * max(n, k) * np.finfo(np.float64).eps
@@ -488,10 +528,13 @@ def reduce_coords(X):
 
 @nb.njit(cache=True)
 def fw_design(X, iters, tol):
-    """Approximate G-optimal design on the rows of X (n × k, rank k) by Frank–Wolfe
+    """An approximate G-optimal design by Frank–Wolfe.
+
+    Approximate G-optimal design on the rows of X (n × k, rank k) by Frank–Wolfe
     (Fedorov–Wynn steps, exact line search), stopped when max_a aᵀV⁻¹a ≤ k(1 + tol); the
     support is then cut to the k(k+1)/2 largest weights (Kiefer–Wolfowitz) and renormalised.
-    Exact (uniform) when n = k."""
+    Exact (uniform) when n = k.
+    """
     n, k = X.shape
     w = np.full(n, 1.0 / n)
     if n == k:
@@ -580,7 +623,9 @@ def _alpha(F: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def g_optimal_design(X) -> np.ndarray:
-    """G-optimal design (= D-optimal by Kiefer–Wolfowitz) on the rows of X (n × k, rank k):
+    """A G-optimal design on the rows of X.
+
+    G-optimal design (= D-optimal by Kiefer–Wolfowitz) on the rows of X (n × k, rank k):
     weights π on the simplex minimising max_a aᵀV(π)⁻¹a, V(π) = Σ π_a a aᵀ.
 
     SciPy: SLSQP maximises ln det V(π) on the simplex; a HiGHS LP then finds a basic
@@ -626,8 +671,11 @@ def g_optimal_design(X) -> np.ndarray:
 
 
 def allocation(pi: np.ndarray, m: float) -> np.ndarray:
-    """Pulls ⌈π_a·m⌉ per arm of a design (π_a = 0: none), with a CEIL_TOL guard against
-    solver round-off (an exact ½ of an even m must not become one extra pull)."""
+    """Pulls per arm of a design.
+
+    Pulls ⌈π_a·m⌉ per arm of a design (π_a = 0: none), with a CEIL_TOL guard against
+    solver round-off (an exact ½ of an even m must not become one extra pull).
+    """
     out = np.ceil(np.asarray(pi) * m - CEIL_TOL).astype(np.int64)
     out[np.asarray(pi) <= 0] = 0
     return np.maximum(out, 0)

@@ -1,4 +1,6 @@
-"""The theory of DP-BAI's paper (Chen, Karthik, Chee, Tan, ICLR 2024, arXiv 2401.09073): the
+"""The theory of DP-BAI's paper (Chen, Karthik, Chee, Tan, ICLR 2024).
+
+The theory of DP-BAI's paper (Chen, Karthik, Chee, Tan, ICLR 2024, arXiv 2401.09073): the
 schedule (eqs. 4-8) and hardness (eqs. 14-15) as a checked report (:func:`report`,
 ``dpaudit check constants --paper 000``), and what ``dpaudit check correctness`` checks its
 fixed-budget algorithms against (:data:`IDENTIFICATION`: a wrong best arm; Theorem 4.2).
@@ -20,6 +22,14 @@ REPORT_PARAMS = ("means", "K", "d", "T", "eps", "reading")
 
 
 def report(p: dict) -> dict:
+    """The constants of ``dpaudit check constants --paper chen2024`` with their cross-checks.
+
+    Args:
+        p: the parameters (:data:`REPORT_PARAMS`), checked by :mod:`dpaudit.checks.constants`.
+
+    Returns:
+        A JSON-able dict: the instance, the constants per ε and the ``checks`` list.
+    """
     T = p.get("T", 1000)
     reading = p.get("reading", "A")
     if reading not in ("A", "B"):
@@ -82,8 +92,11 @@ def report(p: dict) -> dict:
 # ----------------------------------------------------------------------------- check correctness
 
 def thm42_error_bound(p: dict, prep, eps: float) -> dict:
-    """Theorem 4.2, eq. (16): P[error] ≤ exp(−T'/(65 M H)) for DP-BAI, for sufficiently large
-    T and d > 2."""
+    """Theorem 4.2's error bound, eq. (16), as a cross-check.
+
+    Theorem 4.2, eq. (16): P[error] ≤ exp(−T'/(65 M H)) for DP-BAI, for sufficiently large
+    T and d > 2.
+    """
     name = "Chen et al. (2024) Thm 4.2 eq. (16): exp(-T'/(65 M H))"
     st = dp_bai._bai_setup(p, True)
     d = st.features.shape[1]

@@ -1,4 +1,6 @@
-"""DP-NCB: privacy-preserving fair bandits (Sarkar, Pandey, Ray Chowdhury,
+"""DP-NCB: privacy-preserving fair bandits (Sarkar, Pandey, Ray Chowdhury, 2025).
+
+DP-NCB: privacy-preserving fair bandits (Sarkar, Pandey, Ray Chowdhury,
 "DP-NCB: Privacy Preserving Fair Bandits", 2025).
 
 Source: Sarkar, Pandey, Ray Chowdhury, "DP-NCB: Privacy Preserving Fair Bandits" (the
@@ -126,13 +128,16 @@ def _clip(x):
 
 @nb.njit(cache=True, inline="always")
 def _pull(rng, table, means, n, I, private, lap_unit, white, releases, frozen, nr, actions, N1):
-    """Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
+    """Sample n of the base algorithm on arm I, privatised when ``private``.
+
+    Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
     privatise it by the local randomiser Y = x + Lap(``lap_unit``) (noise always drawn; with
     ``white``, released and logged by :func:`log_release` as release ``nr``: t = n + 1,
     phase = the arm's pull count after it, count 1); record ``actions[n] = I`` and count the
     pull in ``N1[I]``. Returns (x or Y, n + 1, releases made so far). ``inline="always"``:
     the kernels compile as with the block written out (the note on :func:`reward`: a called
-    "pull and record" helper measured 1.4–4x slower)."""
+    "pull and record" helper measured 1.4–4x slower).
+    """
     x = reward(rng, table, means, n, I)
     if private:
         noise = rng.laplace(0.0, lap_unit)
@@ -154,9 +159,12 @@ def _pull(rng, table, means, n, I, private, lap_unit, white, releases, frozen, n
 
 @nb.njit(cache=True)
 def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, nr, white, wk):
-    """Play samples t0 .. t0+W−1 (0-based; stops early at ``limit``) as one fresh instance of
+    """Play one window of the anytime wrapper as a fresh base instance.
+
+    Play samples t0 .. t0+W−1 (0-based; stops early at ``limit``) as one fresh instance of
     the theta[MODE] algorithm with horizon W (ln W in every constant). ``wk``: (N_WORK, K)
-    work matrix, reset here. Returns (samples taken so far, releases made so far)."""
+    work matrix, reset here. Returns (samples taken so far, releases made so far).
+    """
     K = means.shape[0]
     mode = theta[MODE]
     eps, c, alpha, ci = theta[EPS], theta[C], theta[ALPHA], theta[C_I]
@@ -311,13 +319,18 @@ def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, n
 
 
 @nb.njit(cache=True)
-def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of GDP-NCB / LDP-NCB / NCB / LDP-UCB (theta[MODE]), optionally inside the
+def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+               releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of GDP-NCB, LDP-NCB, NCB or LDP-UCB, optionally in the anytime wrapper.
+
+    One run of GDP-NCB / LDP-NCB / NCB / LDP-UCB (theta[MODE]), optionally inside the
     anytime wrapper (theta[ANYTIME] = 1, Algorithm 7). Kernel contract: dpaudit.simulation.simulate;
     ``table`` (T, K) user table. ``aux``: empty, or the anytime flags script (aux[h] = 1
     forces window h (W = 2^h) Uniform, 0 forces the base algorithm; windows beyond it draw
     the coin; W <= 2 is always Uniform). The coin is drawn in every window, scripted or not.
-    Returns (τ, -1, STOPPED at T or TRUNCATED at ``limit``, releases)."""
+    Returns (τ, -1, STOPPED at T or TRUNCATED at ``limit``, releases).
+    """
     K = means.shape[0]
     T = np.int64(theta[HORIZON])
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
@@ -361,7 +374,9 @@ def ncb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 
 @nb.njit(cache=True, nogil=True)
-def ncb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def ncb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+              theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+              keep: int) -> tuple:
     """Cached batch loop of :func:`ncb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -371,12 +386,17 @@ def ncb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 
 @nb.njit(cache=True)
-def laplace_randomiser_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """The LDP-NCB local randomiser Y = r + Lap(theta[NOISE_MULT]/ε) on a stream of users
+def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                              theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                              releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """The LDP-NCB local randomiser on a stream of users.
+
+    The LDP-NCB local randomiser Y = r + Lap(theta[NOISE_MULT]/ε) on a stream of users
     (:func:`user_reward`: user u's reward ``table.flat[u]`` for u < table.size, else
     Bernoulli(means[0])). ``actions[u]`` = floor(4·Y) clipped to ±2^14 (the binned output).
     Returns (users, bin of user 0, STOPPED after theta[HORIZON] users or TRUNCATED at
-    ``limit``, releases)."""
+    ``limit``, releases).
+    """
     scale = theta[NOISE_MULT] / theta[EPS]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
     n_users = np.int64(theta[HORIZON])
@@ -399,7 +419,9 @@ def laplace_randomiser_kernel(rng, table, means, theta, aux, limit, actions, rel
 
 
 @nb.njit(cache=True, nogil=True)
-def laplace_randomiser_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def laplace_randomiser_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                             theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                             keep: int) -> tuple:
     """Cached batch loop of :func:`laplace_randomiser_kernel`."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -422,8 +444,11 @@ def gdp_threshold(T, eps, c=3.0, phase1_constant=1600.0):
 
 
 def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
-    """NCB_GDP(i) = m + 2c sqrt(2 m ln T/n) + α(ln T)²/(ε n) + 4 sqrt(2α/ε)(ln T)^{3/2}/n with
-    m = clip(μ̃). Vectorised."""
+    """The NCB_GDP index of Algorithm 4.
+
+    NCB_GDP(i) = m + 2c sqrt(2 m ln T/n) + α(ln T)²/(ε n) + 4 sqrt(2α/ε)(ln T)^{3/2}/n with
+    m = clip(μ̃). Vectorised.
+    """
     m = np.clip(np.asarray(m, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(n, dtype=np.float64)
     L = math.log(T)
@@ -432,8 +457,11 @@ def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
 
 
 def nash_regret(mu_bar, mu_star):
-    """Empirical Nash regret μ* − exp(mean_t ln μ̄_t), computed in log space;
-    μ* if some μ̄_t = 0."""
+    """The empirical Nash regret, computed in log space.
+
+    Empirical Nash regret μ* − exp(mean_t ln μ̄_t), computed in log space;
+    μ* if some μ̄_t = 0.
+    """
     mu_bar = np.asarray(mu_bar, dtype=np.float64)
     if np.any(mu_bar <= 0):
         return float(mu_star)
@@ -465,8 +493,11 @@ def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=
 
 
 def with_flags(prep: Prepared, flags) -> Prepared:
-    """``prep`` with the anytime windows' Uniform/base flags scripted (aux[h] = 1: window h
-    Uniform; 0: the base algorithm), for deterministic tests."""
+    """``prep`` with the anytime windows' Uniform/base flags scripted.
+
+    ``prep`` with the anytime windows' Uniform/base flags scripted (aux[h] = 1: window h
+    Uniform; 0: the base algorithm), for deterministic tests.
+    """
     return dataclasses.replace(prep, aux=np.asarray(flags, dtype=np.float64))
 
 

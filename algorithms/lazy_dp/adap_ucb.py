@@ -1,4 +1,6 @@
-"""AdaP-UCB and AdaP-KLUCB (Azize & Basu 2022, "When privacy meets partial information: a
+"""AdaP-UCB and AdaP-KLUCB (Azize & Basu, NeurIPS 2022).
+
+AdaP-UCB and AdaP-KLUCB (Azize & Basu 2022, "When privacy meets partial information: a
 refined analysis of differentially private bandits", NeurIPS 2022): the baseline
 AdaP-UCB of Sarkar et al. (2025) and AdaP-KLUCB of Hu et al. (2021).
 
@@ -129,8 +131,11 @@ INIT_CHOICES = ("noisy", "raw")
 
 @nb.njit(cache=True)
 def kl_bernoulli(p, q):
-    """Bernoulli KL divergence kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with the
-    convention 0·ln 0 = 0 (a term with p = 0 or 1 − p = 0 is 0)."""
+    """The Bernoulli KL divergence kl(p, q), with 0·ln 0 = 0.
+
+    Bernoulli KL divergence kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with the
+    convention 0·ln 0 = 0 (a term with p = 0 or 1 − p = 0 is 0).
+    """
     v = 0.0
     if p > 0.0:
         v += p * math.log(p / q)
@@ -141,10 +146,13 @@ def kl_bernoulli(p, q):
 
 @nb.njit(cache=True)
 def klucb_index(mt, N, lt, eps, alpha):
-    """AdaP-KLUCB index [RECALLED, module doc item 4]: max{q ∈ [μ̄, 1] : (N/2)·kl(μ̄, q) ≤ α·lt}
+    """The AdaP-KLUCB index (as recalled; module doc item 4).
+
+    AdaP-KLUCB index [RECALLED, module doc item 4]: max{q ∈ [μ̄, 1] : (N/2)·kl(μ̄, q) ≤ α·lt}
     with μ̄ = clip_[0,1](μ̃ + α·lt/(ε·N/2)), ``lt`` = ln t_ℓ. Bisection on [μ̄, 1] (kl(μ̄, ·) is
     increasing there) until the bracket is narrower than :data:`KL_TOL`; returns its lower end
-    (feasible). μ̄ = 1 gives 1."""
+    (feasible). μ̄ = 1 gives 1.
+    """
     half = 0.5 * N
     bound = alpha * lt
     mb = mt + bound / (eps * half)
@@ -161,10 +169,13 @@ def klucb_index(mt, N, lt, eps, alpha):
 
 @nb.njit(cache=True)
 def adap_index(kl, code, mt, N, n, eps, alpha):
-    """Index of an arm with private mean ``mt`` and ``N`` pulls at the start of an episode after
+    """The index of an arm at the start of an episode.
+
+    Index of an arm with private mean ``mt`` and ``N`` pulls at the start of an episode after
     ``n`` samples (t_ℓ = n + 1): AdaP-KLUCB (``kl``), AdaP-UCB as printed (μ̃ + sqrt(α ln t/N) +
     2α ln t/(εN)) or as in the authors' code (``code``: μ̃ + sqrt(α ln(t+1)/N) +
-    2α ln(t+1)/N). Module doc items 3–4."""
+    2α ln(t+1)/N). Module doc items 3–4.
+    """
     t = n + 1.0
     if kl:
         return klucb_index(mt, N, math.log(t), eps, alpha)
@@ -178,8 +189,12 @@ def adap_index(kl, code, mt, N, n, eps, alpha):
 # ------------------------------------------------------------------------------- kernel
 
 @nb.njit(cache=True)
-def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of AdaP-UCB (theta[A_KL] = 0) or AdaP-KLUCB (1). Kernel contract:
+def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of AdaP-UCB or AdaP-KLUCB.
+
+    One run of AdaP-UCB (theta[A_KL] = 0) or AdaP-KLUCB (1). Kernel contract:
     dpaudit.simulation.simulate; ``table`` (T, K) user table.
 
     theta (A_* layout): kl flag, ε, horizon T (STOPPED after T samples), α, index=code flag,
@@ -246,7 +261,9 @@ def adap_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 
 @nb.njit(cache=True, nogil=True)
-def adap_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def adap_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+               keep: int) -> tuple:
     """Cached batch loop of :func:`adap_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -263,8 +280,11 @@ BATCH_LOOPS = {adap_kernel: adap_batch}
 
 def _prepare(kl: bool, raw: bool | None = None):
     def prepare(eps: float, p: dict) -> Prepared:
-        """theta for :func:`adap_kernel` (``raw``: forced init=raw (the mutant), else the
-        ``init`` parameter)."""
+        """Theta for :func:`adap_kernel`.
+
+        Theta for :func:`adap_kernel` (``raw``: forced init=raw (the mutant), else the
+        ``init`` parameter).
+        """
         theta = np.zeros(A_N)
         theta[A_KL] = 1.0 if kl else 0.0
         theta[A_EPS] = validate.positive_real(eps, "eps")

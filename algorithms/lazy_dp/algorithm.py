@@ -1,4 +1,6 @@
-"""Lazy / forgetful DP bandits and RNM-FTNL (Hu, Huang, Mehta, Hegde, "Near-Optimal Algorithms for
+"""Lazy / forgetful DP bandits and RNM-FTNL (Hu, Huang, Mehta, Hegde, 2021).
+
+Lazy / forgetful DP bandits and RNM-FTNL (Hu, Huang, Mehta, Hegde, "Near-Optimal Algorithms for
 Differentially Private Online Learning in a Stochastic Environment", arXiv:2102.07929, 2021).
 
 Source: Hu, Huang, Mehta, Hegde, arXiv 2102.07929 (the algorithm numbers below are the
@@ -170,8 +172,11 @@ def _clamp01(x):
 
 @nb.njit(cache=True, inline="always")
 def _pull(rng, table, means, t, a):
-    """Reward of round t (0-based) for arm a, clamped to [0, 1]: ``table[t, a]``,
-    or Bernoulli(means[a]) beyond the table (kernel contract)."""
+    """The reward of round t for arm a, clamped to [0, 1].
+
+    Reward of round t (0-based) for arm a, clamped to [0, 1]: ``table[t, a]``,
+    or Bernoulli(means[a]) beyond the table (kernel contract).
+    """
     if t < table.shape[0]:
         return _clamp01(table[t, a])
     return 1.0 if rng.random() < means[a] else 0.0
@@ -179,7 +184,9 @@ def _pull(rng, table, means, t, a):
 
 @nb.njit(cache=True, inline="always")
 def _gamma(rng, d, c):
-    """A Gamma(d + 1/3, 1) draw (shape ≥ 1) by Marsaglia and Tsang's exact rejection method
+    """A Gamma(d + 1/3, 1) draw by Marsaglia and Tsang's method.
+
+    A Gamma(d + 1/3, 1) draw (shape ≥ 1) by Marsaglia and Tsang's exact rejection method
     (ACM TOMS 26(3), 2000) with the constants d = shape − 1/3 and c = 1/sqrt(9d) passed in:
     z standard normal, y = c·z > −1, v = (1 + y)^3, u uniform; d·v is accepted iff
     ln u < h = z²/2 + d·(1 − v + ln v).
@@ -189,7 +196,8 @@ def _gamma(rng, d, c):
     with 9dc² = 1 the terms up to y³ cancel in h: h ≥ −(y·z)²/(12m⁴) = L for every d, so
     u < 1 + L ≤ e^L implies acceptance. Its rejection rate is about z⁴/(108d) (d large: ~0;
     the classical squeeze u < 1 − 0.0331·z⁴ rejects ~10 % whatever d, and measured no faster
-    at small d). ``tests/algorithms/test_lazy_dp.py`` checks L ≤ h on a grid."""
+    at small d). ``tests/algorithms/test_lazy_dp.py`` checks L ≤ h on a grid.
+    """
     while True:
         z = rng.standard_normal()
         y = c * z
@@ -209,7 +217,9 @@ def _gamma(rng, d, c):
 
 @nb.njit(cache=True, inline="always")
 def _beta(rng, a, b, da, ca, db, cb):
-    """A Beta(a, b) draw (a, b ≥ 1). ``da, ca, db, cb``: :func:`_gamma`'s constants of the
+    """A Beta(a, b) draw (a, b ≥ 1).
+
+    A Beta(a, b) draw (a, b ≥ 1). ``da, ca, db, cb``: :func:`_gamma`'s constants of the
     two shapes (d = shape − 1/3, c = 1/sqrt(9d); unused when a or b is 1).
 
     Beta(a, 1) = exp(−E/a) and Beta(1, b) = 1 − exp(−E/b) exactly for E ~ Exp(1) (the law of
@@ -218,7 +228,8 @@ def _beta(rng, a, b, da, ca, db, cb):
     definition of the Beta law; numba's ``rng.beta`` draws the same two gammas through
     ``standard_gamma`` calls, ~35 ns against ~7 ns here for large shapes). Returns a float:
     an inlined helper returning the pair (X, X + Y) measured 1.5x slower per step. The
-    Python reference of tests/algorithms/test_lazy_dp.py replays this exact sequence of rng calls."""
+    Python reference of tests/algorithms/test_lazy_dp.py replays this exact sequence of rng calls.
+    """
     if a > 1.0 and b > 1.0:
         x = _gamma(rng, da, ca)
         return x / (x + _gamma(rng, db, cb))
@@ -229,14 +240,17 @@ def _beta(rng, a, b, da, ca, db, cb):
 
 @nb.njit(cache=True, inline="always")
 def _gamma_constants(p, d, c):
-    """Update :func:`_gamma`'s constants d = p − 1/3 and c = 1/sqrt(9d) for the shapes ``p``
+    """Update :func:`_gamma`'s constants for the shapes ``p``.
+
+    Update :func:`_gamma`'s constants d = p − 1/3 and c = 1/sqrt(9d) for the shapes ``p``
     (arrays of one length; entries with p ≤ 1 are skipped: Beta(1, b) and Beta(a, 1) need no
     gamma). Lazy-DP-TS's shapes move by O(1/t) per round, so when d moved by at most 1e-4
     relative, c comes from two Newton steps c ← c·(3/2 − x·c²/2), x = 9d, started at the
     previous c: the relative error falls from ≤ 5e-5 to ≤ 1.5·(5e-5)² ≈ 4e-9 to ~2e-17, below
     the rounding of the direct 1/sqrt(9d) (tests check ≤ 4 ulp). Otherwise (a new epoch, a
     clamp, the first round) it is the direct form. Measured: 10 square roots and divisions cost
-    ~30 ns per round at K = 5, a quarter of Lazy-DP-TS's step."""
+    ~30 ns per round at K = 5, a quarter of Lazy-DP-TS's step.
+    """
     for i in range(p.shape[0]):
         if p[i] <= 1.0:
             continue
@@ -260,8 +274,11 @@ def gaps(means) -> np.ndarray:
 
 
 def sample_complexity(means, eps: float, T: float, c: float = 24.0) -> np.ndarray:
-    """d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
-    Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (outer log2, inner ln)."""
+    """The d_j of Theorems 3 and 5 for every suboptimal arm.
+
+    d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
+    Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (outer log2, inner ln).
+    """
     d = gaps(means)
     d = d[d > 0]
     return np.ceil(np.log2(c * math.log(T) / (d * np.minimum(d, eps)))).astype(np.int64)
@@ -283,8 +300,11 @@ def explicit_first_term(means, eps: float, T: float, c: float = 24.0) -> float:
 
 
 def thm9_bound(means, eps: float, tol: float = 1e-9) -> float:
-    """Theorem 9's explicit bound Σ_ℓ 256(1 + ln|𝒥_ℓ|)/min{2^{ℓ−1}Δ_min, ε} over the gap
-    brackets ℓ = ⌊log2(Δ_j/Δ_min)⌋ + 1 (``tol`` puts exact powers of two in the upper one)."""
+    """Theorem 9's explicit regret bound.
+
+    Theorem 9's explicit bound Σ_ℓ 256(1 + ln|𝒥_ℓ|)/min{2^{ℓ−1}Δ_min, ε} over the gap
+    brackets ℓ = ⌊log2(Δ_j/Δ_min)⌋ + 1 (``tol`` puts exact powers of two in the upper one).
+    """
     d = gaps(means)
     d = d[d > 0]
     dmin = d.min()
@@ -301,9 +321,12 @@ def thm12_private_lb(K: int, eps: float) -> float:
 
 
 def noisy_max_win(gap: float, K: int, scale: float) -> float:
-    """P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
+    """The probability that a leading action wins a Laplace noisy max.
+
+    P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
     action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max ('s
-    first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy)."""
+    first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy).
+    """
     from scipy import integrate, stats   # here: worker processes import the kernel only
     lap = stats.laplace(scale=scale)
     f = lambda x: lap.pdf(x) * lap.cdf(x + gap) ** (K - 1)   # noqa: E731
@@ -315,8 +338,12 @@ def noisy_max_win(gap: float, K: int, scale: float) -> float:
 # --------------------------------------------------------------------------- bandit kernel
 
 @nb.njit(cache=True)
-def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of Algorithm 1 (theta[L_MODE] = 0), Algorithm 3 (1) or Algorithm 2 (2), and the
+def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of Algorithm 1, 3 or 2, or of a lazy-ucb mutant.
+
+    One run of Algorithm 1 (theta[L_MODE] = 0), Algorithm 3 (1) or Algorithm 2 (2), and the
     lazy-ucb mutants (L_FORGET = 0: releases over all rewards so far; L_EAGER = 1: a release
     after every pull). Kernel contract: dpaudit.simulation.simulate; ``table`` (T, K) user table.
 
@@ -441,7 +468,9 @@ def lazy_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 
 @nb.njit(cache=True, nogil=True)
-def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def lazy_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+               keep: int) -> tuple:
     """Cached batch loop of :func:`lazy_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -453,8 +482,12 @@ def lazy_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 # ------------------------------------------------------------------- full-information kernel
 
 @nb.njit(cache=True)
-def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of RNM-FTNL (Algorithm 4; theta[F_SCALE] = 1/ε) or naive FTNL (K/ε). Kernel
+def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of RNM-FTNL (Algorithm 4) or naive FTNL.
+
+    One run of RNM-FTNL (Algorithm 4; theta[F_SCALE] = 1/ε) or naive FTNL (K/ε). Kernel
     contract: dpaudit.simulation.simulate; ``table`` (T, K) ``full`` table (round t reads the whole
     row).
 
@@ -499,7 +532,9 @@ def ftnl_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
 
 
 @nb.njit(cache=True, nogil=True)
-def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def ftnl_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+               keep: int) -> tuple:
     """Cached batch loop of :func:`ftnl_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -511,11 +546,16 @@ def ftnl_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 # ------------------------------------------------------------------------- DP-SE (regret)
 
 @nb.njit(cache=True)
-def dpse_regret_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """DP-SE for regret: :func:`baselines.dpse_kernel` (theta[:4], its layout; its cap
+def dpse_regret_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                       theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                       releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """DP-SE for regret.
+
+    DP-SE for regret: :func:`baselines.dpse_kernel` (theta[:4], its layout; its cap
     max_steps = T) until one arm survives, then that arm until T = theta[R_HORIZON]. Kernel
     contract: dpaudit.simulation.simulate. Returns (τ, the committed arm or -1, status,
-    releases)."""
+    releases).
+    """
     T = np.int64(theta[R_HORIZON])
     tau, rec, status, nr = dpse_kernel(rng, table, means, theta, aux, min(limit, T), actions,
                                        releases, frozen)
@@ -528,7 +568,9 @@ def dpse_regret_kernel(rng, table, means, theta, aux, limit, actions, releases, 
 
 
 @nb.njit(cache=True, nogil=True)
-def dpse_regret_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def dpse_regret_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                      theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                      keep: int) -> tuple:
     """Cached batch loop of :func:`dpse_regret_kernel`."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -552,7 +594,7 @@ def _means(p: dict) -> np.ndarray:
 
 def _prepare_lazy(mode: float, forget: bool = True, eager: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
-        """theta for :func:`lazy_kernel` (``eps`` ignored by ``ts-beta``)."""
+        """Theta for :func:`lazy_kernel` (``eps`` ignored by ``ts-beta``)."""
         e = 1.0 if mode == TS else validate.positive_real(eps, "eps")
         theta = np.zeros(L_N)
         theta[L_MODE], theta[L_EPS], theta[L_HORIZON] = mode, e, p["horizon"]
@@ -565,8 +607,11 @@ def _prepare_lazy(mode: float, forget: bool = True, eager: bool = False):
 
 def _prepare_ftnl(naive: bool):
     def prepare(eps: float, p: dict) -> Prepared:
-        """theta for :func:`ftnl_kernel`: Lap(1/ε) (RNM-FTNL; 2/ε with
-        ``rnm_scale=corrected``) or Lap(K/ε) (naive FTNL)."""
+        """Theta for :func:`ftnl_kernel`.
+
+        Theta for :func:`ftnl_kernel`: Lap(1/ε) (RNM-FTNL; 2/ε with
+        ``rnm_scale=corrected``) or Lap(K/ε) (naive FTNL).
+        """
         e = validate.positive_real(eps, "eps")
         m = _means(p)
         theta = np.zeros(F_N)
@@ -585,8 +630,11 @@ def _risk(p: dict) -> float:
 
 
 def _prepare_dpse(eps: float, p: dict) -> Prepared:
-    """theta for :func:`dpse_regret_kernel`: dp-se's (ε, δ = ``risk`` or 1/T, max_steps = T,
-    epoch mean "epoch") and T."""
+    """Theta for :func:`dpse_regret_kernel`.
+
+    Theta for :func:`dpse_regret_kernel`: dp-se's (ε, δ = ``risk`` or 1/T, max_steps = T,
+    epoch mean "epoch") and T.
+    """
     e = validate.positive_real(eps, "eps")
     theta = np.zeros(R_N)
     theta[SE_EPS], theta[SE_RISK], theta[SE_MAX_STEPS] = e, _risk(p), p["horizon"]
@@ -596,8 +644,11 @@ def _prepare_dpse(eps: float, p: dict) -> Prepared:
 
 
 def dpse_rows(p: dict) -> int:
-    """Audit rows of ``dp-se-regret``: K·R_1 + 1 (epoch 1 of DP-SE and the first row after
-    it), R_1 ε-free (as ``dp-se``'s default: valid for ε ≥ about 0.1 at δ = 1/T)."""
+    """The audit rows of ``dp-se-regret``.
+
+    Audit rows of ``dp-se-regret``: K·R_1 + 1 (epoch 1 of DP-SE and the first row after
+    it), R_1 ε-free (as ``dp-se``'s default: valid for ε ≥ about 0.1 at δ = 1/T).
+    """
     K = len(p["means"])
     return int(K * epoch_length(K, 1, math.inf, _risk(p)) + 1)
 

@@ -1,4 +1,6 @@
-"""Locally differentially private thresholding bandits (Barbara, Lazzaro, Pike-Burke, "Locally
+"""Locally differentially private thresholding bandits (Barbara, Lazzaro, Pike-Burke, 2025).
+
+Locally differentially private thresholding bandits (Barbara, Lazzaro, Pike-Burke, "Locally
 Differentially Private Thresholding Bandits", 2025).
 
 Source: Barbara, Lazzaro, Pike-Burke, "Locally Differentially Private Thresholding Bandits"
@@ -157,20 +159,29 @@ def _unit(name: str, x) -> np.ndarray:
 
 
 def c_eps(eps):
-    """The slope c_ε = (e^ε − 1)/(e^ε + 1) of every privatised quantity (eqs. 4–7), evaluated
-    as tanh(ε/2) (same value, no overflow) . Vectorised."""
+    """The slope c_ε of every privatised quantity (eqs. 4–7).
+
+    The slope c_ε = (e^ε − 1)/(e^ε + 1) of every privatised quantity (eqs. 4–7), evaluated
+    as tanh(ε/2) (same value, no overflow). Vectorised.
+    """
     return np.tanh(np.asarray(eps, dtype=np.float64) / 2.0)
 
 
 def mu_eps(mu, eps):
-    """Eq. (4): μ_{i,ε} = 1/2 + (2μ_i − 1)(e^ε − 1)/(2(e^ε + 1)), the mean of PrivBern(ε)'s
-    output when the reward has mean μ_i (Lemma 2.1). Vectorised; ε ≥ 0."""
+    """Eq. (4): the mean μ_{i,ε} of PrivBern(ε)'s output.
+
+    Eq. (4): μ_{i,ε} = 1/2 + (2μ_i − 1)(e^ε − 1)/(2(e^ε + 1)), the mean of PrivBern(ε)'s
+    output when the reward has mean μ_i (Lemma 2.1). Vectorised; ε ≥ 0.
+    """
     return 0.5 + (2.0 * np.asarray(mu, dtype=np.float64) - 1.0) * c_eps(eps) / 2.0
 
 
 def tau_eps(tau, eps):
-    """Eq. (5): the rescaled threshold τ_ε = 1/2 + (2τ − 1)(e^ε − 1)/(2(e^ε + 1)) (the same
-    affine map as eq. 4; exactly 1/2 at τ = 1/2). Vectorised."""
+    """Eq. (5): the rescaled threshold τ_ε.
+
+    Eq. (5): the rescaled threshold τ_ε = 1/2 + (2τ − 1)(e^ε − 1)/(2(e^ε + 1)) (the same
+    affine map as eq. 4; exactly 1/2 at τ = 1/2). Vectorised.
+    """
     return mu_eps(tau, eps)
 
 
@@ -196,8 +207,11 @@ def complexity(means, tau, zeta=0.0) -> float:
 
 
 def complexity_eps(means, tau, zeta, eps) -> float:
-    """Eq. (8): H_ε = Σ_i (|μ_{i,ε} − τ_ε| + ζ_ε)^−2 (= c_ε^−2·H for ε > 0; inf at ε = 0 or
-    with a zero gap)."""
+    """Eq. (8): the private hardness H_ε.
+
+    Eq. (8): H_ε = Σ_i (|μ_{i,ε} − τ_ε| + ζ_ε)^−2 (= c_ε^−2·H for ε > 0; inf at ε = 0 or
+    with a zero gap).
+    """
     with np.errstate(divide="ignore"):
         return float(np.sum(delta_eps(means, tau, zeta, eps) ** -2.0))
 
@@ -211,9 +225,12 @@ def _inner_log(T, base: str):
 
 
 def thm31_bound(T, means, tau, zeta, eps, inner_log: str = "e"):
-    """Theorem 3.1 as stated: E[L(T)] ≤ exp(−T/(4H_ε) + 2K·ln(log T + 1)). ``inner_log``: the
+    """Theorem 3.1's bound as stated.
+
+    Theorem 3.1 as stated: E[L(T)] ≤ exp(−T/(4H_ε) + 2K·ln(log T + 1)). ``inner_log``: the
     base of the inner "log T" (e: our reading; 2: the base the proof's peeling
-    over u ∈ {0..⌊log T⌋} needs). Vectorised over T."""
+    over u ∈ {0..⌊log T⌋} needs). Vectorised over T.
+    """
     T = np.asarray(T, dtype=np.float64)
     K = len(means)
     return np.exp(-T / (4.0 * complexity_eps(means, tau, zeta, eps))
@@ -228,8 +245,11 @@ def thm31_proof_bound(T, means, tau, zeta, eps):
 
 
 def thm31_crossing(means, tau, zeta, eps, inner_log: str = "e") -> float:
-    """The budget T at which the stated Theorem 3.1 bound (:func:`thm31_bound`) first drops
-    below 1: the root of −T/(4H_ε) + 2K ln(log T + 1) = 0 above T = e (Brent's method)."""
+    """The budget at which Theorem 3.1's bound first drops below 1.
+
+    The budget T at which the stated Theorem 3.1 bound (:func:`thm31_bound`) first drops
+    below 1: the root of −T/(4H_ε) + 2K ln(log T + 1) = 0 above T = e (Brent's method).
+    """
     H = complexity_eps(means, tau, zeta, eps)
     K = len(means)
 
@@ -249,24 +269,33 @@ def lb_factor(eps):
 
 
 def thm32_bound(T, means, tau, zeta, eps):
-    """Theorem 3.2 as stated: max_i E_{B^i}[L(T)] ≥ (1/4)·exp(−(8T/H_ε)(e^ε+1)² min{4, e^{2ε}})
-    (the proof's display (23) has 16 in place of 8)."""
+    """Theorem 3.2's lower bound as stated.
+
+    Theorem 3.2 as stated: max_i E_{B^i}[L(T)] ≥ (1/4)·exp(−(8T/H_ε)(e^ε+1)² min{4, e^{2ε}})
+    (the proof's display (23) has 16 in place of 8).
+    """
     T = np.asarray(T, dtype=np.float64)
     return 0.25 * np.exp(-8.0 * T / complexity_eps(means, tau, zeta, eps) * lb_factor(eps))
 
 
 def thm41_eq24(means, tau, eps, risk, divisor: float = 36.0) -> float:
-    """Eq. (24) of App. D: T ≤ 499·H̃_ε·ln(4K·H̃_ε/δ) + 2K with H̃_ε = max{H_ε/divisor, 1}.
+    """Eq. (24) of App. D: Theorem 4.1's bound on the stopping time.
+
+    Eq. (24) of App. D: T ≤ 499·H̃_ε·ln(4K·H̃_ε/δ) + 2K with H̃_ε = max{H_ε/divisor, 1}.
     ``divisor`` = 36 as printed (default; the paper's constant); 16 is our
-    correction [the step to 8H̃_ε needs H̃_ε ≥ H_ε/16]."""
+    correction [the step to 8H̃_ε needs H̃_ε ≥ H_ε/16].
+    """
     K = len(means)
     Ht = max(complexity_eps(means, tau, 0.0, eps) / divisor, 1.0)
     return 499.0 * Ht * math.log(4.0 * K * Ht / risk) + 2.0 * K
 
 
 def thm41_implicit(means, tau, eps, risk) -> float:
-    """The largest T with T = K + (H_ε/2)·ln(4K·T³/δ): the sum over arms of the per-arm bound
-    of App. D, T(i) ≤ ln(4KT³/δ)/(2Δ_{i,ε}²) + 1 . Brent's method."""
+    """The implicit bound of App. D on the stopping time.
+
+    The largest T with T = K + (H_ε/2)·ln(4K·T³/δ): the sum over arms of the per-arm bound
+    of App. D, T(i) ≤ ln(4KT³/δ)/(2Δ_{i,ε}²) + 1. Brent's method.
+    """
     K = len(means)
     H = complexity_eps(means, tau, 0.0, eps)
 
@@ -288,8 +317,11 @@ def thm41_arm_pulls(T, means, tau, eps, risk):
 
 
 def thm42_bound(means, tau, eps, risk) -> float:
-    """Theorem 4.2, explicit form of App. E:
-    E_Q[T] ≥ [(1 − δ)·ln(1/δ) − ln 2]·H_ε / (2·min{4, e^{2ε}}·(e^ε + 1)²)."""
+    """Theorem 4.2's lower bound (App. E).
+
+    Theorem 4.2, explicit form of App. E:
+    E_Q[T] ≥ [(1 − δ)·ln(1/δ) − ln 2]·H_ε / (2·min{4, e^{2ε}}·(e^ε + 1)²).
+    """
     H = complexity_eps(means, tau, 0.0, eps)
     return ((1.0 - risk) * math.log(1.0 / risk) - math.log(2.0)) * H / (2.0 * float(lb_factor(eps)))
 
@@ -297,17 +329,23 @@ def thm42_bound(means, tau, eps, risk) -> float:
 # ------------------------------------------------------------------ PrivBern and losses
 
 def privbern_prob(r, eps):
-    """P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the
+    """P(Y = 1 | r) of PrivBern(ε) (Definition 2.1).
+
+    P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the
     stable form of (r·e^ε + (1 − r))/(1 + e^ε)). ``r`` ∈ [0, 1] (InputError
-    otherwise: the guarantee breaks outside it). Vectorised."""
+    otherwise: the guarantee breaks outside it). Vectorised.
+    """
     r = _unit("r", r)
     e = _check_eps(eps)
     return r * expit(e) + (1.0 - r) * expit(-e)
 
 
 def privbern_loss(y, r, r_prime, eps):
-    """Privacy loss ℓ(y; r, r') = ln P(y | r) − ln P(y | r') of PrivBern(ε) for output
-    y ∈ {0, 1}. Vectorised."""
+    """The privacy loss of PrivBern(ε) for output y.
+
+    Privacy loss ℓ(y; r, r') = ln P(y | r) − ln P(y | r') of PrivBern(ε) for output
+    y ∈ {0, 1}. Vectorised.
+    """
     p, q = privbern_prob(r, eps), privbern_prob(r_prime, eps)
     y = np.asarray(y)
     return np.where(y == 1, np.log(p) - np.log(q), np.log1p(-p) - np.log1p(-q))
@@ -332,8 +370,11 @@ def _bits(masks, K: int) -> np.ndarray:
 
 
 def budget_loss(masks, means, tau, zeta):
-    """Eq. (2): L(T) = 1{∃ i ∈ Ŝ with μ_i ≤ τ − ζ, or ∃ i ∉ Ŝ with μ_i > τ + ζ}, per returned
-    set (bitmasks, vectorised), in the original (non-private) units. Returns a bool array."""
+    """Eq. (2): the loss L(T) of each returned set.
+
+    Eq. (2): L(T) = 1{∃ i ∈ Ŝ with μ_i ≤ τ − ζ, or ∃ i ∉ Ŝ with μ_i > τ + ζ}, per returned
+    set (bitmasks, vectorised), in the original (non-private) units. Returns a bool array.
+    """
     mu = np.asarray(means, dtype=np.float64)
     inside = _bits(masks, mu.size)
     wrong_in = inside & (mu <= tau - zeta)
@@ -350,19 +391,25 @@ def target_mask(means, tau) -> int:
 
 @nb.njit(cache=True, inline="always")
 def _bit(u, x, p_one, p_zero):
-    """PrivBern's output (Definition 2.1) for reward ``x`` and a uniform draw ``u``: 1 iff
+    """PrivBern's output for reward ``x`` and a uniform draw ``u``.
+
+    PrivBern's output (Definition 2.1) for reward ``x`` and a uniform draw ``u``: 1 iff
     u < x·p_one + (1 − x)·p_zero, with p_one = expit(ε), p_zero = expit(−ε) for the registered
-    prepare (the stable form of (x·e^ε + (1 − x))/(1 + e^ε))."""
+    prepare (the stable form of (x·e^ε + (1 − x))/(1 + e^ε)).
+    """
     return 1.0 if u < x * p_one + (1.0 - x) * p_zero else 0.0
 
 
 @nb.njit(cache=True)
 def _release(releases, frozen, nr, y, t, arm, phase, x, scale):
-    """White-box bookkeeping of release ``nr`` (kernel contract): the released value is
+    """White-box bookkeeping of one release.
+
+    White-box bookkeeping of release ``nr`` (kernel contract): the released value is
     ``frozen[nr]`` when given (gray-box replay), else the drawn bit ``y``; logged to
     ``releases`` row ``nr`` while rows remain (family RANDOMISED_RESPONSE, value = the reward
     ``x``, scale = the randomiser's ε). Kernels call it only when ``releases`` or ``frozen``
-    is non-empty: the array arguments cost ~25 ns per call, the batch loop passes neither."""
+    is non-empty: the array arguments cost ~25 ns per call, the batch loop passes neither.
+    """
     if nr < frozen.shape[0]:
         y = frozen[nr]
     if nr < releases.shape[0]:
@@ -373,8 +420,12 @@ def _release(releases, frozen, nr, y, t, arm, phase, x, scale):
 
 
 @nb.njit(cache=True)
-def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """PrivBern(ε) (Definition 2.1) on a stream of users. Kernel contract:
+def privbern_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                    theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+                    releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """PrivBern(ε) (Definition 2.1) on a stream of users.
+
+    PrivBern(ε) (Definition 2.1) on a stream of users. Kernel contract:
     dpaudit.simulation.simulate.
 
     User u's reward (:func:`user_reward`) is ``table.flat[u]`` for u < ``table.size`` (the
@@ -382,7 +433,8 @@ def privbern_kernel(rng, table, means, theta, aux, limit, actions, releases, fro
     (``means`` shape (1,)). Each user releases one bit (:func:`_bit` of a fresh uniform; logged by :func:`_release`);
     ``actions[u]`` = that bit. ``theta``: this module's layout (P_ONE, P_ZERO, RR_SCALE,
     MAX_STEPS = users per run); ``aux`` unused. Returns (users privatised, bit of user 0,
-    STOPPED after theta[MAX_STEPS] users or TRUNCATED at ``limit``, releases)."""
+    STOPPED after theta[MAX_STEPS] users or TRUNCATED at ``limit``, releases).
+    """
     p_one, p_zero, scale = theta[P_ONE], theta[P_ZERO], theta[RR_SCALE]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
     n_users = np.int64(theta[MAX_STEPS])
@@ -424,9 +476,12 @@ def _above_mask(mu, tau_e, strict):
 
 @nb.njit(cache=True, inline="always")
 def _clucb_arm(mu, N, t, tau_e, risk, log_scale):
-    """Algorithm 2 lines 5–18 at t pulls: -1 if S_t = S̃_t (stop), else the ambiguous arm with
+    """Algorithm 2 lines 5–18 at t pulls.
+
+    Algorithm 2 lines 5–18 at t pulls: -1 if S_t = S̃_t (stop), else the ambiguous arm with
     the largest rad_t(i) = sqrt(log(4Kt³/δ)/(8 N_i)) (ties: lowest index); log = ln ×
-    ``log_scale`` (1: natural, 1/ln 2: base 2)."""
+    ``log_scale`` (1: natural, 1/ln 2: base 2).
+    """
     K = mu.shape[0]
     ft = float(t)
     log_term = math.log(4.0 * K * (ft * ft * ft) / risk) * log_scale
@@ -441,8 +496,12 @@ def _clucb_arm(mu, N, t, tau_e, risk, log_scale):
 
 
 @nb.njit(cache=True)
-def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
-    """One run of Algorithm 1 (theta[MODE] = 0), Algorithm 2 (1) or APT (0, theta[PRIVATE] =
+def tb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+              theta: np.ndarray, aux: np.ndarray, limit: int, actions: np.ndarray,
+              releases: np.ndarray, frozen: np.ndarray) -> tuple:
+    """One run of Algorithm 1, Algorithm 2 or APT.
+
+    One run of Algorithm 1 (theta[MODE] = 0), Algorithm 2 (1) or APT (0, theta[PRIVATE] =
     0). Kernel contract: dpaudit.simulation.simulate; ``table`` (T, K) user table, ``means`` (K,).
 
     theta (module layout): MODE, PRIVATE, P_ONE/P_ZERO/RR_SCALE (the randomiser), TAU_E,
@@ -452,7 +511,8 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     privatisation is logged (:func:`_release`). Shared skeleton: initial pulls of arms
     0..K−1, then the mode's rule after every sample; a decision available after n samples is
     taken before the cap and ``limit`` checks. Returns (τ, Ŝ bitmask or -1, status,
-    releases)."""
+    releases).
+    """
     K = means.shape[0]
     confidence = theta[MODE] == CONFIDENCE_MODE
     tau_e, zeta_e, risk, log_scale = theta[TAU_E], theta[ZETA_E], theta[RISK], theta[LOG_SCALE]
@@ -504,7 +564,9 @@ def tb_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
 
 
 @nb.njit(cache=True, nogil=True)
-def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def tb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+             theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+             keep: int) -> tuple:
     """Cached batch loop of :func:`tb_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -514,7 +576,9 @@ def tb_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
 
 
 @nb.njit(cache=True, nogil=True)
-def privbern_batch(rng, table, means, theta, aux, limit, n_runs, views, keep):
+def privbern_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
+                   theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
+                   keep: int) -> tuple:
     """Cached batch loop of :func:`privbern_kernel` (``BATCH_LOOPS``)."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -547,7 +611,7 @@ def _means(p: dict) -> np.ndarray:
 
 def _prepare_privbern(exponent: float = 1.0):
     def prepare(eps: float, p: dict) -> Prepared:
-        """theta for :func:`privbern_kernel` at ε (exponent 2: ``privbern-wrong-exp``)."""
+        """Theta for :func:`privbern_kernel` at ε (exponent 2: ``privbern-wrong-exp``)."""
         e = _check_eps(eps)
         if len(p["means"]) != 1:
             raise InputError(f"means={','.join(map(str, p['means']))} is not valid: privbern "
@@ -561,8 +625,11 @@ def _prepare_privbern(exponent: float = 1.0):
 
 def _prepare_tb(mode: float, private: bool):
     def prepare(eps: float, p: dict) -> Prepared:
-        """theta for :func:`tb_kernel`: Alg. 1 (mode 0, private), Alg. 2 (mode 1) or APT
-        (mode 0, not private: τ, ζ on raw rewards; ``eps`` ignored)."""
+        """Theta for :func:`tb_kernel`.
+
+        Theta for :func:`tb_kernel`: Alg. 1 (mode 0, private), Alg. 2 (mode 1) or APT
+        (mode 0, not private: τ, ζ on raw rewards; ``eps`` ignored).
+        """
         means = _means(p)
         K = means.size
         theta = np.zeros(N_THETA)
@@ -589,9 +656,12 @@ def _prepare_tb(mode: float, private: bool):
 
 
 def script(responses, K: int | None = None) -> np.ndarray:
-    """``aux`` holding scripted responses (module doc): ``responses[i]`` is arm i's cyclic
+    """``aux`` holding scripted responses (module doc).
+
+    ``aux`` holding scripted responses (module doc): ``responses[i]`` is arm i's cyclic
     sequence of responses (its n-th response is ``responses[i][n mod len]``). Every arm's
-    sequence is tiled to the least common multiple of the lengths."""
+    sequence is tiled to the least common multiple of the lengths.
+    """
     seqs = [np.asarray(r, dtype=np.float64).ravel() for r in responses]
     if K is not None and len(seqs) != K:
         raise InputError(f"script has {len(seqs)} arms: expected K = {K}")
@@ -738,11 +808,14 @@ SPECS.append(AlgorithmSpec(
 
 def fresh_runs(spec, eps: float, params: dict | None = None, runs: int = 1000,
                seed: int = 0):
-    """``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from
+    """``runs`` full runs of a spec on fresh rewards.
+
+    ``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from
     ``dpaudit.algorithms.registry.get("ldp-tb-budget")``) on fresh rewards (every reward
     Bernoulli(``means``)), each until it stops or reaches ``max_steps``: int64 arrays (τ, rec,
     status) of shape (runs,); ``rec`` is the returned set's bitmask
-    (:func:`dpaudit.simulation.simulate.outcomes`)."""
+    (:func:`dpaudit.simulation.simulate.outcomes`).
+    """
     p = spec.resolve_params(params or {})
     prep = spec.prepare(float(eps), p)
     return outcomes(spec.fresh_request(prep, runs, seed, p["max_steps"]))

@@ -1,4 +1,6 @@
-"""The theory of the LDP thresholding bandits paper (Barbara, Lazzaro, Pike-Burke): the
+"""The theory of the LDP thresholding bandits paper (Barbara, Lazzaro, Pike-Burke, 2025).
+
+The theory of the LDP thresholding bandits paper (Barbara, Lazzaro, Pike-Burke): the
 constants of eqs. (4)-(8) as a checked report (:func:`report`, ``dpaudit check constants
 --paper 001``), and what ``dpaudit check correctness`` checks its algorithms against
 (:data:`IDENTIFICATION`: the losses of eq. (2), Theorems 3.1 and 4.1).
@@ -20,6 +22,14 @@ REPORT_PARAMS = ("means", "threshold", "tolerance", "eps")
 
 
 def report(p: dict) -> dict:
+    """The constants of ``dpaudit check constants --paper barbara2025`` with their cross-checks.
+
+    Args:
+        p: the parameters (:data:`REPORT_PARAMS`), checked by :mod:`dpaudit.checks.constants`.
+
+    Returns:
+        A JSON-able dict: the instance, the constants per ε and the ``checks`` list.
+    """
     inst = dict(lt.INSTANCE_A)
     inst.update({k: p[k] for k in ("means", "threshold", "tolerance") if k in p})
     means = lt._unit("means", inst["means"])
@@ -67,8 +77,11 @@ def _bitmask_to_set(mask: int, K: int) -> list[int]:
 
 
 def budget_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
-    """Fixed budget: a stopped run errs when its loss L(T) of eq. (2) is 1
-    (:func:`~.algorithm.budget_loss`)."""
+    """Fixed budget: whether a stopped run errs.
+
+    Fixed budget: a stopped run errs when its loss L(T) of eq. (2) is 1
+    (:func:`~.algorithm.budget_loss`).
+    """
     wrong = np.zeros(rec.size, bool)
     wrong[stopped] = lt.budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
     return wrong, {"loss": "eq. (2) of Barbara et al. (2025): a returned arm with mu <= tau - zeta or a "
@@ -77,16 +90,22 @@ def budget_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
 
 
 def confidence_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
-    """Fixed confidence: a stopped run errs when its returned set is not the set of arms with
-    mean ≥ the threshold (:func:`~.algorithm.target_mask`)."""
+    """Fixed confidence: whether a stopped run errs.
+
+    Fixed confidence: a stopped run errs when its returned set is not the set of arms with
+    mean ≥ the threshold (:func:`~.algorithm.target_mask`).
+    """
     tm = int(lt.target_mask(means, p["threshold"]))
     return stopped & (rec != tm), {"target_set": _bitmask_to_set(tm, means.size),
                                    "threshold": p["threshold"]}
 
 
 def thm41_upper_bounds(p: dict, means, eps: float, risk: float) -> list[dict]:
-    """Theorem 4.1 for LDP-TB-confidence (on an event of probability ≥ 1 − δ): eq. (24) as
-    printed and Appendix D's implicit bound."""
+    """Theorem 4.1's bounds for LDP-TB-confidence.
+
+    Theorem 4.1 for LDP-TB-confidence (on an event of probability ≥ 1 − δ): eq. (24) as
+    printed and Appendix D's implicit bound.
+    """
     m, tau = np.asarray(means, float), float(p["threshold"])
     if np.any(m == tau):
         return [{"name": "Barbara et al. (2025) Thm 4.1", "applicable": False,
@@ -98,8 +117,11 @@ def thm41_upper_bounds(p: dict, means, eps: float, risk: float) -> list[dict]:
 
 
 def thm31_error_bound(p: dict, prep, eps: float) -> dict:
-    """Theorem 3.1 for LDP-TB-budget: E[L(T)] ≤ exp(−T/(4 H_ε) + 2K ln(log T + 1)); vacuous
-    above 1."""
+    """Theorem 3.1's bound for LDP-TB-budget.
+
+    Theorem 3.1 for LDP-TB-budget: E[L(T)] ≤ exp(−T/(4 H_ε) + 2K ln(log T + 1)); vacuous
+    above 1.
+    """
     name = "Barbara et al. (2025) Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
     val = float(lt.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))
     if not (val <= 1.0):
