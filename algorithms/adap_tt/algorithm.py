@@ -65,7 +65,7 @@ MU1 = (0.95, 0.9, 0.9, 0.9, 0.9, 0.5)  # Azize et al. (2023) Section 5 instance 
 
 
 @nb.njit(cache=True)
-def _threshold(theta, aux, K, k1, k2, n1, n2):
+def _threshold(theta: np.ndarray, aux: np.ndarray, K: int, k1: int, k2: int, n1: float, n2: float):
     """2·c (the GLR statistic is compared with this), eq. (4) or the heuristic."""
     eps, risk = theta[EPS], theta[RISK]
     if theta[THRESHOLD] == 0.0:
@@ -82,7 +82,7 @@ def _threshold(theta, aux, K, k1, k2, n1, n2):
 
 
 @nb.njit(cache=True)
-def _threshold_floor(theta, aux, k1, k2, n1, n2):
+def _threshold_floor(theta: np.ndarray, aux: np.ndarray, k1: int, k2: int, n1: float, n2: float):
     """A cheap lower bound on :func:`_threshold`.
 
     A lower bound on :func:`_threshold` from one table lookup and no logarithm: ln(4 + ln n)
@@ -100,7 +100,8 @@ def _threshold_floor(theta, aux, k1, k2, n1, n2):
 
 
 @nb.njit(cache=True)
-def _glr_stop(mu, ntil, kph, theta, aux):
+def _glr_stop(mu: np.ndarray, ntil: np.ndarray, kph: np.ndarray, theta: np.ndarray,
+              aux: np.ndarray):
     """Private GLR stopping rule (Alg. 2 Lines 11–12): returns â if it fires, else -1."""
     K = mu.shape[0]
     ahat = argmax(mu)
@@ -117,7 +118,7 @@ def _glr_stop(mu, ntil, kph, theta, aux):
 
 
 @nb.njit(cache=True)
-def _tc_challenger(mu, N, B):
+def _tc_challenger(mu: np.ndarray, N: np.ndarray, B: int):
     """The transportation-cost challenger (eq. 23).
 
     Transportation-cost challenger argmin_{a≠B} (μ_B − μ_a)/sqrt(1/N_B + 1/N_a) with global
@@ -134,7 +135,8 @@ def _tc_challenger(mu, N, B):
 
 
 @nb.njit(cache=True)
-def _leader(mu, ntil, kph, eps, log_bonus, n):
+def _leader(mu: np.ndarray, ntil: np.ndarray, kph: np.ndarray, eps: float, log_bonus: float,
+            n: int):
     """Private UCB leader (eq. 22): argmax μ̃_a + sqrt(k_a/Ñ_a) + k_a/(ε·Ñ_a)."""
     best, best_v = 0, -np.inf
     for a in range(mu.shape[0]):

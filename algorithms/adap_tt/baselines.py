@@ -75,7 +75,7 @@ EPOCH_MEANS = ("epoch", "cumulative-count")
 # ------------------------------------------------------------------------------------- TTUCB
 
 @nb.njit(cache=True)
-def _ttucb_stop(mu, N, glog, cg):
+def _ttucb_stop(mu: np.ndarray, N: np.ndarray, glog: float, cg: float):
     """Non-private GLR stopping rule of TTUCB: â if it fires, else -1.
 
     ``mu``, ``N``, ``glog``: shape (K,) cumulative means, counts and 2·ln(4 + ln N_a);
@@ -93,7 +93,7 @@ def _ttucb_stop(mu, N, glog, cg):
 
 
 @nb.njit(cache=True)
-def _ttucb_next(mu, N, L, M, beta, n):
+def _ttucb_next(mu: np.ndarray, N: np.ndarray, L: np.ndarray, M: np.ndarray, beta: float, n: int):
     """Arm to pull at time index ``n`` (= samples taken + 1) and the leader B: (I, B).
 
     UCB leader argmax μ̂_a + sqrt(6·ln(n)/N_a), TC challenger argmin_{a≠B}
@@ -205,7 +205,7 @@ def _ttucb_structure(p: dict) -> list[tuple[int, str]]:
 # ------------------------------------------------------------------------------------- DP-SE
 
 @nb.njit(cache=True)
-def epoch_length(n_active, e, eps, risk):
+def epoch_length(n_active: int, e: int, eps: float, risk: float) -> np.int64:
     """DP-SE epoch length R_e = floor(max(32·ln(8|S|e²/δ)/Δ_e², 8·ln(4|S|e²/δ)/(ε·Δ_e)) + 1).
 
     ``n_active`` = |S| at the start of epoch ``e`` (≥ 1), ``eps`` = ε > 0 (math.inf gives the

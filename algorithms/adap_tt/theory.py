@@ -14,9 +14,11 @@ one-line message naming the value and the accepted range.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq, linprog, minimize, minimize_scalar
 from scipy.special import ndtr
 
@@ -43,7 +45,7 @@ PHASES_004 = (2, 4, 8, 12, 16, 20, 24)   # rows
 CG_POINTS = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0)  # C_G table
 
 
-def _instance(means, family: str = "bernoulli") -> np.ndarray:
+def _instance(means: ArrayLike, family: str = "bernoulli") -> np.ndarray:
     if family not in FAMILIES:
         raise InputError(f"family={family!r} is not valid: expected one of {', '.join(FAMILIES)}")
     try:
@@ -74,7 +76,7 @@ def _gaps(mu: np.ndarray):
 
 # ----------------------------------------------------------------------------- divergences
 
-def kl_bernoulli(p, q):
+def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> ArrayLike:
     """The Bernoulli KL divergence kl(p, q), vectorised.
 
     kl(p, q) between Bernoulli(p) and Bernoulli(q), with 0·ln 0 = 0 (kl(1, q) = −ln q,
@@ -96,7 +98,7 @@ def _kl3(family: str, sigma2: float):
     precision when a mixture mean sits next to 0 or 1; Gaussian ignores qc).
     """
     if family == "bernoulli":
-        def kl3(p, q, qc):
+        def kl3(p: ArrayLike, q: ArrayLike, qc: float):
             v = 0.0
             if p > 0:
                 v += p * (math.log(p) - math.log(q)) if q > 0 else math.inf
@@ -107,13 +109,13 @@ def _kl3(family: str, sigma2: float):
     return lambda p, q, qc: (p - q) ** 2 / (2.0 * sigma2)
 
 
-def _mix(p1, p2, w1, w2):
+def _mix(p1: ArrayLike, p2: ArrayLike, w1: float, w2: float):
     """(m, 1 − m) for the weighted mean m = (w1 p1 + w2 p2)/(w1 + w2)."""
     tot = w1 + w2
     return (w1 * p1 + w2 * p2) / tot, (w1 * (1 - p1) + w2 * (1 - p2)) / tot
 
 
-def tv_of_gap(gap, family: str = "bernoulli", sigma2: float = 1.0):
+def tv_of_gap(gap: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> ArrayLike:
     """The TV distance f(Δ) of two members of the family whose means differ by Δ.
 
     f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0:
@@ -127,7 +129,7 @@ def tv_of_gap(gap, family: str = "bernoulli", sigma2: float = 1.0):
 
 # ----------------------------------------------------------------------------- T*_KL (GK16)
 
-def _pair_cost(kl, mu_best, mu_a, w_best, w_a):
+def _pair_cost(kl: Callable, mu_best: float, mu_a: float, w_best: float, w_a: float):
     """ω_{a*}·kl(μ_{a*}, m) + ω_a·kl(μ_a, m), m the ω-weighted mean (inner inf of Thm 2)."""
     if w_best + w_a <= 0:
         return 0.0
@@ -140,7 +142,7 @@ def _pair_cost(kl, mu_best, mu_a, w_best, w_a):
     return float(out)
 
 
-def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
+def t_kl(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tuple:
     """T*_KL(ν) of Corollary 1 (non-private characteristic time [GK16]) and its allocation ω*_KL.
 
     T*_KL(ν)^{-1} = sup_{ω∈Σ_K} inf_{λ∈Alt(ν)} Σ_a ω_a KL(ν_a, λ_a), computed by the standard
@@ -157,10 +159,10 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
     a, _, others = _gaps(mu)
     best = float(mu[a])
 
-    def g(x, mu_a):
+    def g(x: float, mu_a: float):
         return _pair_cost(kl, best, mu_a, 1.0, x)
 
-    def x_of(y, mu_a):
+    def x_of(y: float, mu_a: float):
         hi = 1.0
         while g(hi, mu_a) < y:
             hi *= 2.0
@@ -168,7 +170,7 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
                 raise ArithmeticError("x_a(y) bracket overflow")
         return brentq(lambda x: g(x, mu_a) - y, 0.0, hi, xtol=1e-300, rtol=1e-15, maxiter=500)
 
-    def ratio_sum(y):
+    def ratio_sum(y: float):
         """F(y) = Σ_a kl(μ*, m_a)/kl(μ_a, m_a); +inf where x_a(y) overflows."""
         s = 0.0
         for b in others:
@@ -206,7 +208,8 @@ def t_kl(means, family: str = "bernoulli", sigma2: float = 1.0):
     return 1.0 / (w[a] * y), w
 
 
-def kl_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -> float:
+def kl_objective(means: ArrayLike, omega: ArrayLike, family: str = "bernoulli",
+                 sigma2: float = 1.0) -> float:
     """The KL part of Theorem 2's inner infimum at a given allocation ω.
 
     inf_{λ∈Alt} Σ_a ω_a KL(ν_a, λ_a) = min_{a≠a*} [ω_{a*} kl(μ*, m) + ω_a kl(μ_a, m)] at a
@@ -221,7 +224,7 @@ def kl_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -
 
 # ----------------------------------------------------------------------------- Gaussian β-times
 
-def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
+def t_kl_beta(means: ArrayLike, beta: float = 0.5, sigma2: float = 1.0) -> tuple:
     """T*_{KL,β}(μ) and ω*_{KL,β} for Gaussian arms (Theorem 5; eq. 25).
 
     2·T*_{KL,β}(μ)^{-1} = max_{ω∈Σ_K, ω_{a*}=β} min_{a≠a*} Δ_a²/(1/β + 1/ω_a) (σ² = 1, the
@@ -235,7 +238,7 @@ def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
     a, gaps, others = _gaps(mu)
     d2 = gaps[others] ** 2
 
-    def excess(y):
+    def excess(y: float):
         return float(np.sum(1.0 / (d2 / y - 1.0 / beta))) - (1.0 - beta)
 
     ymax = beta * d2.min()
@@ -246,7 +249,7 @@ def t_kl_beta(means, beta: float = 0.5, sigma2: float = 1.0):
     return 2.0 * sigma2 / y, w
 
 
-def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
+def t_kl_gaussian_min_beta(means: ArrayLike, sigma2: float = 1.0) -> tuple:
     """Gaussian T*_KL by minimising T*_{KL,β} over β.
 
     Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β}, by bounded 1-D minimisation over
@@ -262,7 +265,7 @@ def t_kl_gaussian_min_beta(means, sigma2: float = 1.0):
 
 # ----------------------------------------------------------------------------- T*_TV
 
-def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
+def t_tv(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tuple:
     """T*_TV by Proposition 1's closed form.
 
     T*_TV by Proposition 1's closed form: T*_TV = 1/f(Δ_min) + Σ_{a≠a*} 1/f(Δ_a), optimal
@@ -281,7 +284,7 @@ def t_tv(means, family: str = "bernoulli", sigma2: float = 1.0):
     return T, inv / T
 
 
-def t_tv_lp(means, family: str = "bernoulli", sigma2: float = 1.0):
+def t_tv_lp(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tuple:
     """T*_TV as a general linear program (scipy ``linprog``, HiGHS).
 
     Corollary 1: T*_TV^{-1} = sup_ω inf_{λ∈Alt} Σ_a ω_a TV(ν_a, λ_a). For a pair (a*, a) the
@@ -314,7 +317,8 @@ def t_tv_lp(means, family: str = "bernoulli", sigma2: float = 1.0):
     return 1.0 / res.x[K], np.asarray(res.x[:K])
 
 
-def tv_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -> float:
+def tv_objective(means: ArrayLike, omega: ArrayLike, family: str = "bernoulli",
+                 sigma2: float = 1.0) -> float:
     """inf_{λ∈Alt} Σ_a ω_a TV(ν_a, λ_a) = min_{a≠a*} min(ω_{a*}, ω_a)·f(Δ_a) at a given ω."""
     mu = _instance(means, family)
     a, gaps, others = _gaps(mu)
@@ -325,7 +329,7 @@ def tv_objective(means, omega, family: str = "bernoulli", sigma2: float = 1.0) -
 
 # ----------------------------------------------------------------------------- Theorem 2
 
-def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
+def _epigraph(mu: np.ndarray, eps: float, starts: Sequence, family: str = "bernoulli",
               sigma2: float = 1.0, scale: float = 1.0):
     """T*(ν; ε) of Theorem 2 as an epigraph problem.
 
@@ -339,7 +343,7 @@ def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
     f = tv_of_gap(gaps, family, sigma2)
     private = math.isfinite(eps)
 
-    def cons(z):
+    def cons(z: np.ndarray):
         w, t = z[:K], z[K] / scale
         out = []
         for b in others:
@@ -349,7 +353,7 @@ def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
                 out.append(6 * eps * w[b] * f[b] - t)
         return scale * np.array(out)
 
-    def value(w):
+    def value(w: np.ndarray):
         w = np.clip(w, 0, None)
         w = w / w.sum()
         v = min(_pair_cost(kl, mu[a], mu[b], w[a], w[b]) for b in others)
@@ -374,7 +378,7 @@ def _epigraph(mu: np.ndarray, eps: float, starts, family: str = "bernoulli",
     return best
 
 
-def t_kl_epigraph(means, family: str = "bernoulli", sigma2: float = 1.0):
+def t_kl_epigraph(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tuple:
     """T*_KL by direct numerical optimisation of Corollary 1's sup-inf.
 
     T*_KL by direct numerical optimisation of Corollary 1's sup-inf (concave epigraph
@@ -395,7 +399,7 @@ def t_kl_epigraph(means, family: str = "bernoulli", sigma2: float = 1.0):
     return 1.0 / v, w
 
 
-def t_star_eps(means, eps: float):
+def t_star_eps(means: ArrayLike, eps: float) -> tuple:
     """T*(ν; ε) of Theorem 2 for Bernoulli arms, numerically.
 
     T*(ν;ε)^{-1} = sup_ω inf_λ min(Σ ω_a KL(ν_a, λ_a), 6ε Σ ω_a TV(ν_a, λ_a))
@@ -412,7 +416,7 @@ def t_star_eps(means, eps: float):
     return 1.0 / v, w
 
 
-def regime_boundary(means) -> dict:
+def regime_boundary(means: ArrayLike) -> dict:
     """The privacy-regime boundary ε_b of Corollary 1 (Bernoulli).
 
     The privacy-regime boundary of Corollary 1 (Bernoulli): ε_b = T*_TV/(6·T*_KL) (low
@@ -424,7 +428,7 @@ def regime_boundary(means) -> dict:
     return {"eps_boundary": float(T_tv / (6 * T_kl)), "eps_boundary_no6": float(T_tv / T_kl)}
 
 
-def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
+def thm5_slope(means: ArrayLike, eps: float, beta: float = 0.5) -> float:
     """Theorem 5's asymptotic upper bound on E[τ]/ln(1/δ).
 
     Theorem 5: limsup E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}(μ)·(1 + sqrt(1 + Δ_max²/(2ε²)))
@@ -439,7 +443,8 @@ def thm5_slope(means, eps: float, beta: float = 0.5) -> float:
 
 # ----------------------------------------------------------------------------------- thresholds
 
-def threshold_row(k: int, eps_list, risk: float = 0.01, K: int = 6, s: float = 2.0) -> dict:
+def threshold_row(k: int, eps_list: Sequence[float], risk: float = 0.01, K: int = 6,
+                  s: float = 2.0) -> dict:
     """One row of the threshold magnitudes: both arms in phase k ≥ 2.
 
     One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
@@ -560,7 +565,7 @@ def report(p: dict) -> dict:
 
 # ----------------------------------------------------------------------------- check correctness
 
-def thm2_lower_bound(private: bool, means, eps: float, risk: float,
+def thm2_lower_bound(private: bool, means: ArrayLike, eps: float, risk: float,
                      best_arm: bool = True) -> dict:
     """Theorem 2's lower bound on E[τ] as a cross-check.
 
@@ -596,7 +601,7 @@ def thm2_lower_bound(private: bool, means, eps: float, risk: float,
             "value": T * math.log(1.0 / (3.0 * risk))}
 
 
-def thm5_upper_bound(p: dict, means, eps: float, risk: float) -> list[dict]:
+def thm5_upper_bound(p: dict, means: ArrayLike, eps: float, risk: float) -> list[dict]:
     """Theorem 5's upper bound for AdaP-TT as a cross-check.
 
     Theorem 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 +

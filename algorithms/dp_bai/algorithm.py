@@ -85,6 +85,7 @@ import time
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
@@ -115,7 +116,7 @@ FW_ITERS, FW_TOL = 10_000, 1e-6   # later-phase OD designs (dependent active set
 
 
 @nb.njit(cache=True)
-def _pull(rng, table, means, a, k):
+def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, a: int, k: int):
     """The reward of the k-th pull of arm a.
 
     Reward of the k-th pull (0-based) of arm a: ``table[a, k]`` (stream model), or
@@ -127,7 +128,7 @@ def _pull(rng, table, means, a, k):
 
 
 @nb.njit(cache=True)
-def _laplace(rng, scale):
+def _laplace(rng: np.random.Generator, scale: float):
     """A Laplace(scale) draw, faster than ``rng.laplace``.
 
     Lap(scale): an Exp(1) draw (numba's ziggurat) times a fair random sign, times scale (the
@@ -138,7 +139,7 @@ def _laplace(rng, scale):
 
 
 @nb.njit(cache=True)
-def _keep_top(act, n_act, mu, keep):
+def _keep_top(act: np.ndarray, n_act: int, mu: np.ndarray, keep: int):
     """Keep the ``keep`` arms with the largest means (A_{p+1}).
 
     A_{p+1}: the ``keep`` arms of act[:n_act] with the largest mu (stable: lowest index
@@ -410,7 +411,8 @@ BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
 
 
 @nb.njit(cache=True)
-def dp_bai_recommendations(rng, tables, means, theta, aux, limit):
+def dp_bai_recommendations(rng: np.random.Generator, tables: np.ndarray, means: ArrayLike,
+                           theta: np.ndarray, aux: np.ndarray, limit: int) -> np.ndarray:
     """The recommendation of one :func:`dp_bai_kernel` run per table.
 
     Î of one :func:`dp_bai_kernel` run per table ``tables[i]`` (n, K, W): fresh tables per
@@ -425,7 +427,8 @@ def dp_bai_recommendations(rng, tables, means, theta, aux, limit):
 
 
 @nb.njit(cache=True)
-def od_recommendations(rng, tables, means, theta, aux, limit):
+def od_recommendations(rng: np.random.Generator, tables: np.ndarray, means: ArrayLike,
+                       theta: np.ndarray, aux: np.ndarray, limit: int) -> np.ndarray:
     """As :func:`dp_bai_recommendations` for :func:`od_kernel`."""
     actions, rel, frozen = np.empty(0, np.int16), np.empty((0, 8)), np.empty(0)
     out = np.empty(tables.shape[0], np.int64)
@@ -457,7 +460,7 @@ class Setup:
 
 
 @functools.lru_cache(maxsize=64)
-def setup(kind: str, features: str, means, horizon: int, reading: str = "A",
+def setup(kind: str, features: str, means: ArrayLike, horizon: int, reading: str = "A",
           overrun: str = "allow", maxdet: str = "auto", maxdet_on: bool = True) -> Setup:
     """Precompute a configuration (``kind`` "bai" or "od").
 
@@ -514,7 +517,7 @@ def setup(kind: str, features: str, means, horizon: int, reading: str = "A",
     return Setup(kind, A, mu, None, ph, pulls, time.perf_counter() - t0)
 
 
-def _means_key(p):
+def _means_key(p: dict):
     return None if p.get("means") is None else tuple(p["means"])
 
 

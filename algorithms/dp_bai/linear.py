@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.errors import InputError
 
@@ -128,7 +129,7 @@ def schedule(K: int, d: int, T: int, reading: str = "A") -> Schedule:
                     M1=M1, M=M, s=tuple(s), T_prime=T_prime)
 
 
-def hardness(means, d: int, eps: float) -> dict:
+def hardness(means: ArrayLike, d: int, eps: float) -> dict:
     """H_BAI, H_pri and H = H_BAI + H_pri of eqs. (14)–(15).
 
     Gaps Δ_i = μ_{i*} − μ_i sorted ascending (Δ_(1) = 0), m = min(d², K) (at least 2, so
@@ -157,17 +158,17 @@ def thm42_bound(T_prime: int, M: int, H: float) -> float:
     """
     return math.exp(-T_prime / (65.0 * M * H))
 
-def h_bai(means, d: int) -> float:
+def h_bai(means: ArrayLike, d: int) -> float:
     """H_BAI = max_{2≤i≤min(d², K)} i/Δ_(i)² (eq. 15; :func:`hardness`)."""
     return hardness(means, d, 1.0)["H_BAI"]
 
 
-def h_pri(means, d: int, eps: float) -> float:
+def h_pri(means: ArrayLike, d: int, eps: float) -> float:
     """H_pri = (1/ε)·max_{2≤i≤min(d², K)} i/Δ_(i) (eq. 15; :func:`hardness`)."""
     return hardness(means, d, eps)["H_pri"]
 
 
-def h_total(means, d: int, eps: float) -> float:
+def h_total(means: ArrayLike, d: int, eps: float) -> float:
     """H = H_BAI + H_pri (eq. 14; :func:`hardness`)."""
     return hardness(means, d, eps)["H"]
 
@@ -220,7 +221,7 @@ def _rows(text: str) -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
-def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
+def load_features(text: str, means: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The features and means of the ``features`` and ``means`` parameters.
 
     (features K × d, means K) for the ``features`` parameter ``text`` and the ``means``
@@ -283,7 +284,7 @@ def load_features(text: str, means) -> tuple[np.ndarray, np.ndarray]:
 
 
 @nb.njit(cache=True)
-def _gram_det(F, idx, k):
+def _gram_det(F: np.ndarray, idx: np.ndarray, k: int):
     """det(A_S A_Sᵀ) of the rows F[idx[:k]] (Gaussian elimination with partial pivoting)."""
     G = np.empty((k, k))
     for i in range(k):
@@ -314,7 +315,7 @@ def _gram_det(F, idx, k):
 
 
 @nb.njit(cache=True)
-def solve_small(A, b):
+def solve_small(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Solve A x = b for a small nonsingular A.
 
     X with A x = b for a small nonsingular A (Gaussian elimination with partial pivoting;
@@ -347,7 +348,7 @@ def solve_small(A, b):
 
 
 @nb.njit(cache=True)
-def rank_basis(F, act, n_act):
+def rank_basis(F: np.ndarray, act: np.ndarray, n_act: int) -> tuple:
     """The rank of some rows and a greedy basis of them.
 
     Rank of the rows F[act[:n_act]] and a greedy basis (pivoted Gram–Schmidt: the row with
@@ -396,7 +397,7 @@ def rank_basis(F, act, n_act):
 
 
 @nb.njit(cache=True)
-def n_subsets(n, k):
+def n_subsets(n: int, k: int) -> int:
     """C(n, k) as a float (no overflow)."""
     out = 1.0
     for i in range(k):
@@ -405,7 +406,7 @@ def n_subsets(n, k):
 
 
 @nb.njit(cache=True)
-def maxdet_exhaustive(F, act, n_act, k):
+def maxdet_exhaustive(F: np.ndarray, act: np.ndarray, n_act: int, k: int) -> np.ndarray:
     """A MAX-DET collection by exhaustive search.
 
     MAX-DET collection of the rows F[act[:n_act]] by exhaustive search over the C(n_act, k)
@@ -439,7 +440,7 @@ def maxdet_exhaustive(F, act, n_act, k):
 
 
 @nb.njit(cache=True)
-def coefficients(F, act, n_act, B):
+def coefficients(F: np.ndarray, act: np.ndarray, n_act: int, B: np.ndarray) -> np.ndarray:
     """The coefficients α of eq. (12).
 
     α of eq. (12): row i (position in ``act``) solves a_i = Σ_j α_{i,j} a_{act[B[j]]}
@@ -465,7 +466,7 @@ def coefficients(F, act, n_act, B):
 
 
 @nb.njit(cache=True)
-def maxdet_swap(F, act, n_act, start):
+def maxdet_swap(F: np.ndarray, act: np.ndarray, n_act: int, start: np.ndarray) -> np.ndarray:
     """A MAX-DET collection by 1-swap local search.
 
     1-swap local search for a MAX-DET collection from the basis ``start`` (positions into
@@ -491,7 +492,8 @@ def maxdet_swap(F, act, n_act, start):
 
 
 @nb.njit(cache=True)
-def maxdet(F, act, n_act, k, method, exhaustive_max):
+def maxdet(F: np.ndarray, act: np.ndarray, n_act: int, k: int, method: int,
+           exhaustive_max: int) -> tuple:
     """A MAX-DET collection of rows of rank k.
 
     MAX-DET collection of the rows F[act[:n_act]] of rank k (method 0 auto: exhaustive if
@@ -507,7 +509,7 @@ def maxdet(F, act, n_act, k, method, exhaustive_max):
 
 
 @nb.njit(cache=True)
-def reduce_coords(X):
+def reduce_coords(X: np.ndarray) -> tuple:
     """The dimensionality reduction of OD-LinBAI.
 
     Dimensionality reduction of OD-LinBAI: (rank, coordinates). If the rank r of the rows
@@ -527,7 +529,7 @@ def reduce_coords(X):
 
 
 @nb.njit(cache=True)
-def fw_design(X, iters, tol):
+def fw_design(X: np.ndarray, iters: int, tol: float) -> np.ndarray:
     """An approximate G-optimal design by Frank–Wolfe.
 
     Approximate G-optimal design on the rows of X (n × k, rank k) by Frank–Wolfe
@@ -573,7 +575,7 @@ def _gram_dets(F: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     return np.abs(np.linalg.det(A @ np.swapaxes(A, 1, 2)))
 
 
-def max_det(F, method: str = "auto", exhaustive_max: int = EXHAUSTIVE_MAX) -> dict:
+def max_det(F: np.ndarray, method: str = "auto", exhaustive_max: int = EXHAUSTIVE_MAX) -> dict:
     """MAX-DET collection (Def. 3.1) of the rows of F (n × d) in their span, and α of (12).
 
     Returns {"rank": d', "B": sorted row indices of the collection (|B| = d'), "alpha":
@@ -622,7 +624,7 @@ def _alpha(F: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.linalg.solve(G, F[B] @ F.T).T
 
 
-def g_optimal_design(X) -> np.ndarray:
+def g_optimal_design(X: np.ndarray) -> np.ndarray:
     """A G-optimal design on the rows of X.
 
     G-optimal design (= D-optimal by Kiefer–Wolfowitz) on the rows of X (n × k, rank k):
@@ -644,11 +646,11 @@ def g_optimal_design(X) -> np.ndarray:
         return np.full(n, 1.0 / n)
     outer = np.einsum("ia,ib->iab", X, X)
 
-    def f(w):
+    def f(w: np.ndarray):
         sign, logdet = np.linalg.slogdet(np.tensordot(w, outer, 1))
         return -logdet if sign > 0 else 1e300
 
-    def grad(w):
+    def grad(w: np.ndarray):
         Vi = np.linalg.inv(np.tensordot(w, outer, 1))
         return -np.einsum("ia,ab,ib->i", X, Vi, X)
 

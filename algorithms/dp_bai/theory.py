@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from dpaudit.algorithms.spec import Prepared
 from dpaudit.algorithms.theory import Identification, best_arm_errors, cross_check, eps_values
 from dpaudit.core import validate
 from dpaudit.errors import InputError
@@ -91,7 +92,7 @@ def report(p: dict) -> dict:
 
 # ----------------------------------------------------------------------------- check correctness
 
-def thm42_error_bound(p: dict, prep, eps: float) -> dict:
+def thm42_error_bound(p: dict, prep: Prepared, eps: float) -> dict:
     """Theorem 4.2's error bound, eq. (16), as a cross-check.
 
     Theorem 4.2, eq. (16): P[error] ≤ exp(−T'/(65 M H)) for DP-BAI, for sufficiently large

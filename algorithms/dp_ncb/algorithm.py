@@ -94,11 +94,13 @@ them at all, and the black-box audits found no transcript-level violation (also 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 import dataclasses
 import math
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
@@ -122,12 +124,14 @@ BINS_PER_UNIT = 4.0
 # ------------------------------------------------------------------------------ kernels
 
 @nb.njit(cache=True, inline="always")
-def _clip(x):
+def _clip(x: float):
     return min(1.0, max(0.0, x))
 
 
 @nb.njit(cache=True, inline="always")
-def _pull(rng, table, means, n, I, private, lap_unit, white, releases, frozen, nr, actions, N1):
+def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int, I: int,
+          private: bool, lap_unit: float, white: bool, releases: np.ndarray, frozen: np.ndarray,
+          nr: int, actions: np.ndarray, N1: np.ndarray):
     """Sample n of the base algorithm on arm I, privatised when ``private``.
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
@@ -158,7 +162,9 @@ def _pull(rng, table, means, n, I, private, lap_unit, white, releases, frozen, n
 
 
 @nb.njit(cache=True)
-def _window(rng, table, means, theta, t0, W, limit, actions, releases, frozen, nr, white, wk):
+def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta: np.ndarray,
+            t0: int, W: int, limit: int, actions: np.ndarray, releases: np.ndarray,
+            frozen: np.ndarray, nr: int, white: bool, wk: int):
     """Play one window of the anytime wrapper as a fresh base instance.
 
     Play samples t0 .. t0+W−1 (0-based; stops early at ``limit``) as one fresh instance of
@@ -420,8 +426,8 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
 
 @nb.njit(cache=True, nogil=True)
 def laplace_randomiser_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
-                             theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
-                             keep: int) -> tuple:
+                             theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int,
+                             views: np.ndarray, keep: int) -> tuple:
     """Cached batch loop of :func:`laplace_randomiser_kernel`."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -437,13 +443,15 @@ BATCH_LOOPS = {ncb_kernel: ncb_batch, laplace_randomiser_kernel: laplace_randomi
 
 # ------------------------------------------------------------------- constants
 
-def gdp_threshold(T, eps, c=3.0, phase1_constant=1600.0):
+def gdp_threshold(T: ArrayLike, eps: ArrayLike, c: float = 3.0,
+                  phase1_constant: float = 1600.0) -> ArrayLike:
     """θ_G = C_I·(c² ln T + (ln T)²/ε) (Alg. 4 line 2)."""
     L = np.log(np.asarray(T, dtype=np.float64))
     return phase1_constant * (c * c * L + L * L / eps)
 
 
-def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
+def ncb_gdp_index(m: ArrayLike, n: float, T: ArrayLike, eps: ArrayLike, c: float = 3.0,
+                  alpha: float = 3.1) -> ArrayLike:
     """The NCB_GDP index of Algorithm 4.
 
     NCB_GDP(i) = m + 2c sqrt(2 m ln T/n) + α(ln T)²/(ε n) + 4 sqrt(2α/ε)(ln T)^{3/2}/n with
@@ -456,7 +464,7 @@ def ncb_gdp_index(m, n, T, eps, c=3.0, alpha=3.1):
         4 * np.sqrt(2 * alpha / eps) * L ** 1.5 / n
 
 
-def nash_regret(mu_bar, mu_star):
+def nash_regret(mu_bar: ArrayLike, mu_star: float) -> float:
     """The empirical Nash regret, computed in log space.
 
     Empirical Nash regret μ* − exp(mean_t ln μ̄_t), computed in log space;
@@ -470,7 +478,7 @@ def nash_regret(mu_bar, mu_star):
 
 # ------------------------------------------------------------------------------- prepare
 
-def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=False):
+def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse: bool = False):
     def prepare(eps: float, p: dict) -> Prepared:
         theta = np.zeros(N_THETA)
         theta[MODE] = mode
@@ -492,7 +500,7 @@ def _prepare(mode: float, anytime: bool = False, noise_mult: float = 1.0, reuse=
     return prepare
 
 
-def with_flags(prep: Prepared, flags) -> Prepared:
+def with_flags(prep: Prepared, flags: Sequence[int]) -> Prepared:
     """``prep`` with the anytime windows' Uniform/base flags scripted.
 
     ``prep`` with the anytime windows' Uniform/base flags scripted (aux[h] = 1: window h
@@ -519,7 +527,7 @@ CLAIMS = {GDP: f"ε-global DP for every ε > 0: {AUTHORS}, Thm 2 (proof: App. C)
 UNUSED = "fixed by the paper; the privacy proof of Thm 2 (App. C) never uses it"
 
 
-def _params(horizon=AUDIT_HORIZON, phase1_constant=1600.0, extra=()):
+def _params(horizon: int = AUDIT_HORIZON, phase1_constant: float = 1600.0, extra: tuple = ()):
     return (Param("means", MEANS, "floats", "Bernoulli instance: base tables and rewards "
                   "beyond the table", low=0.0, high=1.0, min_len=2,
                   claim=theorem("the claims hold for any instance with rewards in [0, 1], any k",
@@ -555,8 +563,9 @@ def _structure(p: dict):
 
 SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms.registry)
 
-def _reg(name, title, mode, private=True, anytime=False, params=None, mutant_of=None,
-         description="", **kw):
+def _reg(name: str, title: str, mode: float, private: bool = True, anytime: bool = False,
+         params: tuple | None = None, mutant_of: str | None = None,
+         description: str = "", **kw: object):
     key = f"{'gdp' if mode == GDP else 'ldp'}-anytime" if anytime else mode
     claim = CLAIMS[key] if private else ""
     SPECS.append(AlgorithmSpec(

@@ -104,6 +104,7 @@ import math
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
@@ -130,7 +131,7 @@ INIT_CHOICES = ("noisy", "raw")
 # ------------------------------------------------------------------------------ indices
 
 @nb.njit(cache=True)
-def kl_bernoulli(p, q):
+def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> ArrayLike:
     """The Bernoulli KL divergence kl(p, q), with 0·ln 0 = 0.
 
     Bernoulli KL divergence kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with the
@@ -145,7 +146,7 @@ def kl_bernoulli(p, q):
 
 
 @nb.njit(cache=True)
-def klucb_index(mt, N, lt, eps, alpha):
+def klucb_index(mt: float, N: float, lt: float, eps: float, alpha: float) -> float:
     """The AdaP-KLUCB index (as recalled; module doc item 4).
 
     AdaP-KLUCB index [RECALLED, module doc item 4]: max{q ∈ [μ̄, 1] : (N/2)·kl(μ̄, q) ≤ α·lt}
@@ -168,7 +169,8 @@ def klucb_index(mt, N, lt, eps, alpha):
 
 
 @nb.njit(cache=True)
-def adap_index(kl, code, mt, N, n, eps, alpha):
+def adap_index(kl: bool, code: bool, mt: float, N: float, n: int, eps: float,
+               alpha: float) -> float:
     """The index of an arm at the start of an episode.
 
     Index of an arm with private mean ``mt`` and ``N`` pulls at the start of an episode after
@@ -304,7 +306,7 @@ AZIZE_BASU = "Azize & Basu 2022 (AdaP-UCB, AdaP-KLUCB)"
 CLAIM = f"ε-global DP: {AZIZE_BASU}, per-episode Laplace means over disjoint samples"
 
 
-def _p_means(default, why: str) -> Param:
+def _p_means(default: tuple, why: str) -> Param:
     return Param("means", default, "floats", f"Bernoulli instance: base tables and rewards "
                  f"beyond the table (default: {why})", low=0.0, high=1.0, min_len=2,
                  claim=theorem(f"{AZIZE_BASU}: any instance with rewards in [0, 1]",

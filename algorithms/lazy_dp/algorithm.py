@@ -132,6 +132,7 @@ import math
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
@@ -166,12 +167,12 @@ RNM_SCALES = ("paper", "corrected")
 # ----------------------------------------------------------------------------- helpers
 
 @nb.njit(cache=True, inline="always")
-def _clamp01(x):
+def _clamp01(x: float):
     return 1.0 if x > 1.0 else (0.0 if x < 0.0 else x)
 
 
 @nb.njit(cache=True, inline="always")
-def _pull(rng, table, means, t, a):
+def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, t: int, a: int):
     """The reward of round t for arm a, clamped to [0, 1].
 
     Reward of round t (0-based) for arm a, clamped to [0, 1]: ``table[t, a]``,
@@ -183,7 +184,7 @@ def _pull(rng, table, means, t, a):
 
 
 @nb.njit(cache=True, inline="always")
-def _gamma(rng, d, c):
+def _gamma(rng: np.random.Generator, d: float, c: float):
     """A Gamma(d + 1/3, 1) draw by Marsaglia and Tsang's method.
 
     A Gamma(d + 1/3, 1) draw (shape ≥ 1) by Marsaglia and Tsang's exact rejection method
@@ -216,7 +217,7 @@ def _gamma(rng, d, c):
 
 
 @nb.njit(cache=True, inline="always")
-def _beta(rng, a, b, da, ca, db, cb):
+def _beta(rng: np.random.Generator, a: float, b: float, da: float, ca: float, db: float, cb: float):
     """A Beta(a, b) draw (a, b ≥ 1).
 
     A Beta(a, b) draw (a, b ≥ 1). ``da, ca, db, cb``: :func:`_gamma`'s constants of the
@@ -239,7 +240,7 @@ def _beta(rng, a, b, da, ca, db, cb):
 
 
 @nb.njit(cache=True, inline="always")
-def _gamma_constants(p, d, c):
+def _gamma_constants(p: np.ndarray, d: np.ndarray, c: np.ndarray):
     """Update :func:`_gamma`'s constants for the shapes ``p``.
 
     Update :func:`_gamma`'s constants d = p − 1/3 and c = 1/sqrt(9d) for the shapes ``p``
@@ -267,13 +268,13 @@ def _gamma_constants(p, d, c):
 
 # ------------------------------------------------------- bound formulas
 
-def gaps(means) -> np.ndarray:
+def gaps(means: ArrayLike) -> np.ndarray:
     """Δ_j = max μ − μ_j (the analysis' arm 1 is the best arm)."""
     m = np.asarray(means, dtype=np.float64)
     return m.max() - m
 
 
-def sample_complexity(means, eps: float, T: float, c: float = 24.0) -> np.ndarray:
+def sample_complexity(means: ArrayLike, eps: float, T: float, c: float = 24.0) -> np.ndarray:
     """The d_j of Theorems 3 and 5 for every suboptimal arm.
 
     d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
@@ -284,14 +285,14 @@ def sample_complexity(means, eps: float, T: float, c: float = 24.0) -> np.ndarra
     return np.ceil(np.log2(c * math.log(T) / (d * np.minimum(d, eps)))).astype(np.int64)
 
 
-def regret_rate(means, eps: float, T: float) -> float:
+def regret_rate(means: ArrayLike, eps: float, T: float) -> float:
     """Σ_{Δj>0} ln T/min{Δ_j, ε}: the O(·) rate of Theorems 3 and 5."""
     d = gaps(means)
     d = d[d > 0]
     return float(np.sum(math.log(T) / np.minimum(d, eps)))
 
 
-def explicit_first_term(means, eps: float, T: float, c: float = 24.0) -> float:
+def explicit_first_term(means: ArrayLike, eps: float, T: float, c: float = 24.0) -> float:
     """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term)."""
     d = gaps(means)
     d = d[d > 0]
@@ -299,7 +300,7 @@ def explicit_first_term(means, eps: float, T: float, c: float = 24.0) -> float:
     return float(np.sum(d * (2.0 ** (dj + 2) - 1.0)))
 
 
-def thm9_bound(means, eps: float, tol: float = 1e-9) -> float:
+def thm9_bound(means: ArrayLike, eps: float, tol: float = 1e-9) -> float:
     """Theorem 9's explicit regret bound.
 
     Theorem 9's explicit bound Σ_ℓ 256(1 + ln|𝒥_ℓ|)/min{2^{ℓ−1}Δ_min, ε} over the gap
@@ -569,8 +570,8 @@ def dpse_regret_kernel(rng: np.random.Generator, table: np.ndarray, means: np.nd
 
 @nb.njit(cache=True, nogil=True)
 def dpse_regret_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
-                      theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
-                      keep: int) -> tuple:
+                      theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int,
+                      views: np.ndarray, keep: int) -> tuple:
     """Cached batch loop of :func:`dpse_regret_kernel`."""
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

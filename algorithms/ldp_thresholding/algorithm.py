@@ -105,11 +105,13 @@ arm i's n-th response (0-based n) is ``aux[i·M + n mod M]``.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 import dataclasses
 import math
 
 import numba as nb
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.special import expit
 
@@ -140,7 +142,7 @@ INSTANCE_C = dict(means=(0.1, 0.4, 0.65, 0.9), threshold=0.6, tolerance=0.1)
 
 # ------------------------------------------------------------------ constants (Sec. 2.4)
 
-def _check_eps(eps) -> float:
+def _check_eps(eps: object) -> float:
     e = float(eps)
     if not (math.isfinite(e) and 0.0 <= e <= MAX_EPS):
         raise InputError(f"eps={eps!r} is out of range: expected a number in [0, {MAX_EPS:g}] "
@@ -149,7 +151,7 @@ def _check_eps(eps) -> float:
     return e
 
 
-def _unit(name: str, x) -> np.ndarray:
+def _unit(name: str, x: ArrayLike) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64)
     bad = ~np.isfinite(a) | (a < 0) | (a > 1)
     if bad.any():
@@ -158,7 +160,7 @@ def _unit(name: str, x) -> np.ndarray:
     return a
 
 
-def c_eps(eps):
+def c_eps(eps: ArrayLike) -> ArrayLike:
     """The slope c_ε of every privatised quantity (eqs. 4–7).
 
     The slope c_ε = (e^ε − 1)/(e^ε + 1) of every privatised quantity (eqs. 4–7), evaluated
@@ -167,7 +169,7 @@ def c_eps(eps):
     return np.tanh(np.asarray(eps, dtype=np.float64) / 2.0)
 
 
-def mu_eps(mu, eps):
+def mu_eps(mu: ArrayLike, eps: ArrayLike) -> ArrayLike:
     """Eq. (4): the mean μ_{i,ε} of PrivBern(ε)'s output.
 
     Eq. (4): μ_{i,ε} = 1/2 + (2μ_i − 1)(e^ε − 1)/(2(e^ε + 1)), the mean of PrivBern(ε)'s
@@ -176,7 +178,7 @@ def mu_eps(mu, eps):
     return 0.5 + (2.0 * np.asarray(mu, dtype=np.float64) - 1.0) * c_eps(eps) / 2.0
 
 
-def tau_eps(tau, eps):
+def tau_eps(tau: float, eps: ArrayLike) -> ArrayLike:
     """Eq. (5): the rescaled threshold τ_ε.
 
     Eq. (5): the rescaled threshold τ_ε = 1/2 + (2τ − 1)(e^ε − 1)/(2(e^ε + 1)) (the same
@@ -185,28 +187,28 @@ def tau_eps(tau, eps):
     return mu_eps(tau, eps)
 
 
-def zeta_eps(zeta, eps):
+def zeta_eps(zeta: ArrayLike, eps: ArrayLike) -> ArrayLike:
     """Eq. (6): the rescaled tolerance ζ_ε = ζ·(e^ε − 1)/(e^ε + 1). Vectorised."""
     return c_eps(eps) * np.asarray(zeta, dtype=np.float64)
 
 
-def gaps(means, tau, zeta=0.0):
+def gaps(means: ArrayLike, tau: float, zeta: ArrayLike = 0.0) -> np.ndarray:
     """Δ_i = |τ − μ_i| + ζ (Sec. 2.4 of the paper): the non-private gaps."""
     return np.abs(tau - np.asarray(means, dtype=np.float64)) + zeta
 
 
-def delta_eps(means, tau, zeta, eps):
+def delta_eps(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike) -> ArrayLike:
     """Eq. (7): Δ_{i,ε} = |τ_ε − μ_{i,ε}| + ζ_ε (= c_ε·Δ_i). Vectorised over ``means``."""
     return np.abs(tau_eps(tau, eps) - mu_eps(means, eps)) + zeta_eps(zeta, eps)
 
 
-def complexity(means, tau, zeta=0.0) -> float:
+def complexity(means: ArrayLike, tau: float, zeta: ArrayLike = 0.0) -> float:
     """H = Σ_i (|μ_i − τ| + ζ)^−2 (Sec. 2.4; ζ = 0 for fixed confidence); inf if a gap is 0."""
     with np.errstate(divide="ignore"):
         return float(np.sum(gaps(means, tau, zeta) ** -2.0))
 
 
-def complexity_eps(means, tau, zeta, eps) -> float:
+def complexity_eps(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike) -> float:
     """Eq. (8): the private hardness H_ε.
 
     Eq. (8): H_ε = Σ_i (|μ_{i,ε} − τ_ε| + ζ_ε)^−2 (= c_ε^−2·H for ε > 0; inf at ε = 0 or
@@ -218,13 +220,14 @@ def complexity_eps(means, tau, zeta, eps) -> float:
 
 # ------------------------------------------------------------------ bounds (Thms 3.1–4.2)
 
-def _inner_log(T, base: str):
+def _inner_log(T: ArrayLike, base: str):
     if base not in LOG_BASES:
         raise InputError(f"inner_log={base!r} is not valid: expected one of e, 2")
     return np.log(T) if base == "e" else np.log2(T)
 
 
-def thm31_bound(T, means, tau, zeta, eps, inner_log: str = "e"):
+def thm31_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike,
+                inner_log: str = "e") -> ArrayLike:
     """Theorem 3.1's bound as stated.
 
     Theorem 3.1 as stated: E[L(T)] ≤ exp(−T/(4H_ε) + 2K·ln(log T + 1)). ``inner_log``: the
@@ -237,14 +240,16 @@ def thm31_bound(T, means, tau, zeta, eps, inner_log: str = "e"):
                   + 2.0 * K * np.log(_inner_log(T, inner_log) + 1.0))
 
 
-def thm31_proof_bound(T, means, tau, zeta, eps):
+def thm31_proof_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike,
+                      eps: ArrayLike) -> ArrayLike:
     """The form the proof of Theorem 3.1 (App. B) derives: 2K(ln T + 1)·exp(−T/(4H_ε))."""
     T = np.asarray(T, dtype=np.float64)
     return 2.0 * len(means) * (np.log(T) + 1.0) * np.exp(
         -T / (4.0 * complexity_eps(means, tau, zeta, eps)))
 
 
-def thm31_crossing(means, tau, zeta, eps, inner_log: str = "e") -> float:
+def thm31_crossing(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike,
+                   inner_log: str = "e") -> float:
     """The budget at which Theorem 3.1's bound first drops below 1.
 
     The budget T at which the stated Theorem 3.1 bound (:func:`thm31_bound`) first drops
@@ -253,7 +258,7 @@ def thm31_crossing(means, tau, zeta, eps, inner_log: str = "e") -> float:
     H = complexity_eps(means, tau, zeta, eps)
     K = len(means)
 
-    def f(T):
+    def f(T: float):
         return -T / (4.0 * H) + 2.0 * K * math.log(float(_inner_log(T, inner_log)) + 1.0)
 
     hi = 8.0 * K * H
@@ -262,13 +267,14 @@ def thm31_crossing(means, tau, zeta, eps, inner_log: str = "e") -> float:
     return brentq(f, math.e, hi, xtol=1e-9, rtol=1e-14)
 
 
-def lb_factor(eps):
+def lb_factor(eps: ArrayLike) -> ArrayLike:
     """(e^ε + 1)²·min{4, e^{2ε}}: the LDP factor of Theorems 3.2 and 4.2."""
     eps = np.asarray(eps, dtype=np.float64)
     return (np.exp(eps) + 1.0) ** 2 * np.minimum(4.0, np.exp(2.0 * eps))
 
 
-def thm32_bound(T, means, tau, zeta, eps):
+def thm32_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike,
+                eps: ArrayLike) -> ArrayLike:
     """Theorem 3.2's lower bound as stated.
 
     Theorem 3.2 as stated: max_i E_{B^i}[L(T)] ≥ (1/4)·exp(−(8T/H_ε)(e^ε+1)² min{4, e^{2ε}})
@@ -278,7 +284,8 @@ def thm32_bound(T, means, tau, zeta, eps):
     return 0.25 * np.exp(-8.0 * T / complexity_eps(means, tau, zeta, eps) * lb_factor(eps))
 
 
-def thm41_eq24(means, tau, eps, risk, divisor: float = 36.0) -> float:
+def thm41_eq24(means: ArrayLike, tau: float, eps: ArrayLike, risk: float,
+               divisor: float = 36.0) -> float:
     """Eq. (24) of App. D: Theorem 4.1's bound on the stopping time.
 
     Eq. (24) of App. D: T ≤ 499·H̃_ε·ln(4K·H̃_ε/δ) + 2K with H̃_ε = max{H_ε/divisor, 1}.
@@ -290,7 +297,7 @@ def thm41_eq24(means, tau, eps, risk, divisor: float = 36.0) -> float:
     return 499.0 * Ht * math.log(4.0 * K * Ht / risk) + 2.0 * K
 
 
-def thm41_implicit(means, tau, eps, risk) -> float:
+def thm41_implicit(means: ArrayLike, tau: float, eps: ArrayLike, risk: float) -> float:
     """The implicit bound of App. D on the stopping time.
 
     The largest T with T = K + (H_ε/2)·ln(4K·T³/δ): the sum over arms of the per-arm bound
@@ -299,7 +306,7 @@ def thm41_implicit(means, tau, eps, risk) -> float:
     K = len(means)
     H = complexity_eps(means, tau, 0.0, eps)
 
-    def f(T):
+    def f(T: float):
         return K + 0.5 * H * math.log(4.0 * K * T ** 3 / risk) - T
 
     lo = K + H
@@ -309,14 +316,15 @@ def thm41_implicit(means, tau, eps, risk) -> float:
     return brentq(f, lo, hi, xtol=1e-9, rtol=1e-14)
 
 
-def thm41_arm_pulls(T, means, tau, eps, risk):
+def thm41_arm_pulls(T: float, means: ArrayLike, tau: float, eps: ArrayLike,
+                    risk: float) -> np.ndarray:
     """App. D per-arm bound on the good event: T(i) ≤ ln(4K·T³/δ)/(2Δ_{i,ε}²) + 1 (ζ = 0)."""
     K = len(means)
     return math.log(4.0 * K * float(T) ** 3 / risk) / (
         2.0 * delta_eps(means, tau, 0.0, eps) ** 2) + 1.0
 
 
-def thm42_bound(means, tau, eps, risk) -> float:
+def thm42_bound(means: ArrayLike, tau: float, eps: ArrayLike, risk: float) -> float:
     """Theorem 4.2's lower bound (App. E).
 
     Theorem 4.2, explicit form of App. E:
@@ -328,7 +336,7 @@ def thm42_bound(means, tau, eps, risk) -> float:
 
 # ------------------------------------------------------------------ PrivBern and losses
 
-def privbern_prob(r, eps):
+def privbern_prob(r: ArrayLike, eps: ArrayLike) -> ArrayLike:
     """P(Y = 1 | r) of PrivBern(ε) (Definition 2.1).
 
     P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the
@@ -340,7 +348,7 @@ def privbern_prob(r, eps):
     return r * expit(e) + (1.0 - r) * expit(-e)
 
 
-def privbern_loss(y, r, r_prime, eps):
+def privbern_loss(y: ArrayLike, r: ArrayLike, r_prime: ArrayLike, eps: ArrayLike) -> ArrayLike:
     """The privacy loss of PrivBern(ε) for output y.
 
     Privacy loss ℓ(y; r, r') = ln P(y | r) − ln P(y | r') of PrivBern(ε) for output
@@ -351,7 +359,7 @@ def privbern_loss(y, r, r_prime, eps):
     return np.where(y == 1, np.log(p) - np.log(q), np.log1p(-p) - np.log1p(-q))
 
 
-def set_mask(arms) -> int:
+def set_mask(arms: Iterable[int]) -> int:
     """The bitmask of a set of 0-based arms (the kernels' ``rec``)."""
     return int(sum(1 << int(a) for a in set(arms)))
 
@@ -363,13 +371,13 @@ def mask_set(mask: int, K: int) -> set | None:
     return {a for a in range(K) if (int(mask) >> a) & 1}
 
 
-def _bits(masks, K: int) -> np.ndarray:
+def _bits(masks: ArrayLike, K: int) -> np.ndarray:
     """(n, K) bool membership matrix of ``masks`` (int array, -1 = no decision → all False)."""
     m = np.asarray(masks, dtype=np.int64)
     return ((m[:, None] >> np.arange(K)) & 1).astype(bool) & (m[:, None] >= 0)
 
 
-def budget_loss(masks, means, tau, zeta):
+def budget_loss(masks: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike) -> np.ndarray:
     """Eq. (2): the loss L(T) of each returned set.
 
     Eq. (2): L(T) = 1{∃ i ∈ Ŝ with μ_i ≤ τ − ζ, or ∃ i ∉ Ŝ with μ_i > τ + ζ}, per returned
@@ -382,7 +390,7 @@ def budget_loss(masks, means, tau, zeta):
     return (wrong_in | wrong_out).any(axis=1)
 
 
-def target_mask(means, tau) -> int:
+def target_mask(means: ArrayLike, tau: float) -> int:
     """Bitmask of the fixed-confidence target set {i : μ_i ≥ τ} (eq. 3)."""
     return set_mask(np.flatnonzero(np.asarray(means) >= tau))
 
@@ -390,7 +398,7 @@ def target_mask(means, tau) -> int:
 # -------------------------------------------------------------------------------- kernels
 
 @nb.njit(cache=True, inline="always")
-def _bit(u, x, p_one, p_zero):
+def _bit(u: float, x: float, p_one: float, p_zero: float):
     """PrivBern's output for reward ``x`` and a uniform draw ``u``.
 
     PrivBern's output (Definition 2.1) for reward ``x`` and a uniform draw ``u``: 1 iff
@@ -401,7 +409,8 @@ def _bit(u, x, p_one, p_zero):
 
 
 @nb.njit(cache=True)
-def _release(releases, frozen, nr, y, t, arm, phase, x, scale):
+def _release(releases: np.ndarray, frozen: np.ndarray, nr: int, y: float, t: int, arm: int,
+             phase: int, x: float, scale: float):
     """White-box bookkeeping of one release.
 
     White-box bookkeeping of release ``nr`` (kernel contract): the released value is
@@ -454,7 +463,7 @@ def privbern_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarr
 
 
 @nb.njit(cache=True, inline="always")
-def _apt_arm(mu, N, tau_e, zeta_e):
+def _apt_arm(mu: np.ndarray, N: np.ndarray, tau_e: float, zeta_e: float):
     """Algorithm 1 line 6: argmin_k sqrt(N_k)·(|τ_ε − μ̂_k| + ζ_ε); ties: lowest index."""
     best, best_v = 0, np.inf
     for k in range(mu.shape[0]):
@@ -465,7 +474,7 @@ def _apt_arm(mu, N, tau_e, zeta_e):
 
 
 @nb.njit(cache=True, inline="always")
-def _above_mask(mu, tau_e, strict):
+def _above_mask(mu: np.ndarray, tau_e: float, strict: bool):
     """Bitmask of {k : μ̂_k > τ_ε} (strict, Alg. 1 line 9) or {k : μ̂_k ≥ τ_ε} (Alg. 2 S_t)."""
     m = np.int64(0)
     for k in range(mu.shape[0]):
@@ -475,7 +484,7 @@ def _above_mask(mu, tau_e, strict):
 
 
 @nb.njit(cache=True, inline="always")
-def _clucb_arm(mu, N, t, tau_e, risk, log_scale):
+def _clucb_arm(mu: np.ndarray, N: np.ndarray, t: int, tau_e: float, risk: float, log_scale: float):
     """Algorithm 2 lines 5–18 at t pulls.
 
     Algorithm 2 lines 5–18 at t pulls: -1 if S_t = S̃_t (stop), else the ambiguous arm with
@@ -655,7 +664,7 @@ def _prepare_tb(mode: float, private: bool):
     return prepare
 
 
-def script(responses, K: int | None = None) -> np.ndarray:
+def script(responses: Sequence, K: int | None = None) -> np.ndarray:
     """``aux`` holding scripted responses (module doc).
 
     ``aux`` holding scripted responses (module doc): ``responses[i]`` is arm i's cyclic
@@ -671,7 +680,7 @@ def script(responses, K: int | None = None) -> np.ndarray:
     return np.concatenate([np.tile(s, M // s.size) for s in seqs])
 
 
-def scripted(prep: Prepared, responses) -> Prepared:
+def scripted(prep: Prepared, responses: Sequence) -> Prepared:
     """``prep`` with the scripted responses of :func:`script` in ``aux``."""
     return dataclasses.replace(prep, aux=script(responses, prep.means.shape[0]))
 
@@ -695,7 +704,7 @@ CLAIMS = {"budget": f"ε-local DP: {AUTHORS}, Thm 3.1's algorithm (every reward 
 ANY = "Lemma 2.1 privatises every reward, whatever the instance, K, τ, ζ or δ"
 
 
-def _p_means(default):
+def _p_means(default: tuple):
     return Param("means", default, "floats", _MEANS_DOC, low=0.0, high=1.0, min_len=2,
                  claim=theorem(ANY, Scale.GENERATED, (2, 6)))
 
@@ -806,8 +815,8 @@ SPECS.append(AlgorithmSpec(
                 "e^ε belongs): PrivBern at 2ε, so 2ε-DP and not ε-DP"))
 
 
-def fresh_runs(spec, eps: float, params: dict | None = None, runs: int = 1000,
-               seed: int = 0):
+def fresh_runs(spec: AlgorithmSpec, eps: float, params: dict | None = None, runs: int = 1000,
+               seed: int = 0) -> tuple:
     """``runs`` full runs of a spec on fresh rewards.
 
     ``runs`` full runs of ``spec`` (one of :data:`SPECS`, e.g. from

@@ -11,7 +11,9 @@ import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from dpaudit.algorithms.spec import Prepared
 from dpaudit.algorithms.theory import Identification, cross_check, eps_values
 from dpaudit.errors import InputError
 
@@ -76,7 +78,8 @@ def _bitmask_to_set(mask: int, K: int) -> list[int]:
     return [i for i in range(K) if (mask >> i) & 1]
 
 
-def budget_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
+def budget_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
+                  p: dict) -> tuple[np.ndarray, dict]:
     """Fixed budget: whether a stopped run errs.
 
     Fixed budget: a stopped run errs when its loss L(T) of eq. (2) is 1
@@ -89,7 +92,8 @@ def budget_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
                    "threshold": p["threshold"], "tolerance": p["tolerance"]}
 
 
-def confidence_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
+def confidence_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
+                      p: dict) -> tuple[np.ndarray, dict]:
     """Fixed confidence: whether a stopped run errs.
 
     Fixed confidence: a stopped run errs when its returned set is not the set of arms with
@@ -100,7 +104,7 @@ def confidence_errors(rec, stopped, means, p: dict) -> tuple[np.ndarray, dict]:
                                    "threshold": p["threshold"]}
 
 
-def thm41_upper_bounds(p: dict, means, eps: float, risk: float) -> list[dict]:
+def thm41_upper_bounds(p: dict, means: ArrayLike, eps: float, risk: float) -> list[dict]:
     """Theorem 4.1's bounds for LDP-TB-confidence.
 
     Theorem 4.1 for LDP-TB-confidence (on an event of probability ≥ 1 − δ): eq. (24) as
@@ -116,7 +120,7 @@ def thm41_upper_bounds(p: dict, means, eps: float, risk: float) -> list[dict]:
              "applicable": True, "value": lt.thm41_implicit(m, tau, eps, risk)}]
 
 
-def thm31_error_bound(p: dict, prep, eps: float) -> dict:
+def thm31_error_bound(p: dict, prep: Prepared, eps: float) -> dict:
     """Theorem 3.1's bound for LDP-TB-budget.
 
     Theorem 3.1 for LDP-TB-budget: E[L(T)] ≤ exp(−T/(4 H_ε) + 2K ln(log T + 1)); vacuous
