@@ -76,7 +76,17 @@ def all_specs() -> list[AlgorithmSpec]:
 
 
 def get(name: str) -> AlgorithmSpec:
-    """The spec registered as ``name``; :class:`InputError` with close names otherwise."""
+    """The spec registered as ``name``.
+
+    Args:
+        name: a registered name (``dpaudit list``).
+
+    Returns:
+        Its :class:`~dpaudit.algorithms.spec.AlgorithmSpec`.
+
+    Raises:
+        InputError: an unknown name, with the closest names.
+    """
     _load()
     if name in _REGISTRY:
         return _REGISTRY[name]
@@ -119,7 +129,14 @@ def paper_key(key: str) -> str:
 
 
 def deprecation(key: str) -> str:
-    """The one-line message for the deprecated paper number ``key``."""
+    """The one-line message for a deprecated paper number.
+
+    Args:
+        key: a key of :data:`OLD_PAPER_KEYS`.
+
+    Returns:
+        The message, naming the new key.
+    """
     return (f"paper key {key!r} is deprecated and will be removed in the next release; "
             f"use {OLD_PAPER_KEYS[key]!r}")
 
@@ -127,8 +144,12 @@ def deprecation(key: str) -> str:
 def theory(paper: str) -> ModuleType:
     """The theory module of a paper.
 
-    The theory module of ``paper`` (a key of :data:`PAPERS`): its ``report(params)`` and
-    ``REPORT_PARAMS`` (``dpaudit check constants``), its ``IDENTIFICATION``.
+    Args:
+        paper: a key of :data:`PAPERS`.
+
+    Returns:
+        The module: its ``report(params)`` and ``REPORT_PARAMS`` (``dpaudit check constants``)
+        and its ``IDENTIFICATION``.
     """
     return theories()[paper]
 
@@ -136,8 +157,12 @@ def theory(paper: str) -> ModuleType:
 def identification(name: str) -> Identification | None:
     """What ``dpaudit check correctness`` checks an identification algorithm against.
 
-    What ``dpaudit check correctness`` checks the algorithm ``name`` against, or None when
-    it is not an identification algorithm (:class:`dpaudit.algorithms.theory.Identification`).
+    Args:
+        name: a registered name.
+
+    Returns:
+        Its :class:`dpaudit.algorithms.theory.Identification`, or None when it is not an
+        identification algorithm.
     """
     for module in theories().values():
         if name in module.IDENTIFICATION:

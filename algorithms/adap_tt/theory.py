@@ -270,8 +270,8 @@ def t_tv(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tu
 
     T*_TV by Proposition 1's closed form: T*_TV = 1/f(Δ_min) + Σ_{a≠a*} 1/f(Δ_a), optimal
     ω ∝ (1/f(Δ_min) at a*, 1/f(Δ_a) elsewhere), with f(Δ) = TV of a mean shift Δ
-    (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is 
-    [X]). Returns (T, ω).
+    (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is our
+    extension). Returns (T, ω).
     """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")

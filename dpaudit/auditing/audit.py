@@ -189,7 +189,14 @@ class Checks:
 
 
 def draw_seed(request: AuditRequest) -> AuditRequest:
-    """``request`` with its root seed drawn when it has none (reported in the result)."""
+    """The request with its root seed drawn when it has none (reported in the result).
+
+    Args:
+        request: the audit request.
+
+    Returns:
+        The request, seeded.
+    """
     if request.seed is not None:
         return request
     return replace(request, seed=int(np.random.SeedSequence().generate_state(1, np.uint32)[0]))
@@ -198,8 +205,14 @@ def draw_seed(request: AuditRequest) -> AuditRequest:
 def command_line(request: AuditRequest, reproducible: bool | None = None) -> str:
     """The command line that reproduces a seeded request.
 
-    The reproducing command line of a seeded request, or "" when none would reproduce it
-    (a spec object, a callable or a pair object; a callable that draws other randomness).
+    Args:
+        request: the audit request.
+        reproducible: whether a callable's runs are reproducible from the seed (None: not
+            checked).
+
+    Returns:
+        The ``dpaudit run`` line, or "" when none would reproduce the result (a spec object, a
+        callable or a pair object given in Python; a callable that draws other randomness).
     """
     if reproducible is False or not request.reproducible_by_command:
         return ""
@@ -208,14 +221,23 @@ def command_line(request: AuditRequest, reproducible: bool | None = None) -> str
 
 def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | None = None,
               allow: Allowance | None = None) -> Found:
-    """The shared pipeline (module doc) over ``cand``'s sources, up to the measurement.
+    """The shared pipeline (module doc) over the candidates' sources, up to the measurement.
 
-    ``req`` is resolved: its budget's ``runs`` (measurement runs per side per finalist at the
-    last look) and its claim's δ are numbers; ``seeds`` = (pilot, measurement)
-    SeedSequences; ``bar``: a tqdm progress bar or None; ``allow``: what the audit may still
-    spend (None: the budget's samples cap and time limit, from now). A pilot round starts only
-    if it leaves room for the measurement (all of it, or half the samples left if less); a
-    look only if it fits (docs/method/kernels.md).
+    A pilot round starts only if it leaves room for the measurement (all of it, or half the
+    samples left if less); a look only if it fits (docs/method/kernels.md).
+
+    Args:
+        req: the request, resolved: its budget's ``runs`` (measurement runs per side per
+            finalist at the last look) and its claim's δ are numbers.
+        cand: the candidate sources and the order they enter the search.
+        seeds: (pilot, measurement) SeedSequences, drawn from by no other stage.
+        bar: a tqdm progress bar, or None.
+        allow: what the audit may still spend (None: the budget's samples cap and time limit,
+            from now).
+
+    Returns:
+        The :class:`Found` evidence: search rounds, pilots, events, validated bounds, finalists
+        and their measurement.
     """
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
@@ -287,9 +309,16 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
              t0: float) -> AuditResult:
     """The audit's result, built once from the evidence and the checks.
 
-    The result, built once from the evidence ``found`` and the caller's ``checks``, with
-    the verdict of :mod:`dpaudit.verdicts.verdict`; ``req`` is resolved as for
-    :func:`run_audit`; ``t0``: the audit's start (``time.perf_counter``).
+    Args:
+        req: the request, resolved as for :func:`run_audit`.
+        cand: the candidates.
+        found: the evidence of :func:`run_audit`.
+        checks: what the caller adds (coverage, white-box report, search keys, command).
+        t0: the audit's start (``time.perf_counter()``).
+
+    Returns:
+        The :class:`~dpaudit.verdicts.result.AuditResult`, with the verdict of
+        :mod:`dpaudit.verdicts.verdict`.
     """
     sources, m, b = cand.sources, found.m, req.budget
     eps, delta, runs, margin, beta = (req.claim.eps, req.claim.delta, b.runs, b.margin, b.beta)
@@ -509,10 +538,14 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
 
 
 def registered_spec(algo: str | AlgorithmSpec, model: str | None = None) -> AlgorithmSpec:
-    """The spec of a registered algorithm.
+    """The spec of a registered algorithm, which has its own privacy model.
 
-    The spec of a registered algorithm (a name or the spec itself), which has its own
-    privacy model.
+    Args:
+        algo: a registered name or the spec itself.
+        model: must be None (a registered algorithm's model is its own).
+
+    Returns:
+        The :class:`~dpaudit.algorithms.spec.AlgorithmSpec`.
 
     Raises:
         InputError: a ``model`` is given, or the name is unknown (naming close matches).
@@ -527,10 +560,13 @@ def registered_spec(algo: str | AlgorithmSpec, model: str | None = None) -> Algo
 def audit_registered(request: AuditRequest) -> AuditResult:
     """Audit a registered algorithm, as :func:`audit_algorithm` describes.
 
-    Audit a registered algorithm (``request.algorithm``: a name or an
-    :class:`~dpaudit.algorithms.spec.AlgorithmSpec`) as :func:`audit_algorithm` describes;
-    ``request.pair`` may also be the path of a pair JSON file
-    (:func:`dpaudit.data.tables.load_pair`).
+    Args:
+        request: the audit; ``request.algorithm`` is a name or an
+            :class:`~dpaudit.algorithms.spec.AlgorithmSpec`, and ``request.pair`` may be the path
+            of a pair JSON file (:func:`dpaudit.data.tables.load_pair`).
+
+    Returns:
+        The :class:`~dpaudit.verdicts.result.AuditResult`.
 
     Raises:
         InputError: a bad value, an unknown algorithm or parameter, a pair that does not fit.

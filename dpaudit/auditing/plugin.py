@@ -52,7 +52,18 @@ _MASK = (1 << 63) - 1
 
 
 def load(ref: str) -> Callable:
-    """The callable named by ``path/to/file.py:function`` or ``package.module:function``."""
+    """The callable named by ``path/to/file.py:function`` or ``package.module:function``.
+
+    Args:
+        ref: the name.
+
+    Returns:
+        The callable.
+
+    Raises:
+        InputError: a malformed name, a missing file or attribute.
+        UserCodeError: the module fails at import (an exception or an exit).
+    """
     target, sep, attr = ref.rpartition(":")
     if not sep or not target or not attr:
         raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
@@ -109,8 +120,14 @@ def _no_exit(what: str) -> Iterator[None]:
 def check_signature(fn: Callable, name: str) -> None:
     """Check that ``fn`` can be called as ``fn(rng, data, eps)``.
 
-    InputError unless ``fn`` can be called as ``fn(rng, data, eps)`` (a callable whose
-    signature Python cannot inspect is let through: its call will tell).
+    A callable whose signature Python cannot inspect is let through: its call will tell.
+
+    Args:
+        fn: the callable.
+        name: its name, for the message.
+
+    Raises:
+        InputError: ``fn`` cannot take those three arguments.
     """
     try:
         sig = inspect.signature(fn)
@@ -240,9 +257,15 @@ def _shape(model: str, means: Sequence[float], horizon: int) -> tuple[list, int]
 def audit_code(request: AuditRequest) -> AuditResult:
     """Audit a callable, as :func:`audit_callable` describes.
 
-    Audit the callable ``request.algorithm`` (a function, or its FILE.py:FUNCTION /
-    MODULE:FUNCTION name) as :func:`audit_callable` describes, with the black-box search
-    (``request.neighbours``: ``search`` or ``blackbox``; an explicit pair is refused).
+    The search is black-box (``request.neighbours``: ``search`` or ``blackbox``); an explicit
+    pair is refused.
+
+    Args:
+        request: the audit; ``request.algorithm`` is a function, or its ``FILE.py:FUNCTION`` or
+            ``MODULE:FUNCTION`` name.
+
+    Returns:
+        The :class:`~dpaudit.verdicts.result.AuditResult`.
 
     Raises:
         InputError: bad input.
@@ -290,11 +313,19 @@ REPRO_KEY = 0x5EED     # spawn key of that seed: a stream no audit draws
 def reproducible(mech: CallableMechanism, data: Any, seed: int) -> bool:
     """Whether the callable's runs are reproducible from their seed.
 
-    Whether :data:`REPRO_RUNS` runs of ``mech`` on ``data`` come out the same twice from
-    generators with one seed, as they do when the callable draws its randomness from ``rng``
-    alone. Global ``np.random`` or ``random`` make them differ, unless every run agrees by
-    chance: with probability (1 − q)^256 when two draws of a run differ with probability q
-    (a fair coin: q = 1/2; an output that is 1 with probability 0.07: q ≈ 0.13, 8e-16).
+    :data:`REPRO_RUNS` runs come out the same twice from generators with one seed when the
+    callable draws its randomness from ``rng`` alone. Global ``np.random`` or ``random`` make
+    them differ, unless every run agrees by chance: with probability (1 − q)^256 when two draws
+    of a run differ with probability q (a fair coin: q = 1/2; an output that is 1 with
+    probability 0.07: q ≈ 0.13, 8e-16).
+
+    Args:
+        mech: the wrapped callable.
+        data: the input its runs read.
+        seed: the seed of both draws.
+
+    Returns:
+        True when both draws agree.
     """
     ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
     return bool(np.array_equal(mech(np.random.default_rng(ss), data, REPRO_RUNS),

@@ -52,22 +52,39 @@ QUANTILES = (0.10, 0.50, 0.90, 0.99)
 def runs_to_certify(risk: float, alpha: float = 0.05) -> int:
     """The fewest error-free runs that certify ``risk`` at confidence 1 − α.
 
-    Smallest n such that n error-free runs certify ``risk`` at confidence 1 − α:
-    (1 − R)^n ≤ α, i.e. n ≥ ln(α)/ln(1 − R).
+    Args:
+        risk: R in (0, 1).
+        alpha: the verdict's error in (0, 0.5).
+
+    Returns:
+        The smallest n with (1 − R)^n ≤ α, i.e. n ≥ ln(α)/ln(1 − R).
     """
     return int(math.ceil(math.log(alpha) / math.log1p(-risk) - 1e-12))
 
 
 def default_runs(risk: float, alpha: float = 0.05) -> int:
-    """Default ``runs``: 10× :func:`runs_to_certify`, at least 1000 and at most 100000."""
+    """The default number of runs of a correctness check.
+
+    Args:
+        risk: R in (0, 1).
+        alpha: the verdict's error.
+
+    Returns:
+        10 × :func:`runs_to_certify`, at least 1000 and at most 100000.
+    """
     return max(1000, min(100_000, 10 * runs_to_certify(risk, alpha)))
 
 
 def cp_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
     """One-sided exact Clopper–Pearson bounds on a binomial proportion.
 
-    One-sided exact Clopper–Pearson (lower, upper) bounds, each at level 1 − α, on a
-    binomial proportion from ``k`` successes in ``n`` trials (0 at k = 0, 1 at k = n).
+    Args:
+        k: successes.
+        n: trials.
+        alpha: the error of each bound.
+
+    Returns:
+        (lower, upper), each at level 1 − α; 0 at k = 0, 1 at k = n.
     """
     lo = 0.0 if k == 0 else float(cp_lower(k, n, alpha))
     hi = 1.0 if k == n else float(cp_upper(k, n, alpha))
@@ -75,7 +92,19 @@ def cp_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
 
 
 def verdict(k: int, n: int, risk: float, alpha: float) -> dict:
-    """Verdict on H: error probability ≤ ``risk`` from ``k`` errors in ``n`` runs."""
+    """The verdict on H: error probability ≤ ``risk``.
+
+    Args:
+        k: errors.
+        n: runs.
+        risk: R.
+        alpha: the error of each one-sided bound.
+
+    Returns:
+        A JSON-able dict: ``verdict`` (``violation`` when the lower bound exceeds R,
+        ``certified`` when the upper bound is ≤ R, else ``inconclusive``; each is wrong with
+        probability ≤ α), the errors, runs, error rate and both bounds.
+    """
     lo, hi = cp_bounds(k, n, alpha)
     v = "violation" if lo > risk else "certified" if hi <= risk else "inconclusive"
     return {"verdict": v, "errors": int(k), "runs": int(n), "error_rate": k / n,
@@ -212,7 +241,14 @@ def check_correctness(algo: str, risk: float, *, eps: float | None = None,
 
 
 def summary(r: dict) -> str:
-    """Human-readable lines of a :func:`check_correctness` result."""
+    """Human-readable lines of a :func:`check_correctness` result.
+
+    Args:
+        r: the result.
+
+    Returns:
+        The lines, without newlines.
+    """
     lines = [f"{r['algorithm']} ({r['kind']}, eps={r['eps']}, checked risk R={r['risk']:g}): "
              f"{r['runs']} runs on fresh Bernoulli rewards, means="
              + ",".join(f"{m:.4g}" for m in r["means"]) + f", seed {r['seed']}, "

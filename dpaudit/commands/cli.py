@@ -388,9 +388,13 @@ def _audit(a: argparse.Namespace) -> AuditResult:
 def run_request(a: argparse.Namespace) -> AuditRequest:
     """The audit request of ``dpaudit run``'s parsed arguments.
 
-    The :class:`~dpaudit.core.request.AuditRequest` of ``dpaudit run``'s parsed arguments
-    ``a`` (its :meth:`~dpaudit.core.request.AuditRequest.command` is the line that reproduces
-    the run once the seed is set).
+    Args:
+        a: the parsed arguments.
+
+    Returns:
+        The :class:`~dpaudit.core.request.AuditRequest`; its
+        :meth:`~dpaudit.core.request.AuditRequest.command` is the line that reproduces the run
+        once the seed is set.
 
     Raises:
         InputError: ``--model`` given for a registered algorithm, an unknown algorithm name, a

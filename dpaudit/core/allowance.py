@@ -37,8 +37,14 @@ class Allowance:
            t0: float | None = None) -> Allowance:
         """The allowance of a budget's samples cap and time limit.
 
-        The allowance of a budget's ``max_samples`` and ``time_limit`` (None: none), after
-        ``spent`` samples, the limit counted from ``t0`` (``time.perf_counter()``; None: now).
+        Args:
+            max_samples: the samples cap (None: none).
+            time_limit: the time limit in seconds (None: none).
+            spent: samples already spent (e.g. by the instance screen).
+            t0: when the limit's clock started (``time.perf_counter()``; None: now).
+
+        Returns:
+            The allowance, its rate clock started now.
         """
         now = time.perf_counter()
         t0 = now if t0 is None else t0
@@ -49,9 +55,12 @@ class Allowance:
     def refusal(self, cost: float) -> str:
         """Why a stage may not start ("" if it may).
 
-        Why a stage costing ``cost`` samples may not start ("" if it may): the samples
-        cap, or the time limit (its deadline passed, or the stage would end past it at the
-        rate measured so far).
+        Args:
+            cost: the stage's samples.
+
+        Returns:
+            The samples cap when ``cost`` exceeds what is left; the time limit when its deadline
+            passed or the stage would end past it at the rate measured so far; else "".
         """
         if cost > self.samples:
             return f"the samples cap ({self.cap:.3g} samples; --max-samples)"
@@ -64,6 +73,10 @@ class Allowance:
         return ""
 
     def spend(self, cost: float) -> None:
-        """Count a stage of ``cost`` samples as spent."""
+        """Count a stage as spent.
+
+        Args:
+            cost: the stage's samples.
+        """
         self.samples -= cost
         self.done += int(cost)

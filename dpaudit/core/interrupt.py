@@ -127,14 +127,20 @@ def launching() -> Iterator[None]:
 def call(fn: Callable, *args: object) -> object:
     """Call ``fn(*args)`` in a helper thread, so that signal handlers run meanwhile.
 
-    ``fn(*args)`` in a helper thread while this thread waits, so that signal handlers (this
-    module's, Python's ``KeyboardInterrupt``, pytest-timeout's alarm) run during the call: for
-    long compiled calls that release the GIL (numba ``nogil=True``). The result or the exception
-    of ``fn`` is this call's. Off the main thread it is a plain call (handlers never run there).
+    This thread waits while the helper runs the call, so signal handlers (this module's,
+    Python's ``KeyboardInterrupt``, pytest-timeout's alarm) run during it: for long compiled
+    calls that release the GIL (numba ``nogil=True``). Off the main thread it is a plain call
+    (handlers never run there). If a handler raises while the call runs (a library caller's
+    Ctrl-C), the exception propagates at once and the helper thread (a daemon) runs on until
+    ``fn`` returns; its result is dropped. The command line's handler ends the process instead
+    (helper thread included).
 
-    If a handler raises while the call runs (a library caller's Ctrl-C), the exception
-    propagates at once and the helper thread (a daemon) runs on until ``fn`` returns; its result
-    is dropped. The command line's handler ends the process instead (helper thread included).
+    Args:
+        fn: the function.
+        *args: its arguments.
+
+    Returns:
+        What ``fn`` returns; its exception is raised here.
     """
     if threading.current_thread() is not threading.main_thread():
         return fn(*args)

@@ -33,7 +33,17 @@ def _label(name: str, value: object) -> str:
 
 
 def fail(name: str, value: object, expected: str, how: str = "is out of range") -> InputError:
-    """The InputError for ``value`` of ``name``: "<name> <value> <how>: expected <expected>"."""
+    """The InputError for a bad value.
+
+    Args:
+        name: the option or parameter (``--eps`` or ``eps``).
+        value: the bad value.
+        expected: the accepted range, in words.
+        how: what is wrong with it.
+
+    Returns:
+        InputError("<name> <value> <how>: expected <expected>").
+    """
     return InputError(f"{_label(name, value)} {how}: expected {expected}")
 
 
@@ -41,8 +51,17 @@ def parsed(text: str, name: str, convert: Callable[[str], object],
            check: Callable) -> object:
     """A command-line value, converted and checked.
 
-    A command-line value: ``convert`` the text (InputError "is not valid" when it cannot
-    be), then ``check(value, name)``; returns what the check returns.
+    Args:
+        text: the text given.
+        name: the option, for the message.
+        convert: text to value (ValueError when it cannot).
+        check: ``check(value, name)``, a checker of this module.
+
+    Returns:
+        What the check returns.
+
+    Raises:
+        InputError: the text is not valid, or the value is out of range.
     """
     try:
         value = convert(text)
@@ -78,7 +97,14 @@ seed = _checker("an integer in [0, 2^63)", lambda v: int(v) == v and 0 <= v < SE
 
 
 def integer(low: int) -> Callable:
-    """A check for an integer ≥ ``low`` (runs, workers, white-box runs)."""
+    """A check for an integer ≥ ``low`` (runs, workers, white-box runs).
+
+    Args:
+        low: the smallest accepted value.
+
+    Returns:
+        A checker ``check(value, name) -> int`` (InputError otherwise).
+    """
     return _checker(f"an integer >= {low}",
                     lambda v: math.isfinite(v) and int(v) == v and v >= low, int)
 
@@ -93,10 +119,18 @@ seconds = _checker(f"a number in (0, {SECONDS_MAX:g}]", lambda v: 0 < v <= SECON
 
 def positive_real(value: object, name: str, upper: float = math.inf,
                   closed_upper: bool = False) -> float:
-    """``value`` as a float in (0, ``upper``).
+    """A value as a float in (0, ``upper``).
 
-    ``value`` as a float in (0, ``upper``) (or (0, ``upper``] with ``closed_upper``): the
-    constants of the papers' theory (ε, σ², β, the risk) and an algorithm's ε.
+    Used for the constants of the papers' theory (ε, σ², β, the risk) and an algorithm's ε.
+
+    Args:
+        value: the value.
+        name: its name, for the message.
+        upper: the upper end.
+        closed_upper: accept ``upper`` itself.
+
+    Returns:
+        ``value`` as a float.
 
     Raises:
         InputError: ``value`` is not a number or out of that range (the message names both).
@@ -116,9 +150,14 @@ def positive_real(value: object, name: str, upper: float = math.inf,
 def memory(what: str, nbytes: float, fix: str) -> None:
     """Refuse what would need more than half of this machine's memory.
 
-    InputError when ``what`` would need ``nbytes`` of memory, more than half of this
-    machine's physical memory (where the operating system tells it): one line with both
-    figures and the ``fix``.
+    Args:
+        what: what would need it, for the message.
+        nbytes: the bytes it would need.
+        fix: what to do instead, for the message.
+
+    Raises:
+        InputError: more than half of the physical memory (where the operating system tells
+            it), with both figures and the ``fix``.
     """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -130,7 +169,19 @@ def memory(what: str, nbytes: float, fix: str) -> None:
 
 
 def unit_list(value: object, name: str, min_len: int = 2) -> list[float]:
-    """A list of at least ``min_len`` numbers in [0, 1] (e.g. the arms' means)."""
+    """A list of at least ``min_len`` numbers in [0, 1] (e.g. the arms' means).
+
+    Args:
+        value: the list.
+        name: its name, for the message.
+        min_len: the shortest accepted length.
+
+    Returns:
+        The numbers as floats.
+
+    Raises:
+        InputError: not such a list.
+    """
     ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
           and len(value) >= min_len and all(_real(v) and 0 <= v <= 1 for v in value))
     if not ok:
@@ -141,8 +192,14 @@ def unit_list(value: object, name: str, min_len: int = 2) -> list[float]:
 def shown(text: object) -> str:
     r"""``text`` with its control characters escaped.
 
-    ``text`` with its control characters escaped (a newline becomes ``\\n``), so that an
-    echoed value cannot break a one-line message or forge another line.
+    A newline becomes ``\\n``, so that an echoed value cannot break a one-line message or forge
+    another line.
+
+    Args:
+        text: any value; its ``str`` is escaped.
+
+    Returns:
+        The escaped text.
     """
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 

@@ -173,7 +173,17 @@ MODELS = {m.name: m for m in (
 
 
 def model(name: str) -> TableModel:
-    """The :class:`TableModel` called ``name``; InputError naming the accepted models."""
+    """The privacy model called ``name``.
+
+    Args:
+        name: ``user``, ``stream``, ``full`` or ``local``.
+
+    Returns:
+        Its :class:`TableModel`.
+
+    Raises:
+        InputError: an unknown name (the message lists the models).
+    """
     if name not in MODELS:
         raise InputError(f"model {name!r} is not valid: expected one of {', '.join(MODELS)}")
     return MODELS[name]
@@ -185,7 +195,16 @@ def validate_table(table: ArrayLike, name: str = "table") -> np.ndarray:
 
 
 def bernoulli_table(means: ArrayLike, horizon: int, seed: int) -> np.ndarray:
-    """A (horizon, K) table with entries Bernoulli(means[a]) drawn with ``seed``."""
+    """A (horizon, K) float64 table with entries Bernoulli(means[a]).
+
+    Args:
+        means: the K arms' means in [0, 1].
+        horizon: rows T.
+        seed: the generator's seed.
+
+    Returns:
+        The table, 0/1 entries.
+    """
     rng = np.random.default_rng(seed)
     m = np.asarray(means, dtype=np.float64)
     return (rng.random((horizon, m.size)) < m).astype(np.float64)
@@ -197,7 +216,7 @@ def constant_table(value: float, horizon: int, K: int) -> np.ndarray:
 
 
 def base_tables(model_name: str, means: ArrayLike, horizon: int, seed: int) -> list[tuple]:
-    """(table, recipe) base tables for ``model_name``, K = len(means) arms, horizon T.
+    """The base tables of a model's candidate pairs.
 
     Recipes (JSON-able, with ``name``): ``instance`` (Bernoulli(means) with ``seed``),
     ``tied-high`` / ``tied-mid`` / ``tied-low`` (every entry 1, ½, 0: all arms tied),
@@ -206,6 +225,15 @@ def base_tables(model_name: str, means: ArrayLike, horizon: int, seed: int) -> l
     arm always 1, every other arm 0) and ``one-cold`` (its best arm 0, the others 1): extreme
     0/1 patterns. ``stream`` tables are the transposes; ``local`` has no table (one recipe
     ``none`` with table None).
+
+    Args:
+        model_name: the privacy model.
+        means: the K arms' means.
+        horizon: rows T.
+        seed: the seed of the ``instance`` table.
+
+    Returns:
+        A list of (table, recipe).
     """
     if model_name == PrivacyModel.LOCAL:
         return [(None, {"kind": "none", "name": "none"})]
@@ -309,10 +337,17 @@ class NeighbourPair:
 def load_pair(path: str, model: str) -> NeighbourPair:
     """The explicit pair in a JSON file.
 
-    The explicit pair in the JSON file ``path``: an object with ``d`` and ``d_prime``
-    (tables of ``model``, docs/method/architecture.md) and optionally ``why``. InputError (one line,
-    naming
-    the file) when it cannot be read or is not such an object, or the tables are invalid.
+    Args:
+        path: a JSON object with ``d`` and ``d_prime`` (tables of ``model``,
+            docs/method/architecture.md) and optionally ``why``.
+        model: the privacy model the tables follow.
+
+    Returns:
+        The :class:`NeighbourPair`.
+
+    Raises:
+        InputError: the file cannot be read, is not such an object, or the tables are not
+            valid neighbours (one line naming the file).
     """
     try:
         with open(path, encoding="utf-8") as f:

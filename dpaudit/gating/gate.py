@@ -156,10 +156,17 @@ def suite_path(path: str) -> str:
 
 
 def load_suite(path: str) -> Suite:
-    """Parse and validate a suite.
+    """Parse and validate a suite (module doc).
 
-    Parse and validate a suite (module doc). InputError (one line, naming the file and the
-    entry) on a missing file, bad TOML, unknown keys or algorithms, or bad values.
+    Args:
+        path: a folder holding ``suite.toml``, or a suite file.
+
+    Returns:
+        The :class:`Suite`.
+
+    Raises:
+        InputError: a missing file, bad TOML, unknown keys or algorithms, or bad values (one
+            line naming the file and the entry).
     """
     f = suite_path(path)
     try:
@@ -294,12 +301,18 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: floa
 def evidence(result: dict, source: KernelSource, event: Event) -> dict:
     """What the baseline keeps of the event behind an audit's ε_lb.
 
-    What the baseline keeps of the event behind an audit's ε_lb, enough to measure it again
-    with other code: the pair (d, the changed position and its value in d'), the samples per
-    run simulated (``horizon``), the view, the numerator side, the cells (16 hex digits each)
-    and the measurement's counts; ``saturated`` when the denominator side had no hit (its
-    loss then has no finite upper bound, so no rise can be shown on it); ``params``: the
-    instance audited (the result's, the finalist's when the claim's space was searched).
+    Enough to measure the event again with other code.
+
+    Args:
+        result: the audit's verdict JSON.
+        source: the compiled source of the finalist measured.
+        event: its event.
+
+    Returns:
+        A JSON-able dict: ``params`` (the instance audited), ``pair`` (d, the changed position
+        and its value in d′), ``horizon`` (samples per run), ``view``, ``numerator``, ``cells``
+        (16 hex digits each), the hits and runs, and ``saturated`` when the denominator side had
+        no hit (its loss then has no finite upper bound, so no rise can be shown on it).
     """
     pair, m = source.pair, result["counts"]["measurement"]
     num = Side(event.numerator)
@@ -422,7 +435,15 @@ def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
 
 
 def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
-    """The baseline document at ``path`` for ``suite``, checked before any audit runs.
+    """The baseline at ``path`` for ``suite``, checked before any audit runs.
+
+    Args:
+        path: the baseline file.
+        suite: the suite it must have been made for.
+        regenerate: the command that rebuilds it, for the message.
+
+    Returns:
+        The baseline document.
 
     Raises:
         InputError: one line ending with the ``regenerate`` command, when the file is
@@ -492,8 +513,14 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
 def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
     """The JUnit XML of the gate.
 
-    JUnit XML of the gate: one testcase per entry, a <failure> for each failed one; the
-    suite's properties name any version change since the baseline.
+    Args:
+        suite: the suite.
+        rows: one outcome per entry.
+        changes: the version changes since the baseline.
+
+    Returns:
+        The XML: one testcase per entry, a <failure> for each failed one; the suite's
+        properties name the false-alarm bound and any version change.
     """
     fails = sum(not r["ok"] for r in rows)
     ts = ET.Element("testsuite", name="dpaudit gate", tests=str(len(rows)),

@@ -26,7 +26,13 @@ DEFAULT_OUT = os.path.join("reports", "reproduce")
 
 
 def paper(key: str) -> ModuleType:
-    """The module of the paper ``key`` (one of :data:`PAPERS`).
+    """The module of a paper's reproduction.
+
+    Args:
+        key: one of :data:`PAPERS`.
+
+    Returns:
+        The module (``run``, ``MODES``, ``TITLE``, ``CITATION``).
 
     Raises:
         InputError: an unknown key (the message lists the known ones).
@@ -39,8 +45,14 @@ def paper(key: str) -> ModuleType:
 def reproduce(key: str, mode: str, ctx: Context) -> Reproduction:
     """Run a paper's experiments and write its page.
 
-    Run paper ``key``'s experiments in ``mode`` (``quick`` or ``full``) and write its page,
-    figures and data into ``ctx.folder``/``key``; the index of ``ctx.folder`` lists it.
+    Args:
+        key: one of :data:`PAPERS`.
+        mode: ``quick`` or ``full``.
+        ctx: the seed, workers, progress bars and output folder (:class:`Context`).
+
+    Returns:
+        The :class:`Reproduction` written into ``ctx.folder``/``key`` (page, figures and data),
+        listed in the index of ``ctx.folder``.
 
     Raises:
         InputError: an unknown key or mode, or an output folder that cannot be made.

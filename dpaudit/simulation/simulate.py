@@ -140,9 +140,13 @@ def _hash_views(actions: np.ndarray, tau: int, rec: int, status: int, views: np.
 def as_views(views: ArrayLike) -> np.ndarray:
     """Views as a sorted, duplicate-free int64 (V, 3) array.
 
-    Views as a sorted, duplicate-free int64 (V, 3) array of [start, end) windows and their
-    kind (:data:`SEQUENCE` or :data:`COUNTS`): a 1-D sequence of prefix lengths L means
-    sequence windows [0, L); (start, end) pairs are sequence windows.
+    Args:
+        views: a 1-D sequence of prefix lengths L (sequence windows [0, L)), (start, end)
+            pairs (sequence windows) or (start, end, kind) triples, kind :data:`SEQUENCE` or
+            :data:`COUNTS`.
+
+    Returns:
+        int64 array of shape (V, 3): [start, end) windows in samples and their kind.
     """
     v = np.asarray(views, dtype=np.int64)
     if v.ndim == 1:
@@ -200,15 +204,26 @@ def batch_body(kernel: Callable, rng: np.random.Generator, table: np.ndarray, me
 
 
 def seed_sequence(seed: int | np.random.SeedSequence) -> np.random.SeedSequence:
-    """``seed`` (an int or a SeedSequence) as a SeedSequence."""
+    """A seed as a SeedSequence.
+
+    Args:
+        seed: an int or a SeedSequence (returned as it is).
+
+    Returns:
+        The SeedSequence.
+    """
     return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
 
 
 def child_seed(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     """The child ``ss.spawn`` would give at ``key``, without mutating ``ss``.
 
-    The child ``ss.spawn`` would give at ``key`` (one index per level), without mutating
-    ``ss``.
+    Args:
+        ss: the parent.
+        *key: one index per level.
+
+    Returns:
+        The child SeedSequence.
     """
     return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + key,
                                   pool_size=ss.pool_size)
@@ -227,15 +242,20 @@ def cached_loop(kernel: Callable) -> Callable | None:
 def run_batch(request: Request, keep: int = 0) -> tuple:
     """Run ``request.n_runs`` runs of its kernel at once.
 
-    Run ``request.n_runs`` runs of its kernel at once (one generator,
-    ``numpy.random.default_rng(request.seed)``); return per-run view cells and (τ, â, status).
-
-    Returns ``cells`` uint64 (n_runs, len(views)), ``tau`` int64 (n_runs,), ``rec`` int64
-    (n_runs,), ``status`` int8 (n_runs,), and the action prefixes (length max end) of the
-    first ``keep`` runs, int16 (keep, max end), -1 past τ. Uses the kernel's cached loop
-    (:func:`cached_loop`) if its module declares one. The loop runs without the GIL in a
-    helper thread while the calling thread waits (:func:`dpaudit.core.interrupt.call`):
+    One generator, ``numpy.random.default_rng(request.seed)``, draws every run. The kernel's
+    cached loop (:func:`cached_loop`) is used if its module declares one. The loop runs without
+    the GIL in a helper thread while the calling thread waits (:func:`dpaudit.core.interrupt.call`):
     Ctrl-C, SIGTERM and test timeouts are handled during a long call.
+
+    Args:
+        request: the kernel, table, arrays, runs, samples per run, views and seed.
+        keep: runs whose action prefixes are returned too.
+
+    Returns:
+        (cells, tau, rec, status, kept): ``cells`` uint64 (n_runs, len(views)) view cells,
+        ``tau`` int64 (n_runs,) stopping times (samples), ``rec`` int64 (n_runs,)
+        recommendations, ``status`` int8 (n_runs,) (stopped, truncated, capped), ``kept`` int16
+        (keep, max end) the first ``keep`` runs' actions, -1 past τ.
     """
     r = request
     args = (np.random.default_rng(r.seed), r.table, r.means, r.theta, r.aux, r.samples,
@@ -328,8 +348,16 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 def pool_map(fn: Callable, items: list, workers: int) -> Iterator:
     """``map(fn, items)`` over the shared pool of worker processes.
 
-    ``map(fn, items)`` over the shared pool of ``workers`` spawned processes (an iterator of
-    results in order); the workers leave Ctrl-C to this process (:mod:`dpaudit.core.interrupt`).
+    The workers are spawned processes that leave Ctrl-C to this one
+    (:mod:`dpaudit.core.interrupt`).
+
+    Args:
+        fn: a picklable function of one item.
+        items: the items.
+        workers: processes (1: in this process).
+
+    Returns:
+        An iterator of the results, in order.
     """
     with interrupt.launching():      # submitting launches the workers, if not yet up
         return _pool(workers).map(fn, items)
@@ -376,11 +404,18 @@ def simulate_many(requests: list, *, workers: int = 1,
                   progress: Callable | None = None) -> list[Counts]:
     """The feature-cell counts of every request's runs.
 
-    The feature-cell :class:`Counts` of every :class:`Request`'s runs, their chunks of
-    :data:`CHUNK` runs (chunk i seeded by ``seed.spawn(...)[i]``) pooled in one map over
-    ``workers`` processes (many small simulations, e.g. a search round over hundreds of
-    candidate tables, keep every core busy). Results are those of one call per request, bit
-    for bit. ``progress``: optional callable(runs done).
+    The runs of every request are cut in chunks of :data:`CHUNK` runs (chunk i seeded by
+    ``seed.spawn(...)[i]``), pooled in one map over the workers: many small simulations, e.g. a
+    search round over hundreds of candidate tables, keep every core busy. The results are those
+    of one call per request, bit for bit, whatever ``workers``.
+
+    Args:
+        requests: the :class:`Request` of each simulation.
+        workers: processes.
+        progress: optional callable(runs done).
+
+    Returns:
+        One :class:`Counts` per request, in order.
     """
     out = []
     for r, parts in zip(requests, _chunked(_chunk_job, requests, CHUNK, workers, progress)):
@@ -392,13 +427,18 @@ def simulate_many(requests: list, *, workers: int = 1,
 
 
 def outcomes(request: Request, workers: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each run's (τ, rec, status) of ``request``.
+    """Each run's (τ, rec, status) of a request (its views are ignored).
 
-    Each run's (τ, rec, status) of ``request`` (its views are ignored): int64 arrays of
-    shape (n_runs,), in run order, identical for every ``workers`` (chunk i of
-    :data:`OUTCOME_CHUNK` runs draws from ``request.seed.spawn(...)[i]``). With a
-    :meth:`~dpaudit.data.tables.Model.fresh` table every run reads fresh rewards: the
-    correctness checks and the papers' accuracy experiments.
+    Chunk i of :data:`OUTCOME_CHUNK` runs draws from ``request.seed.spawn(...)[i]``, so the
+    result is the same for every ``workers``. With a :meth:`~dpaudit.data.tables.TableModel.fresh`
+    table every run reads fresh rewards: the correctness checks and the papers' experiments.
+
+    Args:
+        request: the simulation.
+        workers: processes.
+
+    Returns:
+        (tau, rec, status): int64 arrays of shape (n_runs,), in run order.
     """
     return outcomes_many([request], workers=workers)[0]
 
@@ -407,9 +447,13 @@ def outcomes_many(requests: list, *, workers: int = 1,
                   progress: Callable | None = None) -> list[tuple]:
     """:func:`outcomes` of every request, pooled in one map.
 
-    :func:`outcomes` of every request, their chunks pooled in one map over ``workers``
-    processes (a grid of small experiments keeps every core busy); each result is that of one
-    :func:`outcomes` call, bit for bit. ``progress``: optional callable(runs done).
+    Args:
+        requests: the simulations.
+        workers: processes; each result is that of one :func:`outcomes` call, bit for bit.
+        progress: optional callable(runs done).
+
+    Returns:
+        One (tau, rec, status) triple per request, in order.
     """
     requests = [replace(r, views=np.zeros(0, np.int64)) for r in requests]
     return [tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))

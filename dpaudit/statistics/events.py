@@ -58,7 +58,16 @@ class Event:
 
 
 def lookup(keys: np.ndarray, c: Counts, v: int) -> np.ndarray:
-    """Counts of view ``v`` of ``c`` for each cell in ``keys`` (0 where absent)."""
+    """Counts of one view for each cell in ``keys``.
+
+    Args:
+        keys: sorted uint64 cells, shape (m,).
+        c: counts of a sample (:class:`~dpaudit.simulation.simulate.Counts`).
+        v: the view's index.
+
+    Returns:
+        int64 array of shape (m,): the runs whose view-``v`` cell is each key (0 where absent).
+    """
     pos = np.searchsorted(c.cells[v], keys)
     pos = np.minimum(pos, max(c.cells[v].size - 1, 0))
     found = c.cells[v].size > 0
@@ -91,10 +100,19 @@ def predicted_bound(A: ArrayLike, B: ArrayLike, n: int, n_meas: int, alpha: floa
                     delta: float = 0.0) -> np.ndarray:
     """The ε lower bound an event's pilot hits predict for the measurement.
 
-    The ε lower bound an event with A numerator and B denominator hits out of ``n`` runs
-    per side would give on ``n_meas`` runs per side at level ``alpha``, if its probabilities
-    were their pessimistic three-sigma values (Clopper–Pearson at :data:`PLUG_IN_ALPHA`).
-    Vectorised over A and B.
+    The bound the measurement would give if the event's probabilities were their pessimistic
+    three-sigma values (Clopper–Pearson at :data:`PLUG_IN_ALPHA`).
+
+    Args:
+        A: the event's hits on the numerator side in ``n`` pilot runs (scalar or array).
+        B: its hits on the denominator side, broadcast against ``A``.
+        n: pilot runs per side.
+        n_meas: measurement runs per side.
+        alpha: the measurement's level.
+        delta: the claimed δ.
+
+    Returns:
+        float64 array (nats, ≥ 0) of the broadcast shape.
     """
     p_num = cp_lower(A, n, PLUG_IN_ALPHA)
     p_den = cp_upper(B, n, PLUG_IN_ALPHA)
@@ -105,11 +123,19 @@ def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alp
                     delta: float = 0.0) -> float:
     """The ε lower bound a chosen event's fresh frequencies predict for the measurement.
 
-    The ε lower bound a chosen ``event`` is expected to give on ``n_meas`` runs per side
-    at level ``alpha``, from its frequencies on ``fresh`` (counts on d, on d') runs that
-    played no part in choosing it. No pessimism is needed on such runs, so this is the
-    basis for comparing events chosen on different pilots (the best of many unions scored
-    on one sample overrates itself).
+    The runs of ``fresh`` played no part in choosing the event, so no pessimism is needed:
+    this compares events chosen on different pilots fairly (the best of many unions scored on
+    one sample overrates itself).
+
+    Args:
+        event: the chosen event.
+        fresh: (counts on d, counts on d′) of runs that did not choose it.
+        n_meas: measurement runs per side.
+        alpha: the measurement's level.
+        delta: the claimed δ.
+
+    Returns:
+        The predicted bound in nats.
     """
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
     num, den = (hits[1], hits[0]) if event.numerator == Side.D_PRIME else hits
@@ -141,21 +167,28 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
                fallback: bool = False) -> Event | None:
     """The best event over all views, both directions and all orderings.
 
-    Best event over all views, both directions and all orderings, or None if no union has
-    a positive scored bound (with ``fallback``: the raw best likelihood-ratio union, the one
-    with the largest (A + ½)/(B + ½) over the scoring half's hits A on its numerator side and B
-    on the other, ties to the most excess hits A − B, ``predicted_lb`` 0, as long as one has
-    A > B; measuring it costs no confidence, may still reveal a violation, and its small
-    probability under the denominator lets the verdict name a budget).
+    Every (view, direction, ordering) *segment* of unions of first cells is pre-ranked by
+    :func:`_wilson_prediction`, and its best :data:`SHORTLIST` unions are scored exactly by the
+    bound they would give at the measurement budget; all segments are scored in one vectorised
+    call. The plug-in likelihood-ratio order (ranking half) is always tried.
 
-    ``pilot`` = (rank, score): (counts on d, counts on d') of each pilot half; ``n_meas``,
-    ``alpha``: the runs per side and level the measurement will use; ``delta``: the claimed DP
-    δ (events are scored by the δ-loss bound). ``orderings(v, keys)``: optional extra
-    orderings of a view's cells (list of (name, permutation of ``keys``)), e.g. the natural
-    order of a 1-D output, whose prefixes are threshold events; the plug-in likelihood-ratio
-    order (ranking half) is always tried. Every (view, direction, ordering) *segment* of
-    unions is pre-ranked by :func:`_wilson_prediction` and its best :data:`SHORTLIST` unions
-    are scored exactly; all segments are scored in one vectorised call.
+    Args:
+        pilot: (rank, score): (counts on d, counts on d′) of each pilot half.
+        n_meas: measurement runs per side.
+        alpha: the measurement's level.
+        delta: the claimed δ (events are scored by the δ-loss bound).
+        orderings: optional ``orderings(v, keys)`` giving extra orderings of a view's cells
+            (a list of (name, permutation of ``keys``)), e.g. the natural order of a 1-D
+            output, whose prefixes are threshold events.
+        fallback: when no union has a positive scored bound, return the raw best
+            likelihood-ratio union instead of None: the largest (A + ½)/(B + ½) over the scoring
+            half's hits A on its numerator side and B on the other, ties to the most excess
+            hits A − B, ``predicted_lb`` 0, as long as one has A > B. Measuring it costs no
+            confidence, may still reveal a violation, and its small probability under the
+            denominator lets the verdict name a budget.
+
+    Returns:
+        The event, or None.
     """
     rank, score = pilot
     (r_d, r_dp), (s_d, s_dp) = rank, score

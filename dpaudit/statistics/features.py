@@ -35,8 +35,15 @@ _FNV_PRIME = np.uint64(1099511628211)
 def as_outputs(y: object, n: int) -> np.ndarray:
     """Check a mechanism's return value and give it as an array of outputs.
 
-    Check a mechanism's return value: ``n`` outputs, shape (n,) or (n, m), finite numbers.
-    Raises InputError naming the problem.
+    Args:
+        y: what the mechanism returned.
+        n: the outputs asked for.
+
+    Returns:
+        An array of shape (n,) or (n, m) of finite numbers.
+
+    Raises:
+        InputError: a wrong shape, a non-numeric or non-finite output (the message names it).
     """
     try:
         a = np.asarray(y)
@@ -146,7 +153,16 @@ class Features:
 
 
 def fit(y_d: np.ndarray, y_dp: np.ndarray) -> Features:
-    """Fit the cell map on the pooled fitting sample of both sides (see module doc)."""
+    """Fit the cell map on the pooled fitting sample of both sides (see module doc).
+
+    Args:
+        y_d: outputs on d, shape (n,) or (n, m).
+        y_dp: outputs on d′, the same shape.
+
+    Returns:
+        The :class:`Features`: exact values for discrete outputs, quantile bins for
+        continuous ones.
+    """
     y = np.concatenate([y_d.reshape(y_d.shape[0], -1), y_dp.reshape(y_dp.shape[0], -1)])
     dim = y.shape[1]
     discrete = y.dtype.kind in "iu"

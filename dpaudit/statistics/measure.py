@@ -90,8 +90,11 @@ class Measurement:
 def look_sizes(n: int) -> list[int]:
     """Cumulative runs per side at each look.
 
-    Cumulative runs per side at each look: n/8, n/4, n/2, n (at least 1 each; looks
-    of equal size are one look).
+    Args:
+        n: runs per side at the last look (≥ 1).
+
+    Returns:
+        n/8, n/4, n/2, n (at least 1 each; looks of equal size are one look), increasing.
     """
     return sorted({max(1, n >> (LOOKS - 1 - k)) for k in range(LOOKS)})
 
@@ -122,23 +125,27 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
             costs: dict | None = None) -> Measurement:
     """Measure the finalists on fresh samples, in looks.
 
-    Measure ``finalists`` on fresh samples of up to ``budget.runs`` runs per side (see
-    module doc) against ``claim`` (δ None: 0), at the budget's α (violations, Bonferroni over
-    looks × finalists) and β (upper bounds).
+    Violations are tested at the budget's α, Bonferroni over looks × finalists (see the module
+    doc). Each finalist also gets ``loss_ub``, an upper confidence bound on its event's δ-loss
+    at level 1 − β: β is split over the looks by :data:`LOOK_WEIGHTS` (not over the finalists),
+    and the smallest of the bounds of the looks performed is kept (they hold simultaneously with
+    probability ≥ 1 − β, whichever look the measurement stopped at). It is what a ``pass``
+    rests on (:mod:`dpaudit.verdicts.verdict`). Deterministic for ``seed``: finalist i, look k,
+    side s uses ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
 
-    Each finalist also gets ``loss_ub``, an upper confidence bound on its event's δ-loss at
-    level 1 − β: β is split over the looks by :data:`LOOK_WEIGHTS` (not over the finalists),
-    and the smallest of the bounds of the looks performed is kept (they hold simultaneously
-    with probability ≥ 1 − β, whichever look the measurement stopped at). It is what a
-    ``pass`` rests on (:mod:`dpaudit.verdicts.verdict`).
+    Args:
+        finalists: the events chosen on the selection sample, with how to draw fresh runs.
+        claim: ε and δ (None: 0).
+        budget: ``runs`` per side at the last look, ``alpha`` and ``beta``.
+        seed: the measurement's seed, drawn from by no other stage.
+        allowance: the samples cap and time limit left; a look it refuses is not made, and the
+            measurement stops there (``stopped`` = "cap"). Fewer looks spend less of α and β,
+            so every bound stays valid.
+        costs: samples per run of each finalist, by its label (for ``allowance``).
 
-    A look the ``allowance`` (:class:`dpaudit.core.allowance.Allowance`) refuses, its runs
-    costing ``costs[label]`` samples each for the finalist with that label, is not made: the
-    measurement stops there (``stopped`` = "cap", ``capped`` = why); fewer looks spend less of
-    α and β, so every bound stays valid.
-
-    Deterministic for ``seed``: finalist i, look k, side s uses
-    ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
+    Returns:
+        The :class:`Measurement`: every finalist's hits, bounds and p-values, the levels per
+        look, the best finalist and why the measurement stopped.
     """
     n, alpha, beta = budget.runs, budget.alpha, budget.beta
     eps, delta = claim.eps, claim.delta or 0.0

@@ -335,11 +335,25 @@ class PowerCurve:
             self._early.append((m, pmf, u, out))
 
     def p_num(self, loss: float) -> float:
-        """The numerator side's probability for a true δ-loss ``loss``."""
+        """The numerator side's probability for a true δ-loss.
+
+        Args:
+            loss: the δ-loss (nats).
+
+        Returns:
+            min(1, e^loss·p_den + δ).
+        """
         return min(1.0, float(np.exp(loss)) * self.p_den + self.delta)
 
     def power(self, loss: float) -> float:
-        """Lower bound on P(violation) when the event's true δ-loss is ``loss`` (in [0, 1])."""
+        """A lower bound on P(violation) when the event's true δ-loss is ``loss``.
+
+        Args:
+            loss: the δ-loss (nats).
+
+        Returns:
+            The bound, in [0, 1].
+        """
         q = self.p_num(loss)
         n, pmf, t, out = self._last
         p = float(pmf @ binom.sf(t - 1, n, q)) - out
@@ -350,8 +364,13 @@ class PowerCurve:
     def detectable_loss(self, beta: float) -> float:
         """The smallest true δ-loss flagged with probability ≥ 1 − ``beta``.
 
-        Found from above, to 1e-6: the power at the value returned is ≥ 1 − β; inf when even
-        P_num = 1 is not flagged that often.
+        Found from above, to 1e-6: the power at the value returned is ≥ 1 − β.
+
+        Args:
+            beta: 1 − the power asked for, in (0, 1).
+
+        Returns:
+            The loss (nats); inf when even P_num = 1 is not flagged that often.
         """
         top = float(np.log((1.0 - self.delta) / self.p_den)) if self.delta < 1 else 0.0
         if top <= 0 or self.power(top) < 1 - beta:

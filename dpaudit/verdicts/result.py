@@ -120,15 +120,25 @@ class AuditResult:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, UTF-8 (:func:`write_bytes_atomic`)."""
+    """Write text to a file atomically, UTF-8 (:func:`write_bytes_atomic`).
+
+    Args:
+        path: the file.
+        text: its content.
+    """
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically.
+    """Write bytes to a file atomically.
 
-    Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename):
-    a reader never sees a half-written file, and a failure leaves no file behind.
+    A temporary file in the same folder, then a rename: a reader never sees a half-written
+    file, a failure leaves no file behind, and a Ctrl-C during the write waits for it to end
+    (:func:`dpaudit.core.interrupt.held`).
+
+    Args:
+        path: the file.
+        data: its content.
     """
     folder = os.path.dirname(os.path.abspath(path))
     with interrupt.held():                       # Ctrl-C: the whole file or none of it
@@ -147,5 +157,10 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
 
 
 def write_json_atomic(path: str, obj: dict) -> None:
-    """:func:`write_text_atomic` of ``obj`` as indented JSON."""
+    """Write an object as indented JSON, atomically (:func:`write_text_atomic`).
+
+    Args:
+        path: the file.
+        obj: a JSON-able object (non-finite numbers already as strings, :func:`jsonable`).
+    """
     write_text_atomic(path, json.dumps(obj, indent=2) + "\n")

@@ -125,10 +125,15 @@ class Observation:
 
 
 def decide(observed: Observation) -> Decision:
-    """The verdict from what the audit observed.
+    """The verdict from what the audit observed (module doc).
 
-    The verdict (module doc) from what the audit ``observed``; an inconclusive one the
-    samples cap or the time limit cut short says so first.
+    Args:
+        observed: the bounds, coverage, event and budget the audit measured.
+
+    Returns:
+        The :class:`Decision`: verdict, reason (inconclusive only, with its fix) and the runs
+        that would do. An inconclusive verdict the samples cap or the time limit cut short says
+        so first.
     """
     d = _decide(observed)
     if d.verdict == Verdict.INCONCLUSIVE and observed.capped:

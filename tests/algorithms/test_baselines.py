@@ -109,7 +109,7 @@ def test_ttucb_one_zero_table_stops_exactly_when_glr_rule_fires():
     tau, rec, status, nr, acts, _ = run("ttucb", 1.0, table, means=MU1, risk=risk)
     assert status == STOPPED and rec == 0 and nr == 0
     assert acts[:K].tolist() == list(range(K))
-    # μ̂_0 = 1, μ̂_b = 0: the rule with the [X] threshold, evaluated on the kernel's counts.
+    # μ̂_0 = 1, μ̂_b = 0: the rule with our threshold, evaluated on the kernel's counts.
     cg = C_G(0.5 * math.log((K - 1) / risk))
 
     def fires(N):
