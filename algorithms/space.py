@@ -86,6 +86,13 @@ class Axis:
 
         The proposal at u in [0, 1) on this axis's scale; ``family``: the generated values
         (scale ``generated``).
+
+        Args:
+            u: a position in [0, 1).
+            family: the generated values (scale ``generated``).
+
+        Returns:
+            The proposal.
         """
         u = min(max(float(u), 0.0), 1.0 - 1e-12)
         if self.dim.scale in (Scale.CHOICE, Scale.GENERATED):
@@ -128,7 +135,14 @@ class ClaimSpace:
     cost: Callable[[dict], int]
 
     def free(self, include_options: bool = False) -> tuple[Axis, ...]:
-        """The dimensions a search varies: not pinned; options only if asked."""
+        """The dimensions a search varies: not pinned; options only if asked.
+
+        Args:
+            include_options: vary the ambiguity options too.
+
+        Returns:
+            The axes.
+        """
         return tuple(a for a in self.axes if not a.pinned
                      and (include_options or a.dim.scope != Scope.OPTION))
 
@@ -147,15 +161,40 @@ def _jsonable(v: object) -> object:
 
 
 def theorem(source: str, scale: Scale, window: tuple | None = None) -> Dimension:
-    """A dimension inside the theorem's hypotheses (``source``: the theorem)."""
+    """A dimension inside the theorem's hypotheses (``source``: the theorem).
+
+    Args:
+        source: the theorem.
+        scale: the search's scale.
+        window: the window searched where the range is unbounded.
+
+    Returns:
+        The :class:`Dimension`.
+    """
     return Dimension(Scope.THEOREM, source, scale, window)
 
 
 def proof(source: str, scale: Scale, window: tuple | None = None) -> Dimension:
-    """A constant the paper fixes but its privacy proof does not use (``source``: where)."""
+    """A constant the paper fixes but its privacy proof does not use (``source``: where).
+
+    Args:
+        source: where the paper fixes it.
+        scale: the search's scale.
+        window: the window searched.
+
+    Returns:
+        The :class:`Dimension`.
+    """
     return Dimension(Scope.PROOF, source, scale, window)
 
 
 def option(source: str) -> Dimension:
-    """A reading of an ambiguity of the paper (``source``: the ambiguous passage)."""
+    """A reading of an ambiguity of the paper (``source``: the ambiguous passage).
+
+    Args:
+        source: the ambiguous passage.
+
+    Returns:
+        The :class:`Dimension`.
+    """
     return Dimension(Scope.OPTION, source, Scale.CHOICE)

@@ -91,6 +91,15 @@ class Param:
         """Convert ``value`` (a string from the CLI or a Python value) and check its range.
 
         Raises :class:`InputError` naming the bad value and the accepted range.
+
+        Args:
+            value: a string from the CLI or a Python value.
+
+        Returns:
+            The parsed value.
+
+        Raises:
+            InputError: a malformed value or one out of range.
         """
         if value is None and self.default is None:
             return None
@@ -137,6 +146,12 @@ def matrix_text(value: ArrayLike) -> str:
     ``a11,a12;a21,a22`` that a ``text`` parameter such as ``features`` accepts: exact (each
     float's shortest round-trip form), hashable, and a command line can carry it. ValueError for
     a non-numeric value or more than 2 dimensions.
+
+    Args:
+        value: a numeric matrix, shape (K, d) or (K,).
+
+    Returns:
+        The text.
     """
     a = np.asarray(value, dtype=np.float64)
     if a.ndim > 2:
@@ -197,6 +212,17 @@ class AlgorithmSpec:
         with the arrays of ``prep``, at most ``limit`` samples each (None: the table's rows),
         counting the cells of ``views``; ``seed``: an int, ``SeedSequence`` or ``Generator``
         (:class:`dpaudit.simulation.simulate.Request`).
+
+        Args:
+            prep: the prepared arrays.
+            table: the table (float64, the model's shape).
+            runs: runs.
+            seed: an int, SeedSequence or Generator.
+            views: the views counted.
+            limit: samples per run (None: the audit horizon).
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Request`.
         """
         return Request(self.kernel, table, prep.means, prep.theta, prep.aux, int(runs), seed,
                        views, limit)
@@ -207,6 +233,15 @@ class AlgorithmSpec:
         A simulation of ``runs`` runs on fresh rewards (an empty table: every reward drawn
         from Bernoulli(``prep.means``)), at most ``limit`` samples each, seeded by
         ``SeedSequence(seed)``: for :func:`dpaudit.simulation.simulate.outcomes`.
+
+        Args:
+            prep: the prepared arrays.
+            runs: runs.
+            seed: the seed.
+            limit: samples per run.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Request`.
         """
         return self.request(prep, MODELS[self.model].fresh(prep.means.shape[0]), runs,
                             np.random.SeedSequence(seed), limit=int(limit))
@@ -232,6 +267,16 @@ class AlgorithmSpec:
         ``delta`` if given, else the ``delta`` parameter if given, else ``default_delta``; the
         parameter is set to it. InputError if ``delta`` is 0 (such an algorithm claims no
         pure DP) or if ``delta`` and the ``delta`` parameter are both given and differ.
+
+        Args:
+            given: the parameters given.
+            delta: the claim's δ (None: not given).
+
+        Returns:
+            (parameters, δ of the audited claim).
+
+        Raises:
+            InputError: a δ the algorithm cannot be audited at.
         """
         if not self.default_delta:
             return self.resolve_params(given), float(delta or 0.0)
@@ -255,6 +300,12 @@ class AlgorithmSpec:
         :class:`~dpaudit.algorithms.space.Dimension`, those named in ``pinned`` (given by the
         user) marked pinned; cost model: the audit's samples per run
         (:attr:`audit_horizon`).
+
+        Args:
+            pinned: parameter names pinned (given).
+
+        Returns:
+            The :class:`~dpaudit.algorithms.space.ClaimSpace`.
         """
         pinned = set(pinned)
         axes = tuple(Axis(p, p.claim, p.name in pinned) for p in self.params
@@ -262,7 +313,17 @@ class AlgorithmSpec:
         return ClaimSpace(self.name, self.theorem, axes, self.audit_horizon)
 
     def param(self, name: str) -> Param:
-        """The parameter called ``name`` (KeyError otherwise)."""
+        """The parameter called ``name`` (KeyError otherwise).
+
+        Args:
+            name: the parameter's name.
+
+        Returns:
+            The :class:`Param`.
+
+        Raises:
+            KeyError: no such parameter.
+        """
         for p in self.params:
             if p.name == name:
                 return p
@@ -272,6 +333,15 @@ class AlgorithmSpec:
         """Defaults overridden by ``given``; every value parsed and range-checked.
 
         Raises :class:`InputError` for unknown names (with close matches) or bad values.
+
+        Args:
+            given: parameter values by name (strings or values).
+
+        Returns:
+            Every parameter's value.
+
+        Raises:
+            InputError: an unknown parameter or a bad value.
         """
         names = [p.name for p in self.params]
         out = {}

@@ -66,6 +66,15 @@ def best_arm_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
 
     Best-arm identification: a stopped run errs when its recommendation is not an argmax of
     ``means`` (every tied best arm is a right answer).
+
+    Args:
+        rec: the runs' recommendations.
+        stopped: which runs stopped.
+        means: the arms' means, in [0, 1].
+        params: the algorithm's parameters.
+
+    Returns:
+        (errors per run, the rule's description).
     """
     best = np.flatnonzero(means == means.max())
     return stopped & ~np.isin(rec, best), {"best_arms": [int(b) for b in best]}
@@ -76,6 +85,13 @@ def eps_values(x: object, default: Sequence[float]) -> list:
 
     Raises:
         InputError: an empty list.
+
+    Args:
+        x: one value or a list (None: ``default``).
+        default: the defaults.
+
+    Returns:
+        The values.
     """
     x = default if x is None else x
     vals = list(x) if isinstance(x, (list, tuple, np.ndarray)) else [x]
@@ -93,6 +109,17 @@ def cross_check(name: str, lhs: float, rhs: float, relation: str = "==", tol: fl
 
     Returns:
         ``{"name", "lhs", "rhs", "relation" ("==", ">=", "<="), "tol", "tol_kind", "pass"}``.
+
+    Args:
+        name: what is checked.
+        lhs: the left side.
+        rhs: the right side.
+        relation: "==", ">=" or "<=".
+        tol: the tolerance, relative to max(|lhs|, |rhs|).
+        absolute: the tolerance is absolute.
+
+    Returns:
+        {"name", "lhs", "rhs", "relation", "tol", "tol_kind", "pass"}.
     """
     lhs, rhs = float(lhs), float(rhs)
     slack = tol if absolute else tol * max(abs(lhs), abs(rhs), 1e-300)

@@ -125,6 +125,21 @@ def ttucb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     ``releases`` and ``frozen`` unused. Other shapes as in the contract (``table`` (T, K),
     ``means`` (K,), ``actions`` int16). Returns int64 (τ, â or -1, status, 0): no noisy
     release. ``rng`` is read only for rewards of rows beyond the table. Raises nothing.
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     beta = theta[TT_BETA]
@@ -171,7 +186,22 @@ def ttucb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def ttucb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                 keep: int) -> tuple:
-    """Cached batch loop of :func:`ttucb_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`ttucb_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ttucb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -212,6 +242,15 @@ def epoch_length(n_active: int, e: int, eps: float, risk: float) -> np.int64:
     ε-free lower bound), ``risk`` = δ ∈ (0, 1). Δ_e = 2^−e. Returns samples per active arm
     (int64, clamped to 2^62 so that it fits). Raises nothing. Source: the
     constants of the co-authors' draft code (the paper gives none).
+
+    Args:
+        n_active: active arms at the start of the epoch.
+        e: the epoch (≥ 1).
+        eps: ε > 0 (math.inf: the ε-free bound).
+        risk: δ ∈ (0, 1).
+
+    Returns:
+        R_e, samples per active arm (int64, clamped to 2^62).
     """
     d = 2.0 ** (-e)
     r1 = 32.0 * math.log(8.0 * n_active * e * e / risk) / (d * d)
@@ -234,6 +273,21 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     e, count = R_e, value = the exact mean, noisy, scale = 1/(ε·R_e), dist = Laplace);
     ``frozen``: replayed released values (kernel contract).
     Returns int64 (τ, â or -1, status, n_rel). Raises nothing.
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     eps, risk = theta[SE_EPS], theta[SE_RISK]
@@ -290,7 +344,22 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def dpse_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                keep: int) -> tuple:
-    """Cached batch loop of :func:`dpse_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`dpse_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dpse_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -358,6 +427,13 @@ def dpse_regret_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray,
     epoch 1 (arm 0 if it survived, else the next survivor) shows its elimination, the one
     output of DP-SE for regret within its audit rows. At even odds (tail 0) no event is rare
     enough to carry a loss of (1 + margin)·ε, and the audit cannot pass.
+
+    Args:
+        prep: the prepared arrays.
+        horizon: rows T.
+
+    Returns:
+        [(table, recipe)].
     """
     return dpse_boundary(prep, horizon, top=1, tail=2.0)
 

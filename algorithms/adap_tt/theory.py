@@ -81,6 +81,13 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> ArrayLike:
 
     kl(p, q) between Bernoulli(p) and Bernoulli(q), with 0·ln 0 = 0 (kl(1, q) = −ln q,
     kl(0, q) = −ln(1 − q)); +inf when q ∈ {0, 1} and p ≠ q. Vectorised.
+
+    Args:
+        p: a mean in [0, 1].
+        q: another mean in [0, 1].
+
+    Returns:
+        kl(p, q), of the broadcast shape (nats).
     """
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
@@ -120,6 +127,14 @@ def tv_of_gap(gap: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) ->
 
     f(Δ) = TV between two members of the family whose means differ by Δ ≥ 0:
     Bernoulli f(Δ) = Δ; Gaussian N(·, σ²) f(Δ) = 2Φ(Δ/(2σ)) − 1. Vectorised.
+
+    Args:
+        gap: mean gaps Δ ≥ 0.
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        f(Δ), of ``gap``'s shape.
     """
     g = np.asarray(gap, dtype=np.float64)
     if family == "bernoulli":
@@ -152,6 +167,14 @@ def t_kl(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tu
     ω*_{a*} = 1/(1 + Σ x_a), ω*_a = x_a·ω*_{a*}, T*_KL = 1/(ω*_{a*}·y*).
     ``family``: "bernoulli" (means in [0, 1], 0 and 1 allowed) or "gaussian" (variance
     ``sigma2``). Returns (T, ω) with ω a length-K array.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T*_KL, ω*): the characteristic time and its optimal allocation (K,).
     """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
@@ -214,6 +237,15 @@ def kl_objective(means: ArrayLike, omega: ArrayLike, family: str = "bernoulli",
 
     inf_{λ∈Alt} Σ_a ω_a KL(ν_a, λ_a) = min_{a≠a*} [ω_{a*} kl(μ*, m) + ω_a kl(μ_a, m)] at a
     given allocation ω (Theorem 2's KL part; KLpair). 1/T*_KL is its maximum.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        omega: an allocation ω (sums to 1).
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        The infimum at ω.
     """
     mu = _instance(means, family)
     kl = _kl3(family, sigma2)
@@ -231,6 +263,14 @@ def t_kl_beta(means: ArrayLike, beta: float = 0.5, sigma2: float = 1.0) -> tuple
     paper's 1-sub-Gaussian convention; variance σ² multiplies T by σ²). At the optimum the
     ratios are equal to y: ω_a(y) = 1/(Δ_a²/y − 1/β), and y ∈ (0, βΔ_min²) solves
     Σ_{a≠a*} ω_a(y) = 1 − β (brentq). Returns (T, ω) with T = 2σ²/y.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        beta: the allocation's β.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T*_{KL,β}, ω*_{KL,β}).
     """
     mu = _instance(means, "gaussian")
     beta = validate.positive_real(beta, "beta", 1.0)
@@ -255,6 +295,13 @@ def t_kl_gaussian_min_beta(means: ArrayLike, sigma2: float = 1.0) -> tuple:
     Gaussian T*_KL = min_{β∈(0,1)} T*_{KL,β}, by bounded 1-D minimisation over
     β (scipy ``minimize_scalar``). Returns (T, β*, ω). Numerical counterpart of
     ``t_kl(means, "gaussian")``.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T, β*, ω).
     """
     mu = _instance(means, "gaussian")
     res = minimize_scalar(lambda b: t_kl_beta(mu, b, sigma2)[0], bounds=(1e-9, 1 - 1e-9),
@@ -272,6 +319,14 @@ def t_tv(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) -> tu
     ω ∝ (1/f(Δ_min) at a*, 1/f(Δ_a) elsewhere), with f(Δ) = TV of a mean shift Δ
     (:func:`tv_of_gap`; Bernoulli f(Δ) = Δ is Proposition 1 itself, Gaussian is our
     extension). Returns (T, ω).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T*_TV, ω*_TV).
     """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
@@ -292,6 +347,14 @@ def t_tv_lp(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) ->
     distance, so the infimum is at an endpoint: min(ω_{a*}, ω_a)·f(Δ_a). Hence: maximise t
     s.t. t ≤ ω_{a*} f(Δ_a), t ≤ ω_a f(Δ_a) (a ≠ a*), Σω = 1, ω ≥ 0; T*_TV = 1/t*.
     Returns (T, ω). No closed form is used.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T*_TV, ω*) from the linear program.
     """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
@@ -319,7 +382,17 @@ def t_tv_lp(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1.0) ->
 
 def tv_objective(means: ArrayLike, omega: ArrayLike, family: str = "bernoulli",
                  sigma2: float = 1.0) -> float:
-    """inf_{λ∈Alt} Σ_a ω_a TV(ν_a, λ_a) = min_{a≠a*} min(ω_{a*}, ω_a)·f(Δ_a) at a given ω."""
+    """inf_{λ∈Alt} Σ_a ω_a TV(ν_a, λ_a) = min_{a≠a*} min(ω_{a*}, ω_a)·f(Δ_a) at a given ω.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        omega: an allocation ω (sums to 1).
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        The infimum at ω.
+    """
     mu = _instance(means, family)
     a, gaps, others = _gaps(mu)
     w = np.asarray(omega, dtype=np.float64)
@@ -384,6 +457,14 @@ def t_kl_epigraph(means: ArrayLike, family: str = "bernoulli", sigma2: float = 1
     T*_KL by direct numerical optimisation of Corollary 1's sup-inf (concave epigraph
     problem, scipy SLSQP from the uniform allocation and from ω ∝ 1/Δ²) — the numerical
     counterpart of :func:`t_kl` (no root finding, no closed form). Returns (T, ω).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        family: ``bernoulli`` or ``gaussian``.
+        sigma2: the Gaussian variance σ².
+
+    Returns:
+        (T*_KL, ω*).
     """
     mu = _instance(means, family)
     sigma2 = validate.positive_real(sigma2, "sigma2")
@@ -406,6 +487,13 @@ def t_star_eps(means: ArrayLike, eps: float) -> tuple:
                  = max_ω min{ min_{a≠a*} KLpair_a(ω), 6ε·min_{a≠a*} min(ω_{a*}, ω_a)Δ_a }
     (inf of a min = min of the infs). Concave epigraph problem solved with scipy SLSQP
     started from ω*_KL, ω*_TV and their midpoint (best kept). Returns (T, ω).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε > 0.
+
+    Returns:
+        (T*(ν; ε), ω*).
     """
     mu = _instance(means, "bernoulli")
     eps = validate.positive_real(eps, "eps")
@@ -422,6 +510,12 @@ def regime_boundary(means: ArrayLike) -> dict:
     The privacy-regime boundary of Corollary 1 (Bernoulli): ε_b = T*_TV/(6·T*_KL) (low
     privacy, bound T*_KL, for ε > ε_b; high privacy, bound T*_TV/(6ε), for ε < ε_b), and the
     boundary without the 6, T*_TV/T*_KL, used in Section 4 / App. E.6. Dimensionless.
+
+    Args:
+        means: the arms' means, in [0, 1].
+
+    Returns:
+        ε_b and the two regimes' bounds.
     """
     T_kl, _ = t_kl(means)
     T_tv, _ = t_tv(means)
@@ -433,6 +527,14 @@ def thm5_slope(means: ArrayLike, eps: float, beta: float = 0.5) -> float:
 
     Theorem 5: limsup E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}(μ)·(1 + sqrt(1 + Δ_max²/(2ε²)))
     (Gaussian σ² = 1 T*_{KL,β}).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε > 0.
+        beta: the allocation's β.
+
+    Returns:
+        The slope 4·T*_{KL,β}·(1 + sqrt(1 + Δ_max²/(2ε²))).
     """
     mu = _instance(means, "gaussian")
     eps = validate.positive_real(eps, "eps")
@@ -450,6 +552,16 @@ def threshold_row(k: int, eps_list: Sequence[float], risk: float = 0.01, K: int 
     One row of : both arms in phase k ≥ 2 with local count Ñ = 2^{k−2}
     (Lemma 3): c_{k·k}(Ñ, Ñ, δ/2) (eq. 14), 2·c_{ε,k,k}(Ñ, Ñ, δ) (eq. 4) for each ε, and the
     smallest private gap clearing the stopping rule, sqrt(2·(2c_ε)/Ñ) (Z = Δ̃²/(2/Ñ) ≥ 2c_ε).
+
+    Args:
+        k: the phase (≥ 2).
+        eps_list: the ε values.
+        risk: δ.
+        K: arms.
+        s: ζ's exponent s > 1.
+
+    Returns:
+        The row: c_{k·k}(Ñ, Ñ, δ/2), 2·c_{ε,k,k}(Ñ, Ñ, δ) per ε and the heuristic.
     """
     if not (isinstance(k, (int, np.integer)) and k >= 2):
         raise InputError(f"k={k!r} is out of range: expected an integer phase index >= 2")
@@ -576,6 +688,16 @@ def thm2_lower_bound(private: bool, means: ArrayLike, eps: float, risk: float,
     Returns:
         ``{"name", "applicable", "T_star", "value"}``, or ``{"name", "applicable": False,
         "reason"}``.
+
+    Args:
+        private: an ε-DP algorithm (else the non-private bound).
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        risk: the risk δ.
+        best_arm: the claim is on best-arm identification.
+
+    Returns:
+        The cross-check row: T*(ν; ε)·ln(1/(3δ)) (T*_KL(ν)·ln(1/(3δ)) when not private).
     """
     name = ("Azize et al. (2023) Thm 2 lower bound T*(nu; eps)*ln(1/(3 delta)) on E[tau] "
             "(Bernoulli, delta-correct eps-DP BAI)")
@@ -606,6 +728,15 @@ def thm5_upper_bound(p: dict, means: ArrayLike, eps: float, risk: float) -> list
 
     Theorem 5 for AdaP-TT (asymptotic: limsup_{δ→0} E[τ]/ln(1/δ) ≤ 4·T*_{KL,β}·(1 +
     sqrt(1 + Δ_max²/(2ε²))), shown at δ = ``risk``), with AdaP-TT's ``beta`` from ``p``.
+
+    Args:
+        p: the algorithm's parameters.
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        risk: the risk δ.
+
+    Returns:
+        The cross-check rows (asymptotic, shown at δ = ``risk``).
     """
     name = ("Azize et al. (2023) Thm 5 (asymptotic, delta -> 0): 4 T*_KL,beta (1 + sqrt(1 + "
             "Delta_max^2/(2 eps^2))) ln(1/delta) on E[tau]")

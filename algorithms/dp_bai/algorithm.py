@@ -176,6 +176,21 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
     2 swap), exhaustive limit, d_1 and phase 1's branch (1 MAX-DET) precomputed. ``aux``:
     features (K·d), s_0..s_{M+1}, B_1 (d_1 arms), α_1 (K × d_1). Returns (τ, Î, status,
     releases made).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     eps = theta[B_EPS]
@@ -291,7 +306,22 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
 def dp_bai_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                  theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                  keep: int) -> tuple:
-    """Cached batch loop of :func:`dp_bai_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`dp_bai_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dp_bai_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -315,6 +345,21 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     Ũ = U + Lap(L/ε) per coordinate. ``theta`` (``O_*``): ε, private (0/1), norm (0 ℓ2: L
     fixed; 1 ℓ1: L_r = max ℓ1 norm of the active coordinates), R, m, d, L, d_1. ``aux``:
     features (K·d), keep sizes (R), phase-1 pulls (K), phase-1 coordinates (K × d_1).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     eps = theta[O_EPS]
@@ -398,7 +443,22 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def od_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
              theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
              keep: int) -> tuple:
-    """Cached batch loop of :func:`od_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`od_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = od_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -418,6 +478,17 @@ def dp_bai_recommendations(rng: np.random.Generator, tables: np.ndarray, means: 
     Î of one :func:`dp_bai_kernel` run per table ``tables[i]`` (n, K, W): fresh tables per
     run, e.g. rewards drawn from any distribution by the caller (`dpaudit reproduce chen2024`).
     No transcript or release log is kept.
+
+    Args:
+        rng: the generator.
+        tables: (n, K, W) reward tables, one per run.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+
+    Returns:
+        The recommendations, int64 (n,).
     """
     actions, rel, frozen = np.empty(0, np.int16), np.empty((0, 8)), np.empty(0)
     out = np.empty(tables.shape[0], np.int64)
@@ -429,7 +500,19 @@ def dp_bai_recommendations(rng: np.random.Generator, tables: np.ndarray, means: 
 @nb.njit(cache=True)
 def od_recommendations(rng: np.random.Generator, tables: np.ndarray, means: ArrayLike,
                        theta: np.ndarray, aux: np.ndarray, limit: int) -> np.ndarray:
-    """As :func:`dp_bai_recommendations` for :func:`od_kernel`."""
+    """As :func:`dp_bai_recommendations` for :func:`od_kernel`.
+
+    Args:
+        rng: the generator.
+        tables: (n, K, W) reward tables, one per run.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+
+    Returns:
+        The recommendations, int64 (n,).
+    """
     actions, rel, frozen = np.empty(0, np.int16), np.empty((0, 8)), np.empty(0)
     out = np.empty(tables.shape[0], np.int64)
     for i in range(tables.shape[0]):
@@ -467,6 +550,19 @@ def setup(kind: str, features: str, means: ArrayLike, horizon: int, reading: str
     Precompute a configuration (``kind`` "bai" or "od"); InputError for bad input (one
     line naming the value): unknown features, T' < 1, ``overrun=floor`` with a uniform
     phase of 0 pulls, OD's m ≤ 0.
+
+    Args:
+        kind: ``bai`` or ``od``.
+        features: the ``features`` text.
+        means: the arms' means (None: the preset's).
+        horizon: rows T.
+        reading: ``A`` or ``B`` (the stage-transition reading).
+        overrun: ``allow``, ``floor`` or ``truncate``.
+        maxdet: ``auto``, ``exhaustive`` or ``swap``.
+        maxdet_on: use the MAX-DET branch.
+
+    Returns:
+        The :class:`Setup`.
     """
     A, mu = lin.load_features(features, means)
     K, d = A.shape

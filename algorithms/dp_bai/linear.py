@@ -83,6 +83,14 @@ class Schedule:
 
         Pulls per arm in phase p when k arms are pulled: ⌈T'/(M·k)⌉ (lines 8, 14), or
         ⌊·⌋ with ``floor`` (overrun option ``floor``).
+
+        Args:
+            p: the phase (1-based).
+            k: arms pulled.
+            floor: round down (overrun option ``floor``).
+
+        Returns:
+            Pulls per arm.
         """
         q = self.T_prime / (self.M * k)
         return int(math.floor(q)) if floor else int(math.ceil(q))
@@ -98,6 +106,15 @@ def schedule(K: int, d: int, T: int, reading: str = "A") -> Schedule:
     M = M_1 + min{i ≥ 1 : g_i = 1} − 1, s_p = g_0 + h_{p−1} (p ≤ M_1), g_{p−M_1}
     (M_1 < p ≤ M + 1), T' = T − M_1·d − (M − M_1)·c. T' may be ≤ 0 (callers
     reject it). Raises ValueError for K < 1, d < 1 or an unknown reading.
+
+    Args:
+        K: arms.
+        d: the features' dimension.
+        T: the budget.
+        reading: ``A`` or ``B`` (the stage-transition reading).
+
+    Returns:
+        The :class:`Schedule`: λ, g, h, s, M_1, M, T'.
     """
     if K < 1 or d < 1:
         raise ValueError(f"schedule needs K >= 1 and d >= 1, got K={K}, d={d}")
@@ -135,6 +152,14 @@ def hardness(means: ArrayLike, d: int, eps: float) -> dict:
     Gaps Δ_i = μ_{i*} − μ_i sorted ascending (Δ_(1) = 0), m = min(d², K) (at least 2, so
     that d = 1 still has a term): H_BAI = max_{2≤i≤m} i/Δ_(i)², H_pri = (1/ε)·max_{2≤i≤m}
     i/Δ_(i). A tie for the best arm gives +∞. Returns {"H_BAI", "H_pri", "H", "m"}.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        d: the features' dimension.
+        eps: ε.
+
+    Returns:
+        {"H_BAI", "H_pri", "H"}.
     """
     mu = np.asarray(means, dtype=np.float64)
     gaps = np.sort(mu.max() - mu)
@@ -155,21 +180,55 @@ def thm42_bound(T_prime: int, M: int, H: float) -> float:
     T" (vacuous at practical T: on the Sec. 5 instance 0.9961 at T = 500, ε = 0.1,
     worked example (a)). ``T_prime``, ``M``: the schedule's T' and M (:func:`schedule`); ``H``: eq. (15)
     (:func:`hardness`). Returns a probability in (0, 1].
+
+    Args:
+        T_prime: the schedule's T'.
+        M: the schedule's M.
+        H: the hardness H.
+
+    Returns:
+        A probability in (0, 1].
     """
     return math.exp(-T_prime / (65.0 * M * H))
 
 def h_bai(means: ArrayLike, d: int) -> float:
-    """H_BAI = max_{2≤i≤min(d², K)} i/Δ_(i)² (eq. 15; :func:`hardness`)."""
+    """H_BAI = max_{2≤i≤min(d², K)} i/Δ_(i)² (eq. 15; :func:`hardness`).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        d: the features' dimension.
+
+    Returns:
+        H_BAI.
+    """
     return hardness(means, d, 1.0)["H_BAI"]
 
 
 def h_pri(means: ArrayLike, d: int, eps: float) -> float:
-    """H_pri = (1/ε)·max_{2≤i≤min(d², K)} i/Δ_(i) (eq. 15; :func:`hardness`)."""
+    """H_pri = (1/ε)·max_{2≤i≤min(d², K)} i/Δ_(i) (eq. 15; :func:`hardness`).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        d: the features' dimension.
+        eps: ε.
+
+    Returns:
+        H_pri.
+    """
     return hardness(means, d, eps)["H_pri"]
 
 
 def h_total(means: ArrayLike, d: int, eps: float) -> float:
-    """H = H_BAI + H_pri (eq. 14; :func:`hardness`)."""
+    """H = H_BAI + H_pri (eq. 14; :func:`hardness`).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        d: the features' dimension.
+        eps: ε.
+
+    Returns:
+        H.
+    """
     return hardness(means, d, eps)["H"]
 
 
@@ -233,6 +292,13 @@ def load_features(text: str, means: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     path of a ``.npy`` / ``.csv`` file holding a K × d matrix (needs ``means``). Raises
     :class:`InputError` (one line naming the bad value) for an unknown preset, an unreadable
     or malformed file, non-finite or all-zero features, K < 2, or means of the wrong length.
+
+    Args:
+        text: the matrix as text.
+        means: the ``means`` parameter (None: derived from the preset's θ*).
+
+    Returns:
+        (features (K, d), means (K,)).
     """
     text = str(text).strip()
     theta = None
@@ -321,6 +387,13 @@ def solve_small(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     X with A x = b for a small nonsingular A (Gaussian elimination with partial pivoting;
     no LAPACK call, whose overhead dominates for the 2 x 2 systems of the kernels). A and b
     are not modified.
+
+    Args:
+        A: a small nonsingular matrix.
+        b: the right-hand side.
+
+    Returns:
+        x.
     """
     k = A.shape[0]
     M = A.copy()
@@ -354,6 +427,14 @@ def rank_basis(F: np.ndarray, act: np.ndarray, n_act: int) -> tuple:
     Rank of the rows F[act[:n_act]] and a greedy basis (pivoted Gram–Schmidt: the row with
     the largest residual norm first, lowest position on ties), as positions into ``act``.
     A residual norm ≤ RANK_TOL × the largest row norm counts as 0.
+
+    Args:
+        F: the features, (K, d) float64.
+        act: positions of the active arms.
+        n_act: active arms.
+
+    Returns:
+        (rank, the basis's positions into ``act``).
     """
     d = F.shape[1]
     R = np.empty((n_act, d))
@@ -398,7 +479,15 @@ def rank_basis(F: np.ndarray, act: np.ndarray, n_act: int) -> tuple:
 
 @nb.njit(cache=True)
 def n_subsets(n: int, k: int) -> int:
-    """C(n, k) as a float (no overflow)."""
+    """C(n, k) as a float (no overflow).
+
+    Args:
+        n: items.
+        k: chosen.
+
+    Returns:
+        C(n, k) as a float.
+    """
     out = 1.0
     for i in range(k):
         out = out * (n - i) / (i + 1)
@@ -412,6 +501,15 @@ def maxdet_exhaustive(F: np.ndarray, act: np.ndarray, n_act: int, k: int) -> np.
     MAX-DET collection of the rows F[act[:n_act]] by exhaustive search over the C(n_act, k)
     subsets in lexicographic order: the first whose Gram determinant is ≥ (1 − DET_TOL) ×
     the maximum. Returns positions into ``act`` (increasing).
+
+    Args:
+        F: the features, (K, d) float64.
+        act: positions of the active arms.
+        n_act: active arms.
+        k: the rank.
+
+    Returns:
+        Positions into ``act`` (increasing).
     """
     comb = np.arange(k)
     idx = np.empty(k, np.int64)
@@ -445,6 +543,15 @@ def coefficients(F: np.ndarray, act: np.ndarray, n_act: int, B: np.ndarray) -> n
 
     α of eq. (12): row i (position in ``act``) solves a_i = Σ_j α_{i,j} a_{act[B[j]]}
     (Gram system in original coordinates; exact for a_i in the span of the basis).
+
+    Args:
+        F: the features, (K, d) float64.
+        act: positions of the active arms.
+        n_act: active arms.
+        B: positions into ``act`` of the basis.
+
+    Returns:
+        α, shape (n_act, k).
     """
     k = B.shape[0]
     d = F.shape[1]
@@ -474,6 +581,15 @@ def maxdet_swap(F: np.ndarray, act: np.ndarray, n_act: int, start: np.ndarray) -
     j by z (the swap multiplies |det| by |α_{z,j}|; the largest such swap, lowest position on
     ties). At the end every |α| ≤ 1 + SWAP_TOL, which is all Lemma G.1's proof uses.
     Returns positions into ``act`` (increasing).
+
+    Args:
+        F: the features, (K, d) float64.
+        act: positions of the active arms.
+        n_act: active arms.
+        start: the starting basis.
+
+    Returns:
+        Positions into ``act`` (increasing).
     """
     B = np.sort(start.copy())
     k = B.shape[0]
@@ -499,6 +615,17 @@ def maxdet(F: np.ndarray, act: np.ndarray, n_act: int, k: int, method: int,
     MAX-DET collection of the rows F[act[:n_act]] of rank k (method 0 auto: exhaustive if
     C(n_act, k) ≤ ``exhaustive_max``, else 1-swap; 1 exhaustive; 2 1-swap from the greedy
     basis). Returns (positions into ``act``, α (n_act × k)).
+
+    Args:
+        F: the features, (K, d) float64.
+        act: positions of the active arms.
+        n_act: active arms.
+        k: the rank.
+        method: 0 auto, 1 exhaustive, 2 1-swap.
+        exhaustive_max: subsets at most for the exhaustive search.
+
+    Returns:
+        (positions into ``act``, α (n_act × k)).
     """
     if method == 1 or (method == 0 and n_subsets(n_act, k) <= exhaustive_max):
         B = maxdet_exhaustive(F, act, n_act, k)
@@ -515,6 +642,12 @@ def reduce_coords(X: np.ndarray) -> tuple:
     Dimensionality reduction of OD-LinBAI: (rank, coordinates). If the rank r of the rows
     of X (n × k; NumPy's matrix_rank tolerance) is below k, the rows' coordinates in the top-r
     right singular vectors (orthonormal), else X itself.
+
+    Args:
+        X: the rows (n × k).
+
+    Returns:
+        (rank, coordinates).
     """
     n, k = X.shape
     _, sv, vt = np.linalg.svd(X, full_matrices=False)
@@ -536,6 +669,14 @@ def fw_design(X: np.ndarray, iters: int, tol: float) -> np.ndarray:
     (Fedorov–Wynn steps, exact line search), stopped when max_a aᵀV⁻¹a ≤ k(1 + tol); the
     support is then cut to the k(k+1)/2 largest weights (Kiefer–Wolfowitz) and renormalised.
     Exact (uniform) when n = k.
+
+    Args:
+        X: the rows (n × k).
+        iters: iterations at most.
+        tol: the stopping tolerance.
+
+    Returns:
+        The weights on the rows (simplex).
     """
     n, k = X.shape
     w = np.full(n, 1.0 / n)
@@ -584,6 +725,14 @@ def max_det(F: np.ndarray, method: str = "auto", exhaustive_max: int = EXHAUSTIV
     "subsets": subsets examined}. ``method``: ``auto`` (exhaustive if C(n, d') ≤
     ``exhaustive_max``, else 1-swap), ``exhaustive`` (itertools, lexicographically first
     maximiser within DET_TOL) or ``swap`` (1-swap local search from the greedy basis).
+
+    Args:
+        F: the features, (K, d) float64.
+        method: ``auto``, ``exhaustive`` or ``swap``.
+        exhaustive_max: subsets at most for the exhaustive search.
+
+    Returns:
+        The collection and α.
     """
     F = np.ascontiguousarray(F, dtype=np.float64)
     n = F.shape[0]
@@ -635,6 +784,12 @@ def g_optimal_design(X: np.ndarray) -> np.ndarray:
     (approximate designs leave many tiny weights, each of which ⌈π·m⌉ would turn into a
     pull: note); weights below 1e-9 are dropped and the rest renormalised.
     n = k: the uniform design (exact). Raises ValueError if X has rank < k.
+
+    Args:
+        X: the rows (n × k).
+
+    Returns:
+        The weights π (simplex).
     """
     from scipy.optimize import linprog, minimize   # here: workers import the kernels only
 
@@ -677,6 +832,13 @@ def allocation(pi: np.ndarray, m: float) -> np.ndarray:
 
     Pulls ⌈π_a·m⌉ per arm of a design (π_a = 0: none), with a CEIL_TOL guard against
     solver round-off (an exact ½ of an even m must not become one extra pull).
+
+    Args:
+        pi: the design's weights.
+        m: the pulls to share.
+
+    Returns:
+        Pulls per arm (int64).
     """
     out = np.ceil(np.asarray(pi) * m - CEIL_TOL).astype(np.int64)
     out[np.asarray(pi) <= 0] = 0

@@ -97,6 +97,14 @@ def thm42_error_bound(p: dict, prep: Prepared, eps: float) -> dict:
 
     Theorem 4.2, eq. (16): P[error] ≤ exp(−T'/(65 M H)) for DP-BAI, for sufficiently large
     T and d > 2.
+
+    Args:
+        p: the algorithm's parameters.
+        prep: the prepared arrays.
+        eps: ε (scalar or array).
+
+    Returns:
+        The cross-check row (applicable or not).
     """
     name = "Chen et al. (2024) Thm 4.2 eq. (16): exp(-T'/(65 M H))"
     st = dp_bai._bai_setup(p, True)

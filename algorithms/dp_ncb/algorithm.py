@@ -336,6 +336,21 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     forces window h (W = 2^h) Uniform, 0 forces the base algorithm; windows beyond it draw
     the coin; W <= 2 is always Uniform). The coin is drawn in every window, scripted or not.
     Returns (τ, -1, STOPPED at T or TRUNCATED at ``limit``, releases).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     T = np.int64(theta[HORIZON])
@@ -383,7 +398,22 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def ncb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
               theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
               keep: int) -> tuple:
-    """Cached batch loop of :func:`ncb_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`ncb_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ncb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -402,6 +432,21 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     Bernoulli(means[0])). ``actions[u]`` = floor(4·Y) clipped to ±2^14 (the binned output).
     Returns (users, bin of user 0, STOPPED after theta[HORIZON] users or TRUNCATED at
     ``limit``, releases).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     scale = theta[NOISE_MULT] / theta[EPS]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
@@ -428,7 +473,22 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
 def laplace_randomiser_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                              theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int,
                              views: np.ndarray, keep: int) -> tuple:
-    """Cached batch loop of :func:`laplace_randomiser_kernel`."""
+    """Cached batch loop of :func:`laplace_randomiser_kernel`.
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = laplace_randomiser_kernel(rng, table, means, theta, aux, limit,
@@ -445,7 +505,17 @@ BATCH_LOOPS = {ncb_kernel: ncb_batch, laplace_randomiser_kernel: laplace_randomi
 
 def gdp_threshold(T: ArrayLike, eps: ArrayLike, c: float = 3.0,
                   phase1_constant: float = 1600.0) -> ArrayLike:
-    """θ_G = C_I·(c² ln T + (ln T)²/ε) (Alg. 4 line 2)."""
+    """θ_G = C_I·(c² ln T + (ln T)²/ε) (Alg. 4 line 2).
+
+    Args:
+        T: the budget or horizon (samples).
+        eps: ε.
+        c: the constant c.
+        phase1_constant: C_I.
+
+    Returns:
+        θ_G, of the broadcast shape.
+    """
     L = np.log(np.asarray(T, dtype=np.float64))
     return phase1_constant * (c * c * L + L * L / eps)
 
@@ -456,6 +526,17 @@ def ncb_gdp_index(m: ArrayLike, n: float, T: ArrayLike, eps: ArrayLike, c: float
 
     NCB_GDP(i) = m + 2c sqrt(2 m ln T/n) + α(ln T)²/(ε n) + 4 sqrt(2α/ε)(ln T)^{3/2}/n with
     m = clip(μ̃). Vectorised.
+
+    Args:
+        m: clipped private means.
+        n: pulls.
+        T: the budget or horizon (samples).
+        eps: ε.
+        c: the constant c.
+        alpha: the exploration constant α.
+
+    Returns:
+        The index, of the broadcast shape.
     """
     m = np.clip(np.asarray(m, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(n, dtype=np.float64)
@@ -469,6 +550,13 @@ def nash_regret(mu_bar: ArrayLike, mu_star: float) -> float:
 
     Empirical Nash regret μ* − exp(mean_t ln μ̄_t), computed in log space;
     μ* if some μ̄_t = 0.
+
+    Args:
+        mu_bar: per-round mean rewards.
+        mu_star: the best mean.
+
+    Returns:
+        μ* − exp(mean_t ln μ̄_t); μ* if some μ̄_t = 0.
     """
     mu_bar = np.asarray(mu_bar, dtype=np.float64)
     if np.any(mu_bar <= 0):
@@ -505,6 +593,13 @@ def with_flags(prep: Prepared, flags: Sequence[int]) -> Prepared:
 
     ``prep`` with the anytime windows' Uniform/base flags scripted (aux[h] = 1: window h
     Uniform; 0: the base algorithm), for deterministic tests.
+
+    Args:
+        prep: the prepared arrays.
+        flags: per window, 1: Uniform; 0: the base algorithm.
+
+    Returns:
+        A copy of ``prep``.
     """
     return dataclasses.replace(prep, aux=np.asarray(flags, dtype=np.float64))
 

@@ -136,6 +136,13 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> ArrayLike:
 
     Bernoulli KL divergence kl(p, q) = p ln(p/q) + (1 − p) ln((1 − p)/(1 − q)) with the
     convention 0·ln 0 = 0 (a term with p = 0 or 1 − p = 0 is 0).
+
+    Args:
+        p: a mean in [0, 1].
+        q: another mean in [0, 1].
+
+    Returns:
+        kl(p, q), of the broadcast shape (nats).
     """
     v = 0.0
     if p > 0.0:
@@ -153,6 +160,16 @@ def klucb_index(mt: float, N: float, lt: float, eps: float, alpha: float) -> flo
     with μ̄ = clip_[0,1](μ̃ + α·lt/(ε·N/2)), ``lt`` = ln t_ℓ. Bisection on [μ̄, 1] (kl(μ̄, ·) is
     increasing there) until the bracket is narrower than :data:`KL_TOL`; returns its lower end
     (feasible). μ̄ = 1 gives 1.
+
+    Args:
+        mt: the private mean.
+        N: the arm's pulls (N/2 in the last episode).
+        lt: ln t_ℓ.
+        eps: ε.
+        alpha: the exploration constant α.
+
+    Returns:
+        The index.
     """
     half = 0.5 * N
     bound = alpha * lt
@@ -177,6 +194,18 @@ def adap_index(kl: bool, code: bool, mt: float, N: float, n: int, eps: float,
     ``n`` samples (t_ℓ = n + 1): AdaP-KLUCB (``kl``), AdaP-UCB as printed (μ̃ + sqrt(α ln t/N) +
     2α ln t/(εN)) or as in the authors' code (``code``: μ̃ + sqrt(α ln(t+1)/N) +
     2α ln(t+1)/N). Module doc items 3–4.
+
+    Args:
+        kl: use the KL-UCB index.
+        code: the authors' code's index.
+        mt: the private mean.
+        N: the arm's pulls.
+        n: samples taken (t_ℓ = n + 1).
+        eps: ε.
+        alpha: the exploration constant α.
+
+    Returns:
+        The index.
     """
     t = n + 1.0
     if kl:
@@ -202,6 +231,21 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     theta (A_* layout): kl flag, ε, horizon T (STOPPED after T samples), α, index=code flag,
     init=raw flag. ``aux`` unused. Returns (τ, -1, status, releases made). Module doc: the
     algorithm and the release log.
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     kl = theta[A_KL] == 1.0
@@ -266,7 +310,22 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def adap_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                keep: int) -> tuple:
-    """Cached batch loop of :func:`adap_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`adap_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = adap_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])

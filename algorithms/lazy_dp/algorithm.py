@@ -269,7 +269,14 @@ def _gamma_constants(p: np.ndarray, d: np.ndarray, c: np.ndarray):
 # ------------------------------------------------------- bound formulas
 
 def gaps(means: ArrayLike) -> np.ndarray:
-    """Δ_j = max μ − μ_j (the analysis' arm 1 is the best arm)."""
+    """Δ_j = max μ − μ_j (the analysis' arm 1 is the best arm).
+
+    Args:
+        means: the arms' means, in [0, 1].
+
+    Returns:
+        Δ_j per arm, float64 (K,).
+    """
     m = np.asarray(means, dtype=np.float64)
     return m.max() - m
 
@@ -279,6 +286,15 @@ def sample_complexity(means: ArrayLike, eps: float, T: float, c: float = 24.0) -
 
     d_j = ⌈log2(c·ln T/(Δ_j·min{Δ_j, ε}))⌉ for every suboptimal arm (in order): Thm 3 /
     Lemma 19 with c = 24, Thm 5 / Lemma 20 with c = 72 (outer log2, inner ln).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        T: the horizon.
+        c: 24 (Thm 3 / Lemma 19) or 72 (Thm 5 / Lemma 20).
+
+    Returns:
+        d_j per suboptimal arm, in order.
     """
     d = gaps(means)
     d = d[d > 0]
@@ -286,14 +302,33 @@ def sample_complexity(means: ArrayLike, eps: float, T: float, c: float = 24.0) -
 
 
 def regret_rate(means: ArrayLike, eps: float, T: float) -> float:
-    """Σ_{Δj>0} ln T/min{Δ_j, ε}: the O(·) rate of Theorems 3 and 5."""
+    """Σ_{Δj>0} ln T/min{Δ_j, ε}: the O(·) rate of Theorems 3 and 5.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        T: the horizon.
+
+    Returns:
+        The rate.
+    """
     d = gaps(means)
     d = d[d > 0]
     return float(np.sum(math.log(T) / np.minimum(d, eps)))
 
 
 def explicit_first_term(means: ArrayLike, eps: float, T: float, c: float = 24.0) -> float:
-    """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term)."""
+    """Σ_j Δ_j·ω^{(d_j+1)} with ω^{(r)} = 2^{r+1} − 1 (Lemma 19's first term).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        T: the horizon.
+        c: 24 or 72 (as :func:`sample_complexity`).
+
+    Returns:
+        The term.
+    """
     d = gaps(means)
     d = d[d > 0]
     dj = sample_complexity(means, eps, T, c)
@@ -305,6 +340,14 @@ def thm9_bound(means: ArrayLike, eps: float, tol: float = 1e-9) -> float:
 
     Theorem 9's explicit bound Σ_ℓ 256(1 + ln|𝒥_ℓ|)/min{2^{ℓ−1}Δ_min, ε} over the gap
     brackets ℓ = ⌊log2(Δ_j/Δ_min)⌋ + 1 (``tol`` puts exact powers of two in the upper one).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        eps: ε.
+        tol: puts exact powers of two in the lower bracket.
+
+    Returns:
+        The bound.
     """
     d = gaps(means)
     d = d[d > 0]
@@ -317,7 +360,15 @@ def thm9_bound(means: ArrayLike, eps: float, tol: float = 1e-9) -> float:
 
 
 def thm12_private_lb(K: int, eps: float) -> float:
-    """Theorem 12's explicit private term 0.2·0.49·ln K/(10ε) = 0.0098·ln K/ε (App. D.3)."""
+    """Theorem 12's explicit private term 0.2·0.49·ln K/(10ε) = 0.0098·ln K/ε (App. D.3).
+
+    Args:
+        K: arms.
+        eps: ε.
+
+    Returns:
+        The private term.
+    """
     return 0.2 * 0.49 * math.log(K) / (10.0 * eps)
 
 
@@ -327,6 +378,14 @@ def noisy_max_win(gap: float, K: int, scale: float) -> float:
     P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws: the probability that an
     action leading K − 1 tied competitors by ``gap`` wins a Laplace noisy max ('s
     first decision of Alg. 1, Alg. 4's RNM). Numerical quadrature (scipy).
+
+    Args:
+        gap: the leader's lead.
+        K: actions.
+        scale: the Laplace scale.
+
+    Returns:
+        P(L_a + gap > max_{j≠a} L_j) for K i.i.d. Lap(scale) draws.
     """
     from scipy import integrate, stats   # here: worker processes import the kernel only
     lap = stats.laplace(scale=scale)
@@ -351,6 +410,21 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     theta (L_* layout): mode, ε, horizon T (STOPPED after T samples), forget, eager,
     log_scale (the bonus's log t = ln t × log_scale; Alg. 3's ``bonus_log``). ``aux`` unused.
     Returns (τ, -1, status, releases made). Module doc: the algorithms and the release log.
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     mode = theta[L_MODE]
@@ -472,7 +546,22 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def lazy_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                keep: int) -> tuple:
-    """Cached batch loop of :func:`lazy_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`lazy_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = lazy_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -496,6 +585,21 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     round 1. ``aux`` unused. Epoch s ≥ 0 ends after 2^{s+1} − 1 rounds; a complete epoch
     (before T) releases Φ_j + Lap(scale) for every j (logged) and its argmax is played for the
     whole next epoch. Returns (τ, -1, status, releases made).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     scale = theta[F_SCALE]
@@ -536,7 +640,22 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def ftnl_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                keep: int) -> tuple:
-    """Cached batch loop of :func:`ftnl_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`ftnl_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = ftnl_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -556,6 +675,21 @@ def dpse_regret_kernel(rng: np.random.Generator, table: np.ndarray, means: np.nd
     max_steps = T) until one arm survives, then that arm until T = theta[R_HORIZON]. Kernel
     contract: dpaudit.simulation.simulate. Returns (τ, the committed arm or -1, status,
     releases).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     T = np.int64(theta[R_HORIZON])
     tau, rec, status, nr = dpse_kernel(rng, table, means, theta, aux, min(limit, T), actions,
@@ -572,7 +706,22 @@ def dpse_regret_kernel(rng: np.random.Generator, table: np.ndarray, means: np.nd
 def dpse_regret_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                       theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int,
                       views: np.ndarray, keep: int) -> tuple:
-    """Cached batch loop of :func:`dpse_regret_kernel`."""
+    """Cached batch loop of :func:`dpse_regret_kernel`.
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = dpse_regret_kernel(rng, table, means, theta, aux, limit, b[0],
@@ -649,6 +798,12 @@ def dpse_rows(p: dict) -> int:
 
     Audit rows of ``dp-se-regret``: K·R_1 + 1 (epoch 1 of DP-SE and the first row after
     it), R_1 ε-free (as ``dp-se``'s default: valid for ε ≥ about 0.1 at δ = 1/T).
+
+    Args:
+        p: the algorithm's parameters.
+
+    Returns:
+        K·R_1 + 1.
     """
     K = len(p["means"])
     return int(K * epoch_length(K, 1, math.inf, _risk(p)) + 1)
@@ -688,7 +843,14 @@ def _bandit_params(rows: int = BANDIT_ROWS, extra: tuple = ()):
 
 
 def audit_rows(p: dict) -> int:
-    """Rows of the audit tables: the first min(horizon, audit_rows) samples of a run."""
+    """Rows of the audit tables: the first min(horizon, audit_rows) samples of a run.
+
+    Args:
+        p: the algorithm's parameters.
+
+    Returns:
+        The rows.
+    """
     return min(p["horizon"], p["audit_rows"])
 
 

@@ -165,6 +165,12 @@ def c_eps(eps: ArrayLike) -> ArrayLike:
 
     The slope c_ε = (e^ε − 1)/(e^ε + 1) of every privatised quantity (eqs. 4–7), evaluated
     as tanh(ε/2) (same value, no overflow). Vectorised.
+
+    Args:
+        eps: ε (scalar or array).
+
+    Returns:
+        c_ε = tanh(ε/2), of the broadcast shape.
     """
     return np.tanh(np.asarray(eps, dtype=np.float64) / 2.0)
 
@@ -174,6 +180,13 @@ def mu_eps(mu: ArrayLike, eps: ArrayLike) -> ArrayLike:
 
     Eq. (4): μ_{i,ε} = 1/2 + (2μ_i − 1)(e^ε − 1)/(2(e^ε + 1)), the mean of PrivBern(ε)'s
     output when the reward has mean μ_i (Lemma 2.1). Vectorised; ε ≥ 0.
+
+    Args:
+        mu: the arms' means.
+        eps: ε (scalar or array).
+
+    Returns:
+        μ_{i,ε}, of the broadcast shape.
     """
     return 0.5 + (2.0 * np.asarray(mu, dtype=np.float64) - 1.0) * c_eps(eps) / 2.0
 
@@ -183,27 +196,70 @@ def tau_eps(tau: float, eps: ArrayLike) -> ArrayLike:
 
     Eq. (5): the rescaled threshold τ_ε = 1/2 + (2τ − 1)(e^ε − 1)/(2(e^ε + 1)) (the same
     affine map as eq. 4; exactly 1/2 at τ = 1/2). Vectorised.
+
+    Args:
+        tau: the threshold τ.
+        eps: ε (scalar or array).
+
+    Returns:
+        τ_ε, of the broadcast shape.
     """
     return mu_eps(tau, eps)
 
 
 def zeta_eps(zeta: ArrayLike, eps: ArrayLike) -> ArrayLike:
-    """Eq. (6): the rescaled tolerance ζ_ε = ζ·(e^ε − 1)/(e^ε + 1). Vectorised."""
+    """Eq. (6): the rescaled tolerance ζ_ε = ζ·(e^ε − 1)/(e^ε + 1). Vectorised.
+
+    Args:
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+
+    Returns:
+        ζ_ε, of the broadcast shape.
+    """
     return c_eps(eps) * np.asarray(zeta, dtype=np.float64)
 
 
 def gaps(means: ArrayLike, tau: float, zeta: ArrayLike = 0.0) -> np.ndarray:
-    """Δ_i = |τ − μ_i| + ζ (Sec. 2.4 of the paper): the non-private gaps."""
+    """Δ_i = |τ − μ_i| + ζ (Sec. 2.4 of the paper): the non-private gaps.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ (0 for fixed confidence).
+
+    Returns:
+        Δ_i per arm, float64 (K,).
+    """
     return np.abs(tau - np.asarray(means, dtype=np.float64)) + zeta
 
 
 def delta_eps(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike) -> ArrayLike:
-    """Eq. (7): Δ_{i,ε} = |τ_ε − μ_{i,ε}| + ζ_ε (= c_ε·Δ_i). Vectorised over ``means``."""
+    """Eq. (7): Δ_{i,ε} = |τ_ε − μ_{i,ε}| + ζ_ε (= c_ε·Δ_i). Vectorised over ``means``.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+
+    Returns:
+        Δ_{i,ε} per arm.
+    """
     return np.abs(tau_eps(tau, eps) - mu_eps(means, eps)) + zeta_eps(zeta, eps)
 
 
 def complexity(means: ArrayLike, tau: float, zeta: ArrayLike = 0.0) -> float:
-    """H = Σ_i (|μ_i − τ| + ζ)^−2 (Sec. 2.4; ζ = 0 for fixed confidence); inf if a gap is 0."""
+    """H = Σ_i (|μ_i − τ| + ζ)^−2 (Sec. 2.4; ζ = 0 for fixed confidence); inf if a gap is 0.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ (0 for fixed confidence).
+
+    Returns:
+        H (inf if a gap is 0).
+    """
     with np.errstate(divide="ignore"):
         return float(np.sum(gaps(means, tau, zeta) ** -2.0))
 
@@ -213,6 +269,15 @@ def complexity_eps(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike
 
     Eq. (8): H_ε = Σ_i (|μ_{i,ε} − τ_ε| + ζ_ε)^−2 (= c_ε^−2·H for ε > 0; inf at ε = 0 or
     with a zero gap).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+
+    Returns:
+        H_ε (inf at ε = 0 or with a zero gap).
     """
     with np.errstate(divide="ignore"):
         return float(np.sum(delta_eps(means, tau, zeta, eps) ** -2.0))
@@ -233,6 +298,17 @@ def thm31_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike, eps
     Theorem 3.1 as stated: E[L(T)] ≤ exp(−T/(4H_ε) + 2K·ln(log T + 1)). ``inner_log``: the
     base of the inner "log T" (e: our reading; 2: the base the proof's peeling
     over u ∈ {0..⌊log T⌋} needs). Vectorised over T.
+
+    Args:
+        T: the budget or horizon (samples).
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+        inner_log: the base of the inner "log T" (``e``: our reading; ``2``).
+
+    Returns:
+        The bound on E[L(T)], of ``T``'s shape.
     """
     T = np.asarray(T, dtype=np.float64)
     K = len(means)
@@ -242,7 +318,18 @@ def thm31_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike, eps
 
 def thm31_proof_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike,
                       eps: ArrayLike) -> ArrayLike:
-    """The form the proof of Theorem 3.1 (App. B) derives: 2K(ln T + 1)·exp(−T/(4H_ε))."""
+    """The form the proof of Theorem 3.1 (App. B) derives: 2K(ln T + 1)·exp(−T/(4H_ε)).
+
+    Args:
+        T: the budget or horizon (samples).
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+
+    Returns:
+        The bound, of ``T``'s shape.
+    """
     T = np.asarray(T, dtype=np.float64)
     return 2.0 * len(means) * (np.log(T) + 1.0) * np.exp(
         -T / (4.0 * complexity_eps(means, tau, zeta, eps)))
@@ -254,6 +341,16 @@ def thm31_crossing(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike
 
     The budget T at which the stated Theorem 3.1 bound (:func:`thm31_bound`) first drops
     below 1: the root of −T/(4H_ε) + 2K ln(log T + 1) = 0 above T = e (Brent's method).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+        inner_log: the base of the inner "log T" (``e``: our reading; ``2``).
+
+    Returns:
+        The budget T (samples).
     """
     H = complexity_eps(means, tau, zeta, eps)
     K = len(means)
@@ -268,7 +365,14 @@ def thm31_crossing(means: ArrayLike, tau: float, zeta: ArrayLike, eps: ArrayLike
 
 
 def lb_factor(eps: ArrayLike) -> ArrayLike:
-    """(e^ε + 1)²·min{4, e^{2ε}}: the LDP factor of Theorems 3.2 and 4.2."""
+    """(e^ε + 1)²·min{4, e^{2ε}}: the LDP factor of Theorems 3.2 and 4.2.
+
+    Args:
+        eps: ε (scalar or array).
+
+    Returns:
+        The factor, of the broadcast shape.
+    """
     eps = np.asarray(eps, dtype=np.float64)
     return (np.exp(eps) + 1.0) ** 2 * np.minimum(4.0, np.exp(2.0 * eps))
 
@@ -279,6 +383,16 @@ def thm32_bound(T: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike,
 
     Theorem 3.2 as stated: max_i E_{B^i}[L(T)] ≥ (1/4)·exp(−(8T/H_ε)(e^ε+1)² min{4, e^{2ε}})
     (the proof's display (23) has 16 in place of 8).
+
+    Args:
+        T: the budget or horizon (samples).
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+        eps: ε (scalar or array).
+
+    Returns:
+        The lower bound on max_i E[L(T)], of ``T``'s shape.
     """
     T = np.asarray(T, dtype=np.float64)
     return 0.25 * np.exp(-8.0 * T / complexity_eps(means, tau, zeta, eps) * lb_factor(eps))
@@ -291,6 +405,16 @@ def thm41_eq24(means: ArrayLike, tau: float, eps: ArrayLike, risk: float,
     Eq. (24) of App. D: T ≤ 499·H̃_ε·ln(4K·H̃_ε/δ) + 2K with H̃_ε = max{H_ε/divisor, 1}.
     ``divisor`` = 36 as printed (default; the paper's constant); 16 is our
     correction [the step to 8H̃_ε needs H̃_ε ≥ H_ε/16].
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        eps: ε (scalar or array).
+        risk: the risk δ.
+        divisor: 36 as printed (default), 16 for our correction.
+
+    Returns:
+        The bound on the stopping time (samples).
     """
     K = len(means)
     Ht = max(complexity_eps(means, tau, 0.0, eps) / divisor, 1.0)
@@ -302,6 +426,15 @@ def thm41_implicit(means: ArrayLike, tau: float, eps: ArrayLike, risk: float) ->
 
     The largest T with T = K + (H_ε/2)·ln(4K·T³/δ): the sum over arms of the per-arm bound
     of App. D, T(i) ≤ ln(4KT³/δ)/(2Δ_{i,ε}²) + 1. Brent's method.
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        eps: ε (scalar or array).
+        risk: the risk δ.
+
+    Returns:
+        The largest such T (samples).
     """
     K = len(means)
     H = complexity_eps(means, tau, 0.0, eps)
@@ -318,7 +451,18 @@ def thm41_implicit(means: ArrayLike, tau: float, eps: ArrayLike, risk: float) ->
 
 def thm41_arm_pulls(T: float, means: ArrayLike, tau: float, eps: ArrayLike,
                     risk: float) -> np.ndarray:
-    """App. D per-arm bound on the good event: T(i) ≤ ln(4K·T³/δ)/(2Δ_{i,ε}²) + 1 (ζ = 0)."""
+    """App. D per-arm bound on the good event: T(i) ≤ ln(4K·T³/δ)/(2Δ_{i,ε}²) + 1 (ζ = 0).
+
+    Args:
+        T: the budget or horizon (samples).
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        eps: ε (scalar or array).
+        risk: the risk δ.
+
+    Returns:
+        The per-arm bounds, float64 (K,).
+    """
     K = len(means)
     return math.log(4.0 * K * float(T) ** 3 / risk) / (
         2.0 * delta_eps(means, tau, 0.0, eps) ** 2) + 1.0
@@ -329,6 +473,15 @@ def thm42_bound(means: ArrayLike, tau: float, eps: ArrayLike, risk: float) -> fl
 
     Theorem 4.2, explicit form of App. E:
     E_Q[T] ≥ [(1 − δ)·ln(1/δ) − ln 2]·H_ε / (2·min{4, e^{2ε}}·(e^ε + 1)²).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        eps: ε (scalar or array).
+        risk: the risk δ.
+
+    Returns:
+        The lower bound on E[τ] (samples).
     """
     H = complexity_eps(means, tau, 0.0, eps)
     return ((1.0 - risk) * math.log(1.0 / risk) - math.log(2.0)) * H / (2.0 * float(lb_factor(eps)))
@@ -342,6 +495,13 @@ def privbern_prob(r: ArrayLike, eps: ArrayLike) -> ArrayLike:
     P(Y = 1 | r) of PrivBern(ε) (Definition 2.1), r·expit(ε) + (1 − r)·expit(−ε) (the
     stable form of (r·e^ε + (1 − r))/(1 + e^ε)). ``r`` ∈ [0, 1] (InputError
     otherwise: the guarantee breaks outside it). Vectorised.
+
+    Args:
+        r: rewards in [0, 1].
+        eps: ε (scalar or array).
+
+    Returns:
+        P(Y = 1 | r), of the broadcast shape.
     """
     r = _unit("r", r)
     e = _check_eps(eps)
@@ -353,6 +513,15 @@ def privbern_loss(y: ArrayLike, r: ArrayLike, r_prime: ArrayLike, eps: ArrayLike
 
     Privacy loss ℓ(y; r, r') = ln P(y | r) − ln P(y | r') of PrivBern(ε) for output
     y ∈ {0, 1}. Vectorised.
+
+    Args:
+        y: outputs in {0, 1}.
+        r: rewards in [0, 1].
+        r_prime: the neighbouring rewards.
+        eps: ε (scalar or array).
+
+    Returns:
+        ℓ(y; r, r′) = ln P(y | r) − ln P(y | r′), of the broadcast shape.
     """
     p, q = privbern_prob(r, eps), privbern_prob(r_prime, eps)
     y = np.asarray(y)
@@ -360,12 +529,27 @@ def privbern_loss(y: ArrayLike, r: ArrayLike, r_prime: ArrayLike, eps: ArrayLike
 
 
 def set_mask(arms: Iterable[int]) -> int:
-    """The bitmask of a set of 0-based arms (the kernels' ``rec``)."""
+    """The bitmask of a set of 0-based arms (the kernels' ``rec``).
+
+    Args:
+        arms: 0-based arms.
+
+    Returns:
+        The bitmask.
+    """
     return int(sum(1 << int(a) for a in set(arms)))
 
 
 def mask_set(mask: int, K: int) -> set | None:
-    """The set of 0-based arms in bitmask ``mask``; None for -1 (no decision)."""
+    """The set of 0-based arms in bitmask ``mask``; None for -1 (no decision).
+
+    Args:
+        mask: a bitmask (-1: no decision).
+        K: arms.
+
+    Returns:
+        The set, or None for -1.
+    """
     if mask < 0:
         return None
     return {a for a in range(K) if (int(mask) >> a) & 1}
@@ -382,6 +566,15 @@ def budget_loss(masks: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike)
 
     Eq. (2): L(T) = 1{∃ i ∈ Ŝ with μ_i ≤ τ − ζ, or ∃ i ∉ Ŝ with μ_i > τ + ζ}, per returned
     set (bitmasks, vectorised), in the original (non-private) units. Returns a bool array.
+
+    Args:
+        masks: bitmasks of returned sets.
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+        zeta: the tolerance ζ.
+
+    Returns:
+        L(T) per returned set, 0/1 array.
     """
     mu = np.asarray(means, dtype=np.float64)
     inside = _bits(masks, mu.size)
@@ -391,7 +584,15 @@ def budget_loss(masks: ArrayLike, means: ArrayLike, tau: float, zeta: ArrayLike)
 
 
 def target_mask(means: ArrayLike, tau: float) -> int:
-    """Bitmask of the fixed-confidence target set {i : μ_i ≥ τ} (eq. 3)."""
+    """Bitmask of the fixed-confidence target set {i : μ_i ≥ τ} (eq. 3).
+
+    Args:
+        means: the arms' means, in [0, 1].
+        tau: the threshold τ.
+
+    Returns:
+        The bitmask.
+    """
     return set_mask(np.flatnonzero(np.asarray(means) >= tau))
 
 
@@ -443,6 +644,21 @@ def privbern_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarr
     ``actions[u]`` = that bit. ``theta``: this module's layout (P_ONE, P_ZERO, RR_SCALE,
     MAX_STEPS = users per run); ``aux`` unused. Returns (users privatised, bit of user 0,
     STOPPED after theta[MAX_STEPS] users or TRUNCATED at ``limit``, releases).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     p_one, p_zero, scale = theta[P_ONE], theta[P_ZERO], theta[RR_SCALE]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
@@ -521,6 +737,21 @@ def tb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     0..K−1, then the mode's rule after every sample; a decision available after n samples is
     taken before the cap and ``limit`` checks. Returns (τ, Ŝ bitmask or -1, status,
     releases).
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters (above, or the module doc).
+        aux: the auxiliary array (above, or the module doc).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     K = means.shape[0]
     confidence = theta[MODE] == CONFIDENCE_MODE
@@ -576,7 +807,22 @@ def tb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def tb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
              theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
              keep: int) -> tuple:
-    """Cached batch loop of :func:`tb_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`tb_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = tb_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -588,7 +834,22 @@ def tb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
 def privbern_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                    theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                    keep: int) -> tuple:
-    """Cached batch loop of :func:`privbern_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`privbern_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = privbern_kernel(rng, table, means, theta, aux, limit, b[0], b[1],
@@ -670,6 +931,13 @@ def script(responses: Sequence, K: int | None = None) -> np.ndarray:
     ``aux`` holding scripted responses (module doc): ``responses[i]`` is arm i's cyclic
     sequence of responses (its n-th response is ``responses[i][n mod len]``). Every arm's
     sequence is tiled to the least common multiple of the lengths.
+
+    Args:
+        responses: per arm, its cyclic sequence of responses.
+        K: arms (None: ``len(responses)``).
+
+    Returns:
+        The ``aux`` array.
     """
     seqs = [np.asarray(r, dtype=np.float64).ravel() for r in responses]
     if K is not None and len(seqs) != K:
@@ -681,7 +949,15 @@ def script(responses: Sequence, K: int | None = None) -> np.ndarray:
 
 
 def scripted(prep: Prepared, responses: Sequence) -> Prepared:
-    """``prep`` with the scripted responses of :func:`script` in ``aux``."""
+    """``prep`` with the scripted responses of :func:`script` in ``aux``.
+
+    Args:
+        prep: the prepared arrays.
+        responses: per arm, its cyclic sequence of responses.
+
+    Returns:
+        A copy of ``prep``.
+    """
     return dataclasses.replace(prep, aux=script(responses, prep.means.shape[0]))
 
 
@@ -824,6 +1100,16 @@ def fresh_runs(spec: AlgorithmSpec, eps: float, params: dict | None = None, runs
     Bernoulli(``means``)), each until it stops or reaches ``max_steps``: int64 arrays (τ, rec,
     status) of shape (runs,); ``rec`` is the returned set's bitmask
     (:func:`dpaudit.simulation.simulate.outcomes`).
+
+    Args:
+        spec: one of :data:`SPECS` (e.g. ``registry.get("ldp-tb-budget")``).
+        eps: ε (scalar or array).
+        params: its parameters (None: the defaults).
+        runs: runs.
+        seed: the seed.
+
+    Returns:
+        (tau, rec, status) of every run, int64 arrays.
     """
     p = spec.resolve_params(params or {})
     prep = spec.prepare(float(eps), p)

@@ -84,6 +84,15 @@ def budget_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
 
     Fixed budget: a stopped run errs when its loss L(T) of eq. (2) is 1
     (:func:`~.algorithm.budget_loss`).
+
+    Args:
+        rec: the runs' recommendations.
+        stopped: which runs stopped.
+        means: the arms' means, in [0, 1].
+        p: the algorithm's parameters.
+
+    Returns:
+        (errors per run, the loss's description).
     """
     wrong = np.zeros(rec.size, bool)
     wrong[stopped] = lt.budget_loss(rec[stopped], means, p["threshold"], p["tolerance"])
@@ -98,6 +107,15 @@ def confidence_errors(rec: np.ndarray, stopped: np.ndarray, means: ArrayLike,
 
     Fixed confidence: a stopped run errs when its returned set is not the set of arms with
     mean ≥ the threshold (:func:`~.algorithm.target_mask`).
+
+    Args:
+        rec: the runs' recommendations.
+        stopped: which runs stopped.
+        means: the arms' means, in [0, 1].
+        p: the algorithm's parameters.
+
+    Returns:
+        (errors per run, the rule's description).
     """
     tm = int(lt.target_mask(means, p["threshold"]))
     return stopped & (rec != tm), {"target_set": _bitmask_to_set(tm, means.size),
@@ -109,6 +127,15 @@ def thm41_upper_bounds(p: dict, means: ArrayLike, eps: float, risk: float) -> li
 
     Theorem 4.1 for LDP-TB-confidence (on an event of probability ≥ 1 − δ): eq. (24) as
     printed and Appendix D's implicit bound.
+
+    Args:
+        p: the algorithm's parameters.
+        means: the arms' means, in [0, 1].
+        eps: ε (scalar or array).
+        risk: the risk δ.
+
+    Returns:
+        The cross-check rows of eq. (24) and the implicit bound.
     """
     m, tau = np.asarray(means, float), float(p["threshold"])
     if np.any(m == tau):
@@ -125,6 +152,14 @@ def thm31_error_bound(p: dict, prep: Prepared, eps: float) -> dict:
 
     Theorem 3.1 for LDP-TB-budget: E[L(T)] ≤ exp(−T/(4 H_ε) + 2K ln(log T + 1)); vacuous
     above 1.
+
+    Args:
+        p: the algorithm's parameters.
+        prep: the prepared arrays.
+        eps: ε (scalar or array).
+
+    Returns:
+        The cross-check row (applicable or not).
     """
     name = "Barbara et al. (2025) Thm 3.1: E[L(T)] <= exp(-T/(4 H_eps) + 2K ln(log T + 1))"
     val = float(lt.thm31_bound(p["horizon"], prep.means, p["threshold"], p["tolerance"], eps))

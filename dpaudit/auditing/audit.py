@@ -63,8 +63,13 @@ COUNTS_FROM = 4            # windows at least this long are also viewed as arm c
 def view_lengths(K: int, horizon: int) -> list[int]:
     """The prefix lengths of the transcript that the event search audits.
 
-    Prefix lengths audited: K+1, K+2, K+4, ... (the first decision after initialisation and
-    geometrically longer prefixes), and the whole audit horizon.
+    Args:
+        K: arms.
+        horizon: the audit horizon (samples).
+
+    Returns:
+        K+1, K+2, K+4, ... (the first decision after initialisation and geometrically longer
+        prefixes), and the whole horizon.
     """
     out, step = [], 1
     while K + step < horizon:
@@ -76,16 +81,23 @@ def view_lengths(K: int, horizon: int) -> list[int]:
 def source_views(pair: NeighbourPair, K: int, horizon: int) -> np.ndarray:
     """The views of a candidate pair's runs: prefixes and windows after the changed row.
 
-    Views of a candidate pair's runs (:func:`dpaudit.simulation.simulate.as_views`): the
-    prefixes of
-    :func:`view_lengths`, and for user/full tables with a changed row t ≥
-    :data:`WINDOW_FROM` the windows [t + 1, t + 1 + w), w = 1, 2, 4, ... up to the horizon:
-    the actions right after the changed row, where a leak of that row shows first (a prefix
-    that long is unique to almost every run; earlier rows are covered by the prefixes), and
-    for windows of at least :data:`COUNTS_FROM` samples also how often each arm was played in
-    them (:data:`~dpaudit.simulation.simulate.COUNTS`): a release that steers many later
-    draws a little, as Lazy-DP-TS's epoch means steer its posterior samples, shows in the
-    counts long after the sequences have become unique to every run.
+    For user/full tables with a changed row t ≥ :data:`WINDOW_FROM`, the windows [t + 1,
+    t + 1 + w), w = 1, 2, 4, ... up to the horizon, hold the actions right after the changed
+    row, where a leak of that row shows first (a prefix that long is unique to almost every
+    run; earlier rows are covered by the prefixes); windows of at least :data:`COUNTS_FROM`
+    samples also count how often each arm was played in them
+    (:data:`~dpaudit.simulation.simulate.COUNTS`): a release that steers many later draws a
+    little, as Lazy-DP-TS's epoch means steer its posterior samples, shows in the counts long
+    after the sequences have become unique to every run.
+
+    Args:
+        pair: the candidate pair.
+        K: arms.
+        horizon: the audit horizon (samples).
+
+    Returns:
+        The views as :func:`dpaudit.simulation.simulate.as_views` gives them: the prefixes of
+        :func:`view_lengths` and those windows.
     """
     views = [(0, L, SEQUENCE) for L in view_lengths(K, horizon)]
     if pair.model in (PrivacyModel.USER, PrivacyModel.FULL) and pair.row >= WINDOW_FROM:
@@ -114,18 +126,41 @@ class Source:
     stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
 
     def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
-        """(rank, score): each (Counts on d, Counts on d') of ``half`` runs per side."""
+        """The (rank, score) pilots.
+
+        Args:
+            half: runs per side and half.
+            seed: the pilot's seed.
+
+        Returns:
+            ((counts on d, counts on d′) of the ranking half, the same of the scoring half).
+        """
         s = seed.spawn(4)
         rank = (self.draw(Side.D, half, s[0]), self.draw(Side.D_PRIME, half, s[1]))
         score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
     def describe(self, ev: Event) -> dict:
-        """The event in words, and its view."""
+        """The event in words, and its view.
+
+        Args:
+            ev: the event.
+
+        Returns:
+            {"text": ..., "view": ...}.
+        """
         return {"text": f"one of {ev.cells.size} output cells", "view": ev.view}
 
     def cell_text(self, v: int, key: int) -> str:
-        """The cell ``key`` of view ``v`` in words (here its hash)."""
+        """One cell in words (here its hash).
+
+        Args:
+            v: the view's index.
+            key: the cell.
+
+        Returns:
+            The text.
+        """
         return f"{int(key):016x}"
 
 
@@ -166,7 +201,14 @@ class Found:
     capped: str = ""        # where the samples cap stopped the audit ("" if it did not)
 
     def used(self, order: list) -> int:
-        """The source behind the result: the best measured finalist, else the first entered."""
+        """The source behind the result: the best measured finalist, else the first entered.
+
+        Args:
+            order: the sources in the order they entered the search.
+
+        Returns:
+            The source's index.
+        """
         return self.m.best.finalist.label if self.m.best is not None else order[0]
 
 
@@ -299,8 +341,12 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
 def source_costs(sources: list) -> list:
     """Samples per run of each source.
 
-    Samples per run of each source: a compiled source's ``limit`` (its audit horizon), 0
-    for sources that simulate no bandit (a mechanism's single call).
+    Args:
+        sources: the candidate sources.
+
+    Returns:
+        A compiled source's ``limit`` (its audit horizon); 0 for sources that simulate no bandit
+        (a mechanism's single call).
     """
     return [int(getattr(s, "limit", 0) or 0) for s in sources]
 
@@ -430,17 +476,43 @@ class KernelSource(Source):
     decoded: dict = field(default_factory=dict, repr=False)   # view -> cell -> transcript
 
     def request(self, side: Side, n: int, seed: np.random.SeedSequence) -> Request:
-        """The simulation of ``n`` runs on the table of ``side``."""
+        """The simulation of ``n`` runs on the table of ``side``.
+
+        Args:
+            side: d or d′.
+            n: runs.
+            seed: their seed.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Request`.
+        """
         table = (self.pair.d, self.pair.d_prime)[side.index]
         return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
 
     def pilot_requests(self, half: int, seed: np.random.SeedSequence) -> list:
-        """The four simulations of :meth:`Source.pilot` (same seeds), as requests."""
+        """The four simulations of :meth:`Source.pilot` (same seeds), as requests.
+
+        Args:
+            half: runs per side and half.
+            seed: the pilot's seed.
+
+        Returns:
+            [rank d, rank d′, score d, score d′].
+        """
         s = seed.spawn(4)
         return [self.request(side, half, s[j]) for j, side in enumerate((*Side, *Side))]
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
-        """Counts of ``n`` runs on the table of ``side``."""
+        """Counts of ``n`` runs on the table of ``side``.
+
+        Args:
+            side: d or d′.
+            n: runs.
+            seed: their seed.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Counts`.
+        """
         return simulate_many([self.request(side, n, seed)], workers=self.workers,
                              progress=self.bar.update if self.bar else None)[0]
 
@@ -449,14 +521,27 @@ class KernelSource(Source):
         return self.pair.describe()
 
     def describe(self, ev: Event) -> dict:
-        """The event as the transcripts behind a few of its cells."""
+        """The event as the transcripts behind a few of its cells.
+
+        Args:
+            ev: the event.
+
+        Returns:
+            {"text": ..., "view": ..., "examples": ...}.
+        """
         return _describe(self.spec, self.prep, self.pair, ev, self.limit)
 
     def cell_text(self, v: int, key: int) -> str:
         """The transcript behind a cell of a view.
 
-        The transcript behind cell ``key`` of view ``v`` (:func:`transcript_text`), met in
-        runs on d or else on d'; its hash when neither met it.
+        Met in runs on d or else on d′ (:func:`transcript_text`); its hash when neither met it.
+
+        Args:
+            v: the view's index.
+            key: the cell.
+
+        Returns:
+            The transcript in one line.
         """
         view = tuple(int(x) for x in self.views[v])
         if view not in self.decoded:
@@ -817,11 +902,18 @@ def transcripts(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, view: tu
                 limit: int) -> dict[int, dict]:
     """The transcript behind each cell of a view, decoded from runs on one table.
 
-    The transcript behind each cell of ``view`` ((start, end[, kind]) samples) met in
-    :data:`DECODE_RUNS` runs on ``table`` (seed 0), in the order first met: cell hash →
-    {"actions": the actions (a local randomiser's outputs) in the view (a counts view: one
-    run's, in order), and ``stopping_time``, ``recommendation``, ``status`` when the run
-    stopped within it}.
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        table: the table the runs read.
+        view: (start, end[, kind]) in samples.
+        limit: samples per run.
+
+    Returns:
+        Cell hash → {"actions": the actions (a local randomiser's outputs) in the view (a
+        counts view: one run's, in order), and ``stopping_time``, ``recommendation``,
+        ``status`` when the run stopped within it}, for the cells met in :data:`DECODE_RUNS`
+        runs (seed 0), in the order first met.
     """
     start, end = view[:2]
     cells, taus, recs, stats, kept = run_batch(
@@ -843,8 +935,12 @@ SPELLED_OUT = 32    # longer action sequences are written as runs: 0x945 1x945 2
 def actions_text(actions: np.ndarray | list) -> str:
     """Actions in one line.
 
-    Actions in one line: spelled out up to :data:`SPELLED_OUT` of them, else as runs of
-    repeated actions (``0x945 1x945 2``: arm 0 945 times, arm 1 945 times, then arm 2).
+    Args:
+        actions: the arms played.
+
+    Returns:
+        Spelled out up to :data:`SPELLED_OUT` of them, else as runs of repeated actions
+        (``0x945 1x945 2``: arm 0 945 times, arm 1 945 times, then arm 2).
     """
     actions = [int(a) for a in actions]
     if len(actions) <= SPELLED_OUT:
@@ -859,12 +955,16 @@ def actions_text(actions: np.ndarray | list) -> str:
 
 
 def transcript_text(item: dict, counts: bool = False) -> str:
-    """A cell's transcript in one line.
+    """A cell's transcript (:func:`transcripts`) in one line.
 
-    A cell's transcript (:func:`transcripts`) in one line: the actions
-    (:func:`actions_text`; with ``counts``, how often each arm was played:
-    :func:`counts_text`), and where the run stopped within the view, its stopping time and
-    recommendation.
+    Args:
+        item: the transcript.
+        counts: give how often each arm was played (:func:`counts_text`) instead of the actions
+            (:func:`actions_text`).
+
+    Returns:
+        The actions, and where the run stopped within the view, its stopping time and
+        recommendation.
     """
     text = (counts_text if counts else actions_text)(item["actions"])
     if "stopping_time" in item:
@@ -897,7 +997,14 @@ def _describe(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, ev: Even
 
 
 def counts_text(actions: np.ndarray | list) -> str:
-    """How often each arm was played, in one line: ``arm 0 x12, arm 1 x20``."""
+    """How often each arm was played, in one line.
+
+    Args:
+        actions: the arms played.
+
+    Returns:
+        E.g. ``arm 0 x12, arm 1 x20``.
+    """
     arms, n = np.unique(np.asarray(actions, np.int64), return_counts=True)
     return ", ".join(f"arm {a} x{c}" for a, c in zip(arms, n)) or "no action"
 

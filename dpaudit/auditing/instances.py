@@ -100,14 +100,24 @@ class Scored:
     reason: str = ""
 
     def above(self, eps: float) -> bool:
-        """Whether a release loses more than ε (up to float rounding)."""
+        """Whether a release loses more than ε (up to float rounding).
+
+        Args:
+            eps: the claimed ε.
+
+        Returns:
+            True when the largest release loss exceeds ε·(1 + tolerance).
+        """
         return self.max_loss > eps * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
 
     def score(self, eps: float) -> tuple:
         """The ranking key of a screened instance (smaller first).
 
-        The ranking key (smaller first): transcripts that differ (p_div > 0), releases
-        above ε, p_div per sample, p_div.
+        Args:
+            eps: the claimed ε.
+
+        Returns:
+            A key: transcripts that differ (p_div > 0), releases above ε, p_div per sample, p_div.
         """
         return (self.p_div == 0.0, not self.above(eps), -self.p_div / max(self.samples, 1),
                 -self.p_div)
@@ -153,12 +163,19 @@ def propose(space: ClaimSpace, n: int, seed: int | np.random.SeedSequence,
             pinned: Sequence[str] = ()) -> list[tuple[dict, str]]:
     """Instances of the space's free dimensions to screen, with their origin.
 
-    (overrides, origin) for up to ``n`` instances of ``space``'s free dimensions: the
-    given instance (no override), the corners of the windows (all of them for at most 3 free
-    dimensions, else the two diagonal ones), then scrambled Halton points; ``seed`` (an int or
-    SeedSequence) draws them and the generated families' random members. Overrides are
-    parameter values (a generated dimension may set several, e.g. features and their means);
-    they never set a name in ``pinned``.
+    The given instance first (no override), then the corners of the windows (all of them for
+    at most 3 free dimensions, else the two diagonal ones), then scrambled Halton points.
+
+    Args:
+        space: the claim space.
+        n: instances at most.
+        seed: an int or SeedSequence: draws the Halton points and the generated families'
+            random members.
+        pinned: parameter names never overridden.
+
+    Returns:
+        (overrides, origin) pairs: overrides are parameter values (a generated dimension may
+        set several, e.g. features and their means).
     """
     free = space.free()
     out = [({}, "given")]
@@ -211,8 +228,16 @@ def screen_instance(spec: AlgorithmSpec, eps: float, params: dict, origin: str, 
                     seed: int | np.random.SeedSequence) -> Scored:
     """Screen one instance (module doc, step 2).
 
-    Screen one instance (module doc, step 2): ``params`` resolved; ``seed`` an int or
-    SeedSequence. Returns it scored, or with the reason it is dropped.
+    Args:
+        spec: the algorithm.
+        eps: the claimed ε.
+        params: the instance's parameters, resolved.
+        origin: where it came from (given, corner, halton, refined).
+        budget: the screen's runs and samples (:class:`Screen`).
+        seed: an int or SeedSequence.
+
+    Returns:
+        The :class:`Scored` instance, or with the reason it is dropped.
     """
     try:
         prep = spec.prepare(eps, params)
@@ -308,15 +333,26 @@ def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence
 
 
 def longest(ranked: list[Scored]) -> Scored | None:
-    """The instance with the most samples per run, the best ranked of those (None if none)."""
+    """The instance with the most samples per run, the best ranked of those.
+
+    Args:
+        ranked: screened instances, best first.
+
+    Returns:
+        The instance, or None if there is none.
+    """
     return max(ranked, key=lambda s: s.samples, default=None)
 
 
 def survivors(ranked: list[Scored], n: int) -> tuple[Scored, ...]:
     """The instances searched for neighbours (module doc, step 3).
 
-    The first ``n`` of ``ranked`` (best first), the last place going to :func:`longest`
-    if it is not among them (module doc, step 3).
+    Args:
+        ranked: screened instances, best first.
+        n: how many.
+
+    Returns:
+        The first ``n``, the last place going to :func:`longest` if it is not among them.
     """
     out = list(ranked[:n])
     far = longest(ranked)
@@ -326,7 +362,15 @@ def survivors(ranked: list[Scored], n: int) -> tuple[Scored, ...]:
 
 
 def same_instance(a: dict, b: dict) -> bool:
-    """Whether two instances are the same (floats compared to 9 significant digits)."""
+    """Whether two instances are the same (floats compared to 9 significant digits).
+
+    Args:
+        a: one instance's parameters.
+        b: the other's.
+
+    Returns:
+        True when they agree.
+    """
     return _key(a) == _key(b)
 
 
@@ -340,7 +384,15 @@ def _key(params: dict) -> tuple:
 
 
 def describe(params: dict, names: Sequence[str]) -> str:
-    """The free dimensions of an instance in words: ``horizon=16, phase1_constant=0.0098``."""
+    """The free dimensions of an instance in words: ``horizon=16, phase1_constant=0.0098``.
+
+    Args:
+        params: the instance's parameters.
+        names: the dimensions to show.
+
+    Returns:
+        The text.
+    """
     def shown(v: object) -> str:
         if isinstance(v, float):
             return f"{v:.3g}"
@@ -355,7 +407,15 @@ def describe(params: dict, names: Sequence[str]) -> str:
 
 
 def free_values(params: dict, names: Sequence[str]) -> dict:
-    """The values of the dimensions ``names`` of an instance, JSON-ready."""
+    """The values of some dimensions of an instance, JSON-ready.
+
+    Args:
+        params: the instance's parameters.
+        names: the dimensions.
+
+    Returns:
+        {name: value}.
+    """
     return {k: list(params[k]) if isinstance(params[k], tuple) else params[k]
             for k in names if k in params}
 
@@ -363,11 +423,18 @@ def free_values(params: dict, names: Sequence[str]) -> dict:
 def to_json(sc: SpaceScreen, space: ClaimSpace, eps: float) -> dict:
     """The ``instance_search`` block of a result.
 
-    The ``instance_search`` block of a result: the space (its claim and dimensions), the
-    screen's settings, every instance kept (best first: its free values, origin, p_div, the
-    releases' largest loss, samples per run) and dropped (with its reason); no timing (a
-    result is the same on every machine). The audit adds the pool searched and the instance
-    audited.
+    No timing is kept (a result is the same on every machine). The audit adds the pool
+    searched and the instance audited.
+
+    Args:
+        sc: the screen's outcome.
+        space: the claim space.
+        eps: the claimed ε.
+
+    Returns:
+        The space (its claim and dimensions), the screen's settings, every instance kept (best
+        first: its free values, origin, p_div, the releases' largest loss, samples per run) and
+        dropped (with its reason).
     """
     def row(s: Scored) -> dict:
         r = {"instance": free_values(s.params, sc.free), "origin": s.origin,

@@ -59,12 +59,29 @@ class MechanismSource(Source):
             yield y
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
-        """Counts of ``n`` outputs on the input of ``side``, in the fitted cells."""
+        """Counts of fresh outputs on one input, in the fitted cells.
+
+        Args:
+            side: the input (d or d′).
+            n: outputs.
+            seed: their seed.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Counts` of one view.
+        """
         cells = [self.feat.cells(y) for y in self._outputs(side, n, seed)]
         return _counts(np.concatenate(cells), n)
 
     def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
-        """(rank, score) pilots; the cell map is fitted on the ranking half."""
+        """The (rank, score) pilots; the cell map is fitted on the ranking half.
+
+        Args:
+            half: outputs per side and half.
+            seed: the pilot's seed.
+
+        Returns:
+            ((counts on d, counts on d′) of the ranking half, the same of the scoring half).
+        """
         s = seed.spawn(4)
         y_d, y_dp = (np.concatenate(list(self._outputs(side, half, s[side.index])))
                      for side in Side)
@@ -74,7 +91,15 @@ class MechanismSource(Source):
         return rank, score
 
     def orderings(self, v: int, keys: np.ndarray) -> list:
-        """The natural orderings of ordered outputs (threshold events); none for hashes."""
+        """The natural orderings of ordered outputs (threshold events); none for hashes.
+
+        Args:
+            v: the view's index.
+            keys: the cells (sorted uint64).
+
+        Returns:
+            (name, permutation of ``keys``) pairs.
+        """
         if getattr(self.mechanism, "hashed", False):   # hashed transcripts have no order
             return []
         return self.feat.orderings(v, keys)
@@ -84,12 +109,27 @@ class MechanismSource(Source):
         return self.nb
 
     def describe(self, ev: Event) -> dict:
-        """The event in words."""
+        """The event in words.
+
+        Args:
+            ev: the event.
+
+        Returns:
+            {"text": the cells in words, "view": None}.
+        """
         return {"text": f"{self.feat.describe(ev.cells)} (more likely under "
                         f"{ev.numerator.label}; {self.feat.kind} output)", "view": None}
 
     def cell_text(self, v: int, key: int) -> str:
-        """The cell ``key`` in words."""
+        """One cell in words.
+
+        Args:
+            v: the view's index (unused: a mechanism has one view).
+            key: the cell.
+
+        Returns:
+            Its value or interval.
+        """
         return self.feat.cell_text(key)
 
 
@@ -159,8 +199,14 @@ def audit_pair(request: AuditRequest, d: Any, d_prime: Any,
                name: str | None = None) -> AuditResult:
     """Audit a mechanism on a pair of neighbouring inputs, as :func:`audit_mechanism` describes.
 
-    Audit the mechanism ``request.algorithm`` on the neighbouring inputs (``d``,
-    ``d_prime``) as :func:`audit_mechanism` describes.
+    Args:
+        request: the audit; ``request.algorithm`` is the mechanism.
+        d: the first input.
+        d_prime: its neighbour.
+        name: the result's algorithm name (default: the mechanism's ``__name__``).
+
+    Returns:
+        The :class:`~dpaudit.verdicts.result.AuditResult`.
 
     Raises:
         InputError: bad input, or identical inputs.

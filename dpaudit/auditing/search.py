@@ -75,12 +75,21 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
              min_runs: int = MIN_ROUND_RUNS) -> list[tuple[int, int]]:
     """Successive-halving rounds for ``n`` candidates.
 
-    Successive-halving rounds for ``n`` candidates: (candidates, pilot runs per side per
-    candidate) per round, until 2 × ``finalists`` remain (the last round's pilot picks the
-    finalists among them and their events). ``budget``: pilot runs per side over
-    all rounds; half of it goes to the last round, half is shared by the others (each round
-    at least ``min_runs`` per candidate, so a tiny budget may be exceeded). ``eta=None``: one
-    round, the budget shared equally (the best ``finalists`` are measured).
+    Rounds halve the candidates until 2 × ``finalists`` remain; the last round's pilot picks
+    the finalists among them and their events. Half of the budget goes to the last round, half
+    is shared by the others.
+
+    Args:
+        n: candidates.
+        finalists: pairs measured after the search.
+        budget: pilot runs per side over all rounds (each round gets at least ``min_runs`` per
+            candidate, so a tiny budget may be exceeded).
+        eta: the halving factor; None: one round, the budget shared equally (the best
+            ``finalists`` are measured).
+        min_runs: pilot runs per side per candidate at least.
+
+    Returns:
+        (candidates, pilot runs per side per candidate) per round.
     """
     if eta is None:
         return [(n, max(budget // max(n, 1), min_runs))]
@@ -101,8 +110,17 @@ PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per positi
 def check_memory(spec: AlgorithmSpec, prep: Prepared, params: dict) -> tuple:
     """The shape of the instance's audit tables, once its candidates fit in memory.
 
-    The shape of the instance's audit tables, after checking that its candidate pairs fit
-    in memory (InputError naming the horizon otherwise, before any simulation).
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        params: its parameters.
+
+    Returns:
+        The tables' shape.
+
+    Raises:
+        InputError: the candidate tables would need more than half the memory (naming the
+            horizon), before any simulation.
     """
     horizon = spec.audit_horizon(params)
     shape = MODELS[spec.model].shape(prep.means.shape[0], horizon)
@@ -118,11 +136,19 @@ def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict,
                limit: int) -> tuple[list, list, dict]:
     """The candidate pairs of a registered algorithm, and their order.
 
-    (pairs, order, info) for a registered algorithm: every candidate pair, the indices
-    entering the black-box rounds (best first), and ``info`` = {"screen": its settings (JSON)
-    or None, "scores": per-pair :func:`dpaudit.auditing.whitebox.screen` results or None}.
-    ``limit``: samples per run (the audit horizon); ``seeds`` = (table seed, an int: the
-    base tables; screen seed, a SeedSequence: the white-box screen).
+    Args:
+        strategy: ``search``, ``blackbox`` or ``structure``.
+        spec: the algorithm.
+        prep: its prepared arrays.
+        params: its parameters.
+        seeds: (table seed, an int: the base tables; screen seed, a SeedSequence: the
+            white-box screen).
+        limit: samples per run (the audit horizon).
+
+    Returns:
+        (pairs, order, info): every candidate pair, the indices entering the black-box rounds
+        (best first), and ``info`` = {"screen": its settings (JSON) or None, "scores": per-pair
+        :func:`dpaudit.auditing.whitebox.screen` results or None}.
     """
     table_seed, screen_seed = seeds
     # the instance the kernel uses (``params["means"]`` may be None: derived by ``prepare``)
@@ -154,19 +180,28 @@ def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict,
 def own_bases(spec: AlgorithmSpec, prep: Prepared, horizon: int) -> list:
     """The base tables an algorithm adds to the structured ones.
 
-    The base tables an algorithm adds to the structured ones (``spec.extra``'s
-    ``boundary_tables(prep, horizon)``, e.g. DP-SE's threshold boundary); [] for most.
+    Args:
+        spec: the algorithm (``spec.extra``'s ``boundary_tables(prep, horizon)``, e.g. DP-SE's
+            threshold boundary).
+        prep: its prepared arrays.
+        horizon: rows of the audit tables.
+
+    Returns:
+        (table, recipe) pairs; [] for most algorithms.
     """
     make = spec.extra.get("boundary_tables")
     return make(prep, horizon) if make else []
 
 
 def screened(scores: list[dict]) -> list[int]:
-    """The candidates that pass the white-box screen, best first.
+    """The candidates that pass the white-box screen, best first (module doc).
 
-    Indices that pass the white-box screen (module doc), best first: divergent replays,
-    then by largest loss (to 9 decimals: float rounding must not decide), earliest release
-    fed (:func:`_first_release`), mean loss and index.
+    Args:
+        scores: per-candidate :func:`dpaudit.auditing.whitebox.screen` results.
+
+    Returns:
+        Indices, by divergent replays, then largest loss (to 9 decimals: float rounding must not
+        decide), earliest release fed (:func:`_first_release`), mean loss and index.
     """
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
@@ -203,11 +238,17 @@ def profile(pairs_json: list[dict], screen: list[dict] | None, predicted: dict,
             measured: dict) -> dict:
     """The privacy profile by changed position.
 
-    Privacy profile by changed position: matrices indexed [table][position] (rows: base
-    table and pattern; columns: positions in table order), ``null`` where not computed.
-    ``whitebox_max_loss``: the screen's largest release loss; ``predicted_eps_lb``: the
-    black-box pilot's predicted ε_lb in the last round the candidate reached;
-    ``eps_lb``: measured (finalists).
+    Args:
+        pairs_json: the candidates' JSON.
+        screen: the white-box screen's scores (or None).
+        predicted: the black-box pilot's predicted ε_lb per candidate, in the last round it
+            reached.
+        measured: the finalists' measured ε_lb, by index.
+
+    Returns:
+        Matrices indexed [table][position] (rows: base table and pattern; columns: positions in
+        table order), ``null`` where not computed: ``whitebox_max_loss``, ``predicted_eps_lb``
+        and ``eps_lb``.
     """
     positions = sorted({tuple(p["position"]) for p in pairs_json})
     tables = sorted({(p["base"]["name"], p.get("pattern", "")) for p in pairs_json})

@@ -148,12 +148,22 @@ def _flat(*xs: ArrayLike) -> tuple:
 
 
 def log_density(dist: ArrayLike, y: ArrayLike, value: ArrayLike, scale: ArrayLike) -> np.ndarray:
-    """Ln f(y | value) of a release, vectorised (NumPy broadcasting over all arguments).
+    """Ln f(y | value) of releases, vectorised (NumPy broadcasting over all arguments).
 
-    ``dist``: :data:`~dpaudit.simulation.simulate.LAPLACE` (scale = b), ``GAUSSIAN`` (scale = sd) or
-    ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1], scale = s; a log *probability*).
-    Raises ValueError for an unknown family, a non-binary randomised-response output or a
-    non-positive Laplace/Gaussian scale.
+    Args:
+        dist: the family: :data:`~dpaudit.simulation.simulate.LAPLACE` (scale = b),
+            ``GAUSSIAN`` (scale = sd) or ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1],
+            scale = s; a log *probability*).
+        y: the released values.
+        value: the exact values.
+        scale: the noise scales.
+
+    Returns:
+        float64 array of the broadcast shape.
+
+    Raises:
+        ValueError: an unknown family, a non-binary randomised-response output or a
+            non-positive Laplace/Gaussian scale.
     """
     shape, (d, yy, v, s) = _flat(dist, y, value, scale)
     out = np.empty(d.size)
@@ -164,12 +174,24 @@ def log_density(dist: ArrayLike, y: ArrayLike, value: ArrayLike, scale: ArrayLik
 
 def log_density_ratio(dist: ArrayLike, y: ArrayLike, value: ArrayLike, value_prime: ArrayLike,
                       scale: ArrayLike, prime: tuple | None = None) -> np.ndarray:
-    """Ln f(y | value) − ln f'(y | value_prime), vectorised.
+    """Ln f(y | value) − ln f′(y | value_prime) of releases, vectorised.
 
-    Ln f(y | value) − ln f'(y | value_prime), vectorised; f' has the family and scale
-    ``prime`` = (dist', scale') (default None: those of f). Laplace: (|y − v'| − |y − v|)/b;
-    Gaussian: ((y − v')² − (y − v)²)/(2σ²); randomised response: ln P(y | v) − ln P(y | v').
-    Raises ValueError as :func:`log_density`.
+    Laplace: (|y − v′| − |y − v|)/b; Gaussian: ((y − v′)² − (y − v)²)/(2σ²); randomised
+    response: ln P(y | v) − ln P(y | v′).
+
+    Args:
+        dist: the family of f (as :func:`log_density`).
+        y: the released values.
+        value: the exact values on one table.
+        value_prime: the exact values on the other.
+        scale: the noise scales of f.
+        prime: (dist′, scale′) of f′ (None: those of f).
+
+    Returns:
+        float64 array of the broadcast shape (nats).
+
+    Raises:
+        ValueError: as :func:`log_density`.
     """
     dist_prime, scale_prime = (dist, scale) if prime is None else prime
     shape, (d, yy, v, s, dp, vp, sp) = _flat(dist, y, value, scale, dist_prime, value_prime,
@@ -363,8 +385,13 @@ def _sample(runner: _Runner, root: np.random.SeedSequence, k: int, runs: int,
 def coverage(reads: list, runs: int) -> dict:
     """The ``coverage`` JSON of the two directions.
 
-    The ``coverage`` JSON from the :class:`_Reads` of the directions d -> d' and d' -> d:
-    how much of the sampling touched the changed position within the horizon.
+    Args:
+        reads: the :class:`_Reads` of d → d′ and d′ → d.
+        runs: runs per direction.
+
+    Returns:
+        How much of the sampling touched the changed position within the horizon: runs that
+        read it, releases that read it by phase, the stopping times on d and d′.
     """
     read = np.concatenate([r.read for r in reads])
     read_any = np.concatenate([r.read_any for r in reads])
@@ -391,14 +418,22 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
            seed: int | np.random.SeedSequence, limit: int) -> dict:
     """A cheap white-box score of a candidate pair for the neighbour search.
 
-    A cheap white-box score of ``pair`` for the neighbour search
-    (:mod:`dpaudit.auditing.search`):
-    ``runs`` run/replay pairs per direction, as in :func:`whitebox`, with runs stopped after
-    ``limit`` samples (the audit's horizon). Returns ``max_loss`` and ``mean_loss`` (pooled
-    over both directions; the mean is the average privacy loss, i.e. how often and how much
-    the changed position reaches a release), ``diverged_runs`` (replays whose transcript
-    differs: raw data reached a decision) and ``feeds``: the releases the position fed in
-    the first d → d' run where it mattered (the release log: t, arm, phase, count).
+    Run/replay pairs per direction as in :func:`whitebox`, each run stopped after ``limit``
+    samples (the audit's horizon).
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        pair: the candidate pair.
+        runs: run/replay pairs per direction.
+        seed: the screen's seed.
+        limit: samples per run.
+
+    Returns:
+        ``max_loss`` and ``mean_loss`` (pooled over both directions; the mean is how often and
+        how much the changed position reaches a release), ``diverged_runs`` (replays whose
+        transcript differs: raw data reached a decision) and ``feeds`` (the releases the position
+        fed in the first d → d′ run where it mattered: t, arm, phase, count).
     """
     root = seed_sequence(seed)
     losses, diverged, feeds = [], 0, []
@@ -418,18 +453,23 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
                        replay: Replay) -> dict:
     """The coupled screen of a neighbouring pair.
 
-    The coupled screen of a neighbouring pair: run i on d and run i on d′ draw from the
-    same generator (``child_seed(replay.seed, i)``), and ``p_div`` is the share of the
-    ``replay.runs`` pairs whose transcripts within ``replay.limit`` samples (None: the
-    table's length) differ: the actions, the stopping time, the recommendation, the status.
-
-    Any coupling of two runs gives P(outputs differ) ≥ the total variation distance between
-    the output distributions on d and on d′, so ``p_div`` estimates an upper bound of it, and
+    Run i on d and run i on d′ draw from the same generator (``child_seed(replay.seed, i)``).
+    Any coupling of two runs gives P(outputs differ) ≥ the total variation distance between the
+    output distributions on d and on d′, so ``p_div`` estimates an upper bound of it, and
     ``p_div`` = 0 over every coupled pair is evidence that the pair shows nothing at this
-    instance (the runs never read the changed entry, or read it without effect). It bounds
-    from above only: a pair whose randomness merely falls out of step diverges without
-    leaking. Returns ``runs``, ``diverged``, ``p_div`` and ``first`` (the index of the first
-    diverging pair, or None).
+    instance (the runs never read the changed entry, or read it without effect). It bounds from
+    above only: a pair whose randomness merely falls out of step diverges without leaking.
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        pair: the pair.
+        replay: runs, seed and samples per run (None: the table's length).
+
+    Returns:
+        ``runs``, ``diverged``, ``p_div`` (the share of pairs whose transcripts differ: actions,
+        stopping time, recommendation or status) and ``first`` (the first diverging pair, or
+        None).
     """
     d = np.ascontiguousarray(pair.d, dtype=np.float64)
     dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
@@ -530,24 +570,32 @@ class Replay:
 
 def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Claim,
              replay: Replay) -> dict:
-    """Exact privacy loss of ``spec``'s releases on ``pair`` and gray-box replay (module doc).
+    """The exact privacy loss of an algorithm's releases on a pair, and the gray-box replay.
 
-    ``spec``: :class:`~dpaudit.algorithms.spec.AlgorithmSpec`; ``prep``: its
-    :class:`~dpaudit.algorithms.spec.Prepared` (at ``eps``); ``pair``:
-    :class:`~dpaudit.data.tables.NeighbourPair`; ``claim``: the claimed (ε, δ) (δ None: 0);
-    ``replay``: runs per direction, seed, samples per run (:class:`Replay`). Returns a
-    JSON-ready dict: ``runs``, ``limit``, ``eps``, ``directions`` (per direction: loss
-    distribution, releases, replay), ``max_loss``, ``quantiles`` (pooled over both directions),
-    ``runs_above_eps``, ``releases_exceed_eps`` (true iff max_loss > ε·(1 + 1e-9) + 1e-12: the
-    releases alone are not ε-DP; the released transcript may still be, e.g. report-noisy-max, so
-    this is no verdict), ``worst_run``, ``replay`` (``diverged_runs``, ``first_divergent_step``,
-    ``example``), ``note``. ``delta`` > 0 (an (ε, δ) claim): the loss may exceed ε on a set of
-    outputs of mass up to about δ, so no single run decides: ``releases_exceed_eps`` is None
-    (the loss distribution and ``runs_above_eps`` are still reported). ``coverage``
-    (:func:`coverage`): the runs that read the changed position within ``horizon`` samples
-    (default ``limit``), the releases that read it by phase, the stopping times on d and d'.
-    Raises ValueError for runs < 1 or limit < 1, RuntimeError if a kernel makes more than
-    :data:`MAX_RELEASE_ROWS` releases in one run or ignores ``frozen``.
+    See the module doc. For an (ε, δ) claim with δ > 0 the loss may exceed ε on a set of outputs
+    of mass up to about δ, so no single run decides: ``releases_exceed_eps`` is None (the loss
+    distribution and ``runs_above_eps`` are still reported).
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays (at ε).
+        pair: the neighbouring pair.
+        claim: the claimed (ε, δ) (δ None: 0).
+        replay: runs per direction, seed, samples per run (:class:`Replay`).
+
+    Returns:
+        A JSON-ready dict: ``runs``, ``limit``, ``eps``, ``directions`` (per direction: loss
+        distribution, releases, replay), ``max_loss``, ``quantiles`` (pooled over both
+        directions), ``runs_above_eps``, ``releases_exceed_eps`` (true iff max_loss >
+        ε·(1 + 1e-9) + 1e-12: the releases alone are not ε-DP; the released transcript may
+        still be, e.g. report-noisy-max, so this is no verdict), ``worst_run``, ``replay``
+        (``diverged_runs``, ``first_divergent_step``, ``example``), ``coverage`` (runs and
+        releases that read the changed position within the horizon) and ``note``.
+
+    Raises:
+        ValueError: runs < 1 or limit < 1.
+        RuntimeError: a kernel makes more than :data:`MAX_RELEASE_ROWS` releases in one run, or
+            ignores ``frozen``.
     """
     t0 = time.perf_counter()
     eps, delta = float(claim.eps), claim.delta or 0.0

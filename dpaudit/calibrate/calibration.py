@@ -44,7 +44,15 @@ class Task:
 
 
 def run_task(t: Task) -> dict:
-    """One audit of ``known_mechanism(t.family, t.eps, t.factor)``; a JSON-ready row."""
+    """One audit of a known mechanism.
+
+    Args:
+        t: the task: ``known_mechanism(t.family, t.eps, t.factor)`` audited at ``t.alpha`` with
+            ``t.n`` samples and ``t.seed``.
+
+    Returns:
+        A JSON-ready row: the verdict, ε_lb, reason, true loss and time.
+    """
     km = known_mechanism(t.family, t.eps, t.factor)
     t0 = time.perf_counter()
     r = audit_mechanism(km.mechanism, km.d, km.d_prime, eps=km.eps, delta=km.delta,
@@ -56,7 +64,15 @@ def run_task(t: Task) -> dict:
 
 
 def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
-    """:func:`run_task` of every task, in order, over ``workers`` processes."""
+    """:func:`run_task` of every task, in order.
+
+    Args:
+        tasks: the tasks.
+        workers: processes.
+
+    Returns:
+        One row per task.
+    """
     if workers <= 1:
         return [run_task(t) for t in tasks]
     with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
@@ -67,7 +83,16 @@ def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
 
 
 def rate(k: int, n: int, alpha: float = 0.05) -> dict:
-    """k/n with its two-sided (1 − α) Clopper–Pearson interval."""
+    """A rate with its two-sided (1 − α) Clopper–Pearson interval.
+
+    Args:
+        k: events.
+        n: trials.
+        alpha: the interval's error.
+
+    Returns:
+        {"k", "n", "rate", "ci"}.
+    """
     return {"k": int(k), "n": int(n), "rate": k / n if n else float("nan"),
             "ci": [float(cp_lower(k, n, alpha / 2)), float(cp_upper(k, n, alpha / 2))]}
 
@@ -92,9 +117,12 @@ class Plan:
 def soundness(audits: int, plan: Plan = Plan()) -> dict:
     """Small audits of the correct mechanisms: the false-violation rate.
 
-    ``audits`` small audits of the correct mechanisms, spread evenly over the plan's
-    families (seeds from ``plan.seed0``, default 0): the false-violation rate and its CI, per
-    family and overall.
+    Args:
+        audits: audits, spread evenly over the plan's families.
+        plan: families, ε, budget, level, workers and the first seed (default 0).
+
+    Returns:
+        The false-violation rate and its interval, per family and overall.
     """
     families, seed0 = plan.families, plan.seed0 or 0
     tasks = [Task(families[i % len(families)], plan.eps, 1.0, plan.n, plan.alpha, seed0 + i)
@@ -110,10 +138,15 @@ def soundness(audits: int, plan: Plan = Plan()) -> dict:
 
 def power(audits: int, factors: Sequence[float] = (0.5, 0.6, 0.7, 0.8, 0.9),
           plan: Plan = Plan()) -> list[dict]:
-    """The detection rate of each insufficient-noise mutant.
+    """The detection rate of each insufficient-noise mutant (noise scale × factor).
 
-    Detection rate of each insufficient-noise mutant (noise scale × factor) over
-    ``audits`` audits each (seeds from ``plan.seed0``, default 10^6).
+    Args:
+        audits: audits per family and factor.
+        factors: the noise factors.
+        plan: families, ε, budget, level, workers and the first seed (default 10⁶).
+
+    Returns:
+        One row per family and factor: the true loss and the detection rate with its interval.
     """
     families, eps = plan.families, plan.eps
     seed0 = 10 ** 6 if plan.seed0 is None else plan.seed0
@@ -136,6 +169,16 @@ def power(audits: int, factors: Sequence[float] = (0.5, 0.6, 0.7, 0.8, 0.9),
 def tightness(eps_grid: Sequence[float] = (0.1, 0.5, 1.0, 2.0), seeds: Sequence[int] = (1,),
               n: int | None = None,
               family: str = "laplace") -> list[dict]:
-    """ε_lb/ε and wall time of the default audit (in this process) per ε and seed."""
+    """ε_lb/ε and wall time of the default audit (in this process).
+
+    Args:
+        eps_grid: the claimed ε.
+        seeds: seeds per ε.
+        n: samples per side (None: the default).
+        family: the mechanism family.
+
+    Returns:
+        One row per ε and seed.
+    """
     rows = [run_task(Task(family, e, 1.0, n, 0.05, s)) for e in eps_grid for s in seeds]
     return [{**r, "ratio": r["eps_lb"] / r["eps"]} for r in rows]

@@ -174,16 +174,30 @@ def _log_gaussian_delta(sigma: float, eps: float) -> float:
 
 
 def gaussian_delta(sigma: float, eps: float) -> float:
-    """The exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ, in logs.
+    """The exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ.
 
-    Exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ:
     Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ), computed in log space.
+
+    Args:
+        sigma: the noise's standard deviation.
+        eps: ε.
+
+    Returns:
+        δ(ε).
     """
     return math.exp(_log_gaussian_delta(sigma, eps))
 
 
 def analytic_gaussian_sigma(eps: float, delta: float) -> float:
-    """The smallest σ for which N(·, σ²) noise is (ε, δ)-DP at sensitivity 1 (δ(ε) = δ)."""
+    """The smallest σ for which N(·, σ²) noise is (ε, δ)-DP at sensitivity 1.
+
+    Args:
+        eps: ε.
+        delta: δ.
+
+    Returns:
+        σ with δ(ε) = δ.
+    """
     log_delta = math.log(delta)
 
     def f(s: float) -> float:
@@ -198,7 +212,15 @@ def analytic_gaussian_sigma(eps: float, delta: float) -> float:
 
 
 def gaussian_eps(sigma: float, delta: float) -> float:
-    """The exact ε* of N(0,σ²) vs N(1,σ²) at δ: δ_σ(ε*) = δ (0 if δ_σ(0) ≤ δ)."""
+    """The exact ε* of N(0, σ²) against N(1, σ²) at δ.
+
+    Args:
+        sigma: the noise's standard deviation.
+        delta: δ.
+
+    Returns:
+        ε* with δ_σ(ε*) = δ (0 if δ_σ(0) ≤ δ).
+    """
     log_delta = math.log(delta)
 
     def g(e: float) -> float:
@@ -234,9 +256,16 @@ def _std_exp_cdf(u: float) -> float:
 def rnm_probabilities(q: ArrayLike, scale: float, noise: str) -> np.ndarray:
     """P(argmax_i (q_i + Z_i) = i) for iid noise Z of the given scale.
 
-    P(argmax_i (q_i + Z_i) = i) for iid noise Z of the given scale ("laplace" or
-    "exponential"): ∫ f(x − q_i) Π_{j≠i} F(x − q_j) dx, by ``scipy.integrate.quad`` (relative
-    tolerance 1e-13) on the pieces between the kinks q_j, in units of the scale.
+    ∫ f(x − q_i) Π_{j≠i} F(x − q_j) dx by ``scipy.integrate.quad`` (relative tolerance 1e-13)
+    on the pieces between the kinks q_j, in units of the scale.
+
+    Args:
+        q: the scores.
+        scale: the noise scale.
+        noise: "laplace" or "exponential".
+
+    Returns:
+        The probabilities, shape (k,).
     """
     if noise not in ("laplace", "exponential"):
         raise InputError(f"noise {noise!r} is not one of 'laplace', 'exponential'")
@@ -274,8 +303,14 @@ def rnm_pair_loss(family: str, eps_prime: float, d: ArrayLike,
                   d_prime: ArrayLike) -> tuple[float, float]:
     """The exact pure-DP loss of report noisy max on a pair, and its atom's mass.
 
-    (exact pure-DP loss max_i |ln P_d(i)/P_d′(i)|, smaller probability of the maximising
-    atom) of report noisy max at noise scale 1/eps_prime on the pair (d, d′).
+    Args:
+        family: "rnm-laplace" or "rnm-exponential".
+        eps_prime: the noise scale is 1/eps_prime.
+        d: the scores on d.
+        d_prime: the scores on d′.
+
+    Returns:
+        (max_i |ln P_d(i)/P_d′(i)|, the smaller probability of the maximising atom).
     """
     noise = _rnm_noise(family)
     p = rnm_probabilities(d, 1.0 / eps_prime, noise)
@@ -288,8 +323,15 @@ def rnm_pair_loss(family: str, eps_prime: float, d: ArrayLike,
 def rnm_candidate_pairs(k: int = RNM_K, levels: Sequence[int] = (0, 1, 2)) -> list[tuple]:
     """All monotone neighbour pairs of report noisy max, one per class.
 
-    All monotone neighbour pairs with d ∈ levels^k and d′ − d ∈ {0,1}^k ∖ {0, 1}, one per
-    class under a joint permutation of the arms (arms are exchangeable), sorted.
+    Pairs with d ∈ levels^k and d′ − d ∈ {0,1}^k ∖ {0, 1}, one per class under a joint
+    permutation of the arms (arms are exchangeable).
+
+    Args:
+        k: arms.
+        levels: the values of d's entries.
+
+    Returns:
+        The pairs (d, d′), sorted.
     """
     seen = set()
     for d in itertools.product(levels, repeat=k):
@@ -300,7 +342,16 @@ def rnm_candidate_pairs(k: int = RNM_K, levels: Sequence[int] = (0, 1, 2)) -> li
 
 
 def rnm_candidate_losses(family: str, eps: float, candidates: list | None = None) -> list[tuple]:
-    """[(loss, atom mass, d, d′)] at factor 1 over the candidates, largest loss first."""
+    """The losses of report noisy max over candidate pairs, largest first.
+
+    Args:
+        family: "rnm-laplace" or "rnm-exponential".
+        eps: the claimed ε (factor 1).
+        candidates: the pairs (None: :func:`rnm_candidate_pairs`).
+
+    Returns:
+        [(loss, atom mass, d, d′)].
+    """
     out = []
     for d, dp in candidates if candidates is not None else rnm_candidate_pairs():
         loss, mass = rnm_pair_loss(family, eps, d, dp)
@@ -341,11 +392,19 @@ def _check(family: str, eps: float, factor: float, delta: float) -> None:
 
 def known_mechanism(family: str, eps: float, factor: float = 1.0,
                     delta: float = 1e-5) -> KnownMechanism:
-    """The ``family`` mechanism claiming ε = ``eps``, with its noise scaled by ``factor``.
+    """A mechanism of known privacy loss.
 
-    The ``family`` mechanism claiming ε = ``eps`` (and δ = ``delta`` for ``gaussian``; the
-    other families are pure DP and ignore ``delta``), with its noise scale multiplied by
-    ``factor``. Raises :class:`InputError` on bad input.
+    Args:
+        family: one of :data:`FAMILIES`.
+        eps: the claimed ε.
+        factor: its noise scale is multiplied by this (1: exactly ε-DP; < 1: a mutant).
+        delta: the claimed δ (``gaussian`` only; the other families are pure DP and ignore it).
+
+    Returns:
+        The :class:`KnownMechanism`: the mechanism, the pair, the true loss.
+
+    Raises:
+        InputError: bad input.
     """
     eps, factor, delta = _check(family, eps, factor, delta)
     eps_p = eps / factor
@@ -389,7 +448,14 @@ def known_mechanism(family: str, eps: float, factor: float = 1.0,
 # Exact output distributions
 
 def output_support(km: KnownMechanism) -> np.ndarray:
-    """The output values that :func:`exact_probabilities` indexes (discrete families only)."""
+    """The output values that :func:`exact_probabilities` indexes (discrete families only).
+
+    Args:
+        km: the mechanism.
+
+    Returns:
+        The values.
+    """
     if km.family == "randomised-response":
         return np.array([0, 1], dtype=np.int64)
     if km.family == "geometric":
@@ -408,12 +474,17 @@ def _geometric_radius(eps_p: float) -> int:
 
 
 def exact_probabilities(km: KnownMechanism) -> tuple[np.ndarray, np.ndarray]:
-    """(P_d, P_d′) over the output support (discrete families).
+    """(P_d, P_d′) over :func:`output_support` (discrete families).
 
-    (P_d, P_d′) over :func:`output_support` (discrete families). The geometric support is
-    truncated where an atom's mass is < 1e-15 on both sides (each vector then misses a tail mass
-    < 2e-15/(1 − e^{−ε′}), e.g. 2e-12 at ε′ = 0.001; the support has about 70/ε′ points);
-    RNM probabilities come from :func:`rnm_probabilities`.
+    The geometric support is truncated where an atom's mass is < 1e-15 on both sides (each
+    vector then misses a tail mass < 2e-15/(1 − e^{−ε′}), e.g. 2e-12 at ε′ = 0.001; the support
+    has about 70/ε′ points); RNM probabilities come from :func:`rnm_probabilities`.
+
+    Args:
+        km: the mechanism.
+
+    Returns:
+        (P_d, P_d′).
     """
     support = output_support(km)
     eps_p = km.eps / km.factor
@@ -430,7 +501,15 @@ def exact_probabilities(km: KnownMechanism) -> tuple[np.ndarray, np.ndarray]:
 
 
 def exact_cdf(km: KnownMechanism, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """(F_d(x), F_d′(x)) of the output for the continuous families (laplace, gaussian)."""
+    """The output's CDFs for the continuous families (laplace, gaussian).
+
+    Args:
+        km: the mechanism.
+        x: the points.
+
+    Returns:
+        (F_d(x), F_d′(x)).
+    """
     x = np.asarray(x, dtype=float)
     if km.family == "laplace":
         dist = stats.laplace(scale=km.noise_scale)

@@ -35,8 +35,20 @@ def planted_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
                    releases: np.ndarray, frozen: np.ndarray) -> tuple:
     """One run of ``planted`` (module doc).
 
-    One run of ``planted`` (module doc). Kernel contract: :mod:`dpaudit.simulation.simulate`;
-    ``theta`` = (eps_planted, eps_other, planted row); ``aux``, ``means`` unused.
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters: (eps_planted, eps_other, planted row).
+        aux: the auxiliary array (unused).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     T = table.shape[0]
     a = 0
@@ -63,7 +75,22 @@ def planted_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
 def planted_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                   theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                   keep: int) -> tuple:
-    """Cached batch loop of :func:`planted_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`planted_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = planted_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -80,10 +107,24 @@ def corner_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                   releases: np.ndarray, frozen: np.ndarray) -> tuple:
     """One run of ``corner`` (:func:`corner_spec`).
 
-    One run of ``corner`` (:func:`corner_spec`): every round draws a fair bit u and plays
-    it next, except that where ``constant`` × ``horizon`` < 1 the first reward (row 0, arm 0)
-    is played in round 1 instead: a raw read that only a short horizon with a small constant
-    exposes. No release log. ``theta`` = (constant, horizon).
+    Every round draws a fair bit u and plays it next, except that where ``constant`` ×
+    ``horizon`` < 1 the first reward (row 0, arm 0) is played in round 1 instead: a raw read
+    that only a short horizon with a small constant exposes. No release log.
+
+    Args:
+        rng: the run's generator.
+        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
+            contract, :mod:`dpaudit.simulation.simulate`).
+        means: the arms' means.
+        theta: the kernel's parameters: (constant, horizon).
+        aux: the auxiliary array (unused).
+        limit: samples at most.
+        actions: the actions buffer (int16), filled with the run's actions.
+        releases: the white-box release log (R, 8), filled while rows remain.
+        frozen: released values to replay (gray-box replay); empty for a fresh run.
+
+    Returns:
+        (τ, recommendation, status, releases made).
     """
     T = table.shape[0]
     leaks = theta[CONSTANT] * theta[HORIZON] < 1.0
@@ -103,7 +144,22 @@ def corner_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
 def corner_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                  theta: np.ndarray, aux: np.ndarray, limit: int, n_runs: int, views: np.ndarray,
                  keep: int) -> tuple:
-    """Cached batch loop of :func:`corner_kernel` (``BATCH_LOOPS``)."""
+    """Cached batch loop of :func:`corner_kernel` (``BATCH_LOOPS``).
+
+    Args:
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means.
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
         tau, rec, status, _ = corner_kernel(rng, table, means, theta, aux, limit, b[0], b[1], b[2])
@@ -119,8 +175,17 @@ def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,
                  horizon: int = 256) -> AlgorithmSpec:
     """An (unregistered) spec of ``planted`` with the worst position at ``row``.
 
-    An (unregistered) :class:`~dpaudit.algorithms.spec.AlgorithmSpec` of ``planted`` with the
-    worst position at ``row`` (0 ≤ row < horizon). ValueError for a row outside the table.
+    Args:
+        row: the planted row (0 ≤ row < horizon).
+        eps_planted: its loss.
+        eps_other: every other row's loss.
+        horizon: rows.
+
+    Returns:
+        The :class:`~dpaudit.algorithms.spec.AlgorithmSpec`.
+
+    Raises:
+        ValueError: a row outside the table.
     """
     if not 0 <= row < horizon:
         raise ValueError(f"row={row} is out of range: expected 0 <= row < {horizon}")

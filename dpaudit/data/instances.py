@@ -31,10 +31,13 @@ def _arms(window: tuple[int, int] | None) -> range:
 
 
 def means_family(window: tuple[int, int] | None = None) -> tuple[dict, ...]:
-    """The means proposals of the claim-space screen.
+    """The means proposals of the claim-space screen (module doc).
 
-    The means proposals for K in ``window`` = (low, high) arms (None: 2–6), module doc;
-    each a dict ``{"means": tuple of K floats in [0, 1]}``, best arm first.
+    Args:
+        window: (low, high) arms K (None: 2–6).
+
+    Returns:
+        Dicts ``{"means": tuple of K floats in [0, 1]}``, best arm first.
     """
     out = []
     for K in _arms(window):
@@ -77,11 +80,14 @@ def _means_of(A: np.ndarray) -> tuple:
 
 def features_family(window: tuple[int, int] | None = None,
                     seed: int = 0) -> tuple[dict, ...]:
-    """The features proposals of the claim-space screen.
+    """The features proposals of the claim-space screen (module doc).
 
-    The features proposals for K in ``window`` = (low, high) arms (None: 2–6) and d in
-    1–3 (module doc): dicts ``{"features": K × d float64 array, "means": tuple of K floats}``.
-    ``seed``: the Gaussian rows' generator.
+    Args:
+        window: (low, high) arms K (None: 2–6); d ranges over 1–3.
+        seed: the generator of the Gaussian rows.
+
+    Returns:
+        Dicts ``{"features": K × d float64 array, "means": tuple of K floats}``.
     """
     rng = np.random.default_rng(seed)
     out = []

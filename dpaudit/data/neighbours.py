@@ -36,12 +36,20 @@ def structured(model_name: str, means: Sequence[float], horizon: int, seed: int,
                extra_bases: Sequence = ()) -> list[NeighbourPair]:
     """Every (position, pattern, base) neighbouring pair of a model's tables.
 
-    Every (position, pattern, base) pair of ``model_name`` tables with K = len(means)
-    arms and horizon T, deduplicated (a pair and its mirror image count once: the audit
-    tries both directions). ``positions``: the positions to try (default: all of them).
-    ``extra_bases``: (table, recipe) bases added to :func:`dpaudit.data.tables.base_tables`'
-    (an algorithm's own, e.g. DP-SE's threshold-boundary table).
-    Ordered by position, then base, then pattern.
+    Deduplicated: a pair and its mirror image count once (the audit tries both directions).
+
+    Args:
+        model_name: the privacy model.
+        means: the K arms' means.
+        horizon: rows T.
+        seed: the seed of the ``instance`` base table.
+        positions: the positions to try (None: all of them).
+        extra_bases: (table, recipe) bases added to
+            :func:`dpaudit.data.tables.base_tables`' (an algorithm's own, e.g. DP-SE's
+            threshold-boundary table).
+
+    Returns:
+        The pairs, ordered by position, then base, then pattern.
     """
     m = MODELS[model_name]
     bases = base_tables(model_name, means, horizon, seed) + list(extra_bases)
@@ -75,9 +83,15 @@ def select_positions(model_name: str, shape: tuple, marks: Sequence[tuple],
                      ) -> list[tuple]:
     """At most ``limit`` positions, by priority.
 
-    At most ``limit`` positions: all of them if there are no more; else, in this order of
-    priority, the first 2K samples (K arms), the positions in ``marks`` (from
-    :func:`release_positions`) and a geometric grid up to the end of the table.
+    Args:
+        model_name: the privacy model.
+        shape: the tables' shape.
+        marks: positions the release log marks (:func:`release_positions`).
+        limit: positions at most.
+
+    Returns:
+        All positions if there are no more; else, in this order of priority, the first 2K
+        samples (K arms), the ``marks`` and a geometric grid up to the end of the table.
     """
     m = MODELS[model_name]
     every = m.positions(shape)
@@ -105,10 +119,19 @@ def release_positions(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, li
                       seed: int = 0) -> set:
     """The positions the release log marks on a few runs.
 
-    Positions the release log marks on ``runs`` runs of ``spec`` on ``table``: for every
-    release made after s samples, the samples s − 1 and s (the last one it can read and the
-    first one after it); and τ − 1, the last sample before stopping. user/full positions are
-    rows (t,); stream positions are (arm, pull index) of those samples.
+    For every release made after s samples: the samples s − 1 and s (the last one it can read
+    and the first one after it); and τ − 1, the last sample before stopping.
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        table: the table the runs read.
+        limit: samples per run.
+        runs: runs.
+        seed: their seed.
+
+    Returns:
+        The positions: rows (t,) for user/full; (arm, pull index) for stream.
     """
     marks = set()
     rng = np.random.default_rng(seed)
@@ -136,11 +159,18 @@ def release_positions(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, li
 def candidates(spec: AlgorithmSpec, params: dict, table_seed: int) -> list[NeighbourPair]:
     """The candidates of the strategy ``structure``.
 
-    The v1 candidates (strategy ``structure``): the positions ``spec.structure(params)``
-    names × bases tied-high, tied-mid and instance (tables of ``spec.model`` with horizon
-    ``spec.audit_horizon(params)``), the position all-0 in d vs all-1 in d'. A position is a
-    row index (``user``/``full``) or a tuple (e.g. ``(arm, pull)`` for ``stream``); positions
-    outside the table are skipped. ``local``: the value patterns of :func:`structured`.
+    The positions ``spec.structure(params)`` names × the bases tied-high, tied-mid and
+    instance, the position all 0 in d and all 1 in d′. A position is a row (``user``/``full``)
+    or a tuple (``(arm, pull)`` for ``stream``); positions outside the table are skipped.
+    ``local``: the value patterns of :func:`structured`.
+
+    Args:
+        spec: the algorithm (tables of its model, horizon ``spec.audit_horizon(params)``).
+        params: its parameters.
+        table_seed: the seed of the ``instance`` base table.
+
+    Returns:
+        The pairs.
     """
     m = MODELS[spec.model]
     K = len(params["means"])

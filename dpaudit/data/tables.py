@@ -45,16 +45,31 @@ class TableModel:
 
     # ------------------------------------------------------------------ shapes and checks
     def shape(self, K: int, horizon: int) -> tuple:
-        """Table shape for K arms and horizon T: (T, K), (K, T) or () (local)."""
+        """The table shape of this model.
+
+        Args:
+            K: arms.
+            horizon: rows T.
+
+        Returns:
+            (T, K) for ``user`` and ``full``, (K, T) for ``stream``, () for ``local``.
+        """
         return {PrivacyModel.USER: (horizon, K), PrivacyModel.FULL: (horizon, K),
                 PrivacyModel.STREAM: (K, horizon), PrivacyModel.LOCAL: ()}[self.name]
 
     def validate(self, table: ArrayLike, name: str = "table") -> np.ndarray:
-        """``table`` validated, as a C-contiguous float64 array of this model's shape.
+        """A table validated, as a C-contiguous float64 array of this model's shape.
 
-        ``table`` as a C-contiguous float64 array of this model's shape; InputError (one
-        line: the bad value and the accepted range) for a wrong dimension, an empty table or
-        a value outside [0, 1].
+        Args:
+            table: the table (array-like).
+            name: its name, for the message.
+
+        Returns:
+            The table.
+
+        Raises:
+            InputError: a wrong dimension, an empty table or a value outside [0, 1] (one line
+                naming the bad value and the accepted range).
         """
         try:
             t = np.asarray(table, dtype=np.float64)
@@ -82,15 +97,26 @@ class TableModel:
     def fresh(self, K: int) -> np.ndarray:
         """An empty float64 table of K arms: every reward a run reads is drawn afresh.
 
-        An empty float64 table of K arms ((K, 0) for ``stream``, else (0, K)): every reward
-        a run reads is drawn afresh from Bernoulli(means) (the kernel contract of
-        :mod:`dpaudit.simulation.simulate`).
+        Args:
+            K: arms.
+
+        Returns:
+            A (K, 0) table for ``stream``, else (0, K); a run reads Bernoulli(means) rewards
+            beyond it (the kernel contract of :mod:`dpaudit.simulation.simulate`).
         """
         return np.zeros((K, 0) if self.arm_axis == 0 else (0, K))
 
     # ---------------------------------------------------------------------- positions
     def positions(self, shape: tuple) -> list[tuple]:
-        """Every position neighbours may change, in table order."""
+        """Every position neighbours may change, in table order.
+
+        Args:
+            shape: the table's shape.
+
+        Returns:
+            The positions: rows for ``user``/``full``, (arm, index) entries for ``stream``, one
+            empty position for ``local``.
+        """
         if self.name == PrivacyModel.LOCAL:
             return [()]
         if self.name == PrivacyModel.STREAM:
@@ -98,10 +124,17 @@ class TableModel:
         return [(t,) for t in range(shape[0])]
 
     def changed(self, d: np.ndarray, d_prime: np.ndarray) -> tuple:
-        """The one position where validated tables d and d' differ.
+        """The one position where validated tables d and d′ differ.
 
-        The one position where validated tables d and d' differ; InputError if the shapes
-        differ or they differ in no position or in more than one.
+        Args:
+            d: the first table.
+            d_prime: its neighbour.
+
+        Returns:
+            The position.
+
+        Raises:
+            InputError: the shapes differ, or the tables differ in no position or in more than one.
         """
         if d.shape != d_prime.shape:
             raise InputError(f"d has shape {d.shape} but d' has shape {d_prime.shape}")
@@ -129,13 +162,17 @@ class TableModel:
     def patterns(self, base_value: ArrayLike) -> list[tuple[str, np.ndarray, np.ndarray]]:
         """The value patterns tried at a position.
 
-        (name, value in d, value in d') pairs tried at a position whose base value is
-        ``base_value`` (a row for user/full, a number for stream, ignored for local).
+        user/full rows and stream entries: ``0→1`` (the maximal change, whichever arm reads it) and
+        ``flip`` (base → 1 − base: for a mixed row some arms go up while others go down); full rows
+        also ``arm a up`` (arm a 0 → 1, every other arm 1 → 0). local: 0 vs 1, 0 vs ½, ½ vs 1.
+        Patterns that change nothing are left out.
 
-        user/full rows and stream entries: ``0→1`` (the maximal change, whichever arm reads
-        it) and ``flip`` (base → 1 − base: for a mixed row some arms go up while others go
-        down); full rows also ``arm a up`` (arm a 0 → 1, every other arm 1 → 0). local:
-        0 vs 1, 0 vs ½, ½ vs 1. Patterns that change nothing are left out.
+        Args:
+            base_value: the base table's value there (a row for user/full, a number for stream,
+                ignored for local).
+
+        Returns:
+            (name, value in d, value in d′) triples.
         """
         if self.name == PrivacyModel.LOCAL:
             return [("0→1", np.float64(0.0), np.float64(1.0)),
@@ -151,7 +188,16 @@ class TableModel:
         return [p for p in out if not np.array_equal(p[1], p[2])]
 
     def set(self, table: np.ndarray, position: tuple, value: ArrayLike) -> np.ndarray:
-        """A copy of ``table`` with ``position`` set to ``value``."""
+        """A copy of a table with one position set.
+
+        Args:
+            table: the table.
+            position: the position.
+            value: the value (a row or a number).
+
+        Returns:
+            The copy.
+        """
         if self.name == PrivacyModel.LOCAL:
             return np.float64(value)
         t = np.array(table, dtype=np.float64, copy=True)
@@ -190,7 +236,18 @@ def model(name: str) -> TableModel:
 
 
 def validate_table(table: ArrayLike, name: str = "table") -> np.ndarray:
-    """A ``user`` table (T, K), validated (:meth:`TableModel.validate`)."""
+    """A ``user`` table (T, K), validated (:meth:`TableModel.validate`).
+
+    Args:
+        table: the table.
+        name: its name, for the message.
+
+    Returns:
+        The table as C-contiguous float64.
+
+    Raises:
+        InputError: not a valid ``user`` table.
+    """
     return MODELS[PrivacyModel.USER].validate(table, name)
 
 
@@ -211,7 +268,16 @@ def bernoulli_table(means: ArrayLike, horizon: int, seed: int) -> np.ndarray:
 
 
 def constant_table(value: float, horizon: int, K: int) -> np.ndarray:
-    """A (horizon, K) table with every entry ``value`` (ties: a knife-edge base table)."""
+    """A (horizon, K) float64 table with every entry ``value`` (all arms tied).
+
+    Args:
+        value: the entry, in [0, 1].
+        horizon: rows T.
+        K: arms.
+
+    Returns:
+        The table.
+    """
     return np.full((horizon, K), float(value))
 
 
@@ -288,10 +354,23 @@ class NeighbourPair:
     def change(cls, model_name: str, base_table: ArrayLike, position: tuple, value_d: ArrayLike,
                value_d_prime: ArrayLike, base: dict, label: str,
                pattern: str = "0→1") -> NeighbourPair:
-        """Neighbours from ``base_table`` with one position changed.
+        """Neighbours from a base table with one position changed.
 
-        Neighbours from ``base_table`` with ``position`` set to ``value_d`` in d and to
-        ``value_d_prime`` in d' (InputError if the result is invalid or not neighbours).
+        Args:
+            model_name: the privacy model.
+            base_table: the base table.
+            position: the position changed.
+            value_d: its value in d.
+            value_d_prime: its value in d′.
+            base: the base table's recipe (JSON).
+            label: why this position (e.g. "round 2").
+            pattern: the pattern's name.
+
+        Returns:
+            The :class:`NeighbourPair`.
+
+        Raises:
+            InputError: the tables are invalid or not neighbours.
         """
         m = model(model_name)
         d = m.validate(m.set(base_table, position, value_d), "d")
@@ -301,14 +380,40 @@ class NeighbourPair:
     @classmethod
     def change_row(cls, base_table: ArrayLike, row: int, value_d: ArrayLike,
                    value_d_prime: ArrayLike, base: dict, label: str) -> NeighbourPair:
-        """``user`` neighbours with row ``row`` set to ``value_d`` / ``value_d_prime``."""
+        """``user`` neighbours with one row changed.
+
+        Args:
+            base_table: the base table (T, K).
+            row: the row changed.
+            value_d: the row in d.
+            value_d_prime: the row in d′.
+            base: the base table's recipe (JSON).
+            label: why this row.
+
+        Returns:
+            The :class:`NeighbourPair`.
+        """
         return cls.change(PrivacyModel.USER, base_table, (row,), value_d, value_d_prime, base,
         label)
 
     @classmethod
     def from_tables(cls, d: ArrayLike, d_prime: ArrayLike, base: dict, label: str,
                     model_name: str = PrivacyModel.USER) -> NeighbourPair:
-        """Validate an explicit pair; InputError unless they are ``model_name`` neighbours."""
+        """An explicit pair, validated.
+
+        Args:
+            d: the first table.
+            d_prime: its neighbour.
+            base: the recipe (JSON) to report.
+            label: why this pair.
+            model_name: the privacy model.
+
+        Returns:
+            The :class:`NeighbourPair`.
+
+        Raises:
+            InputError: the tables are not ``model_name`` neighbours.
+        """
         m = model(model_name)
         d, dp = m.validate(d, "d"), m.validate(d_prime, "d'")
         return cls(d, dp, m.changed(d, dp), base, label, model_name, "explicit")

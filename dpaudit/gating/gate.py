@@ -122,8 +122,13 @@ class Entry:
     def request(self, budget: Budget, workers: int | None = None) -> AuditRequest:
         """The entry's audit request.
 
-        The entry's audit, with ``budget`` (the suite's levels and the entry's runs); its
-        pair path relative to the working directory, as its command line prints it.
+        Args:
+            budget: the suite's levels and the entry's runs.
+            workers: processes.
+
+        Returns:
+            The :class:`~dpaudit.core.request.AuditRequest`; its pair path is relative to the
+            working directory, as its command line prints it.
         """
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
@@ -151,7 +156,14 @@ class Suite:
 
 
 def suite_path(path: str) -> str:
-    """The suite file of ``path`` (a folder holding suite.toml, or a .toml file)."""
+    """The suite file of a path.
+
+    Args:
+        path: a folder holding suite.toml, or a .toml file.
+
+    Returns:
+        The suite file.
+    """
     return os.path.join(path, SUITE_FILE) if os.path.isdir(path) else path
 
 
@@ -250,11 +262,17 @@ def load_suite(path: str) -> Suite:
 
 
 def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
-    """The outcome (ok, status, message) of one entry.
+    """The outcome of one entry.
 
-    (ok, status, message) of one entry: its verdict against the expected one, then the
-    re-measured stored event (``rise``, :func:`remeasure`; None when not re-measured) against
-    the level ``alpha``.
+    Args:
+        entry: the suite entry.
+        result: its audit's verdict JSON.
+        rise: the re-measured stored event (:func:`remeasure`), or None when not re-measured.
+        alpha: the entry's level.
+
+    Returns:
+        (ok, status, message): the verdict against the expected one, then the stored event's
+        rise against ``alpha``.
     """
     got = result["verdict"]
     lb = float(result["eps_lb"])
@@ -289,9 +307,16 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: floa
               margin: float = DEFAULT_MARGIN) -> tuple[dict, dict | None]:
     """One entry audited.
 
-    One entry audited at level ``alpha``, its detectable loss stated at power 1 − ``beta``
-    (a pass needs it ≤ (1 + ``margin``)·ε): (the verdict JSON, docs/reference/verdict-json.md; the
-    :func:`evidence` of its ε_lb, None when no event was measured).
+    Args:
+        entry: the suite entry.
+        alpha: its level.
+        workers: processes.
+        beta: the pass bound's β (and the detectable loss's power 1 − β).
+        margin: a pass needs ε_ub ≤ (1 + margin)·ε.
+
+    Returns:
+        (the verdict JSON, docs/reference/verdict-json.md; the :func:`evidence` of its ε_lb,
+        None when no event was measured).
     """
     res = audit_registered(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
@@ -329,10 +354,14 @@ def evidence(result: dict, source: KernelSource, event: Event) -> dict:
 
 
 def stored_event(stored: dict) -> tuple[tables.NeighbourPair, np.ndarray]:
-    """The neighbouring pair and the sorted cells of a stored event.
+    """The neighbouring pair and the sorted cells of a stored event (:func:`evidence`).
 
-    The neighbouring pair and the sorted cells (uint64) of a stored event
-    (:func:`evidence`).
+    Args:
+        stored: the baseline's event.
+
+    Returns:
+        (pair, cells): the :class:`~dpaudit.data.tables.NeighbourPair` and the sorted uint64
+        cells.
 
     Raises:
         InputError: a key is missing or of the wrong type, the counts are not 0 ≤ hits ≤
@@ -382,11 +411,18 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
                    workers: int | None = None) -> tuple[int, int]:
     """The stored event measured on fresh runs with today's code.
 
-    The stored event (:func:`evidence`) measured on ``entry.runs`` fresh runs per side
-    with today's code, all of them (a fixed n, no look, no stop): its (numerator hits,
-    denominator hits). ``stream`` (:data:`BASELINE_STREAM` or :data:`CHECK_STREAM`) picks
-    independent seeds from the entry's seed, a stream no audit draws. The instance is the
+    All ``entry.runs`` runs per side are run (a fixed n, no look, no stop). The instance is the
     stored one (the finalist's of a searched claim space), else the entry's.
+
+    Args:
+        entry: the suite entry.
+        stored: the baseline's event (:func:`evidence`).
+        stream: :data:`BASELINE_STREAM` or :data:`CHECK_STREAM`: independent seeds from the
+            entry's seed, a stream no audit draws.
+        workers: processes.
+
+    Returns:
+        (numerator hits, denominator hits).
     """
     spec = registry.get(entry.algo)
     params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
@@ -402,11 +438,17 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
 def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict:
     """A stored event with its counts replaced by a fixed-n measurement.
 
-    ``ev`` (:func:`evidence`) with its counts replaced by a fixed-n measurement of its
-    event (:func:`measure_stored` on :data:`BASELINE_STREAM`), what ``--update-baseline``
-    stores for an entry whose event is re-measured: the audit's own counts may come from an
-    early look its futility rule chose, which a two-sample test must not compare with. The
-    audit's counts stay, as ``audit_counts``.
+    What ``--update-baseline`` stores for an entry whose event is re-measured: the audit's own
+    counts may come from an early look its futility rule chose, which a two-sample test must not
+    compare with. The audit's counts stay, as ``audit_counts``.
+
+    Args:
+        entry: the suite entry.
+        ev: the event (:func:`evidence`).
+        workers: processes.
+
+    Returns:
+        ``ev`` with the counts of :func:`measure_stored` on :data:`BASELINE_STREAM`.
     """
     k_num, k_den = measure_stored(entry, ev, BASELINE_STREAM, workers)
     return {**ev, "counts": "fixed-n",
@@ -417,14 +459,16 @@ def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict
 def remeasure(entry: Entry, stored: dict, workers: int | None = None) -> dict:
     """The stored event measured again, and the test that its loss rose.
 
-    The stored event measured again (:func:`measure_stored` on :data:`CHECK_STREAM`) and
-    the one-sided two-sample test that its log ratio rose
-    (:func:`dpaudit.statistics.stats.rise_p_value`).
+    Args:
+        entry: the suite entry.
+        stored: the baseline's event.
+        workers: processes.
 
     Returns:
         dict with ``hits_num``, ``hits_den``, ``runs``, ``log_ratio`` (new) and
-        ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has
-        no hit), and ``p_value``.
+        ``log_ratio_baseline`` (ln of the estimated probability ratio, ±inf where a side has no
+        hit), and ``p_value`` of the one-sided two-sample test that the log ratio rose
+        (:func:`dpaudit.statistics.stats.rise_p_value`), on :data:`CHECK_STREAM`.
     """
     k_num, k_den = measure_stored(entry, stored, CHECK_STREAM, workers)
     old = (stored["hits_num"], stored["runs"], stored["hits_den"], stored["runs"])
@@ -486,18 +530,32 @@ def read_baseline(path: str, suite: Suite, regenerate: str) -> dict:
 
 
 def version_changes(stored: dict | None) -> list[str]:
-    """``name old -> new`` for each package whose version differs from the baseline's."""
+    """The packages whose version differs from the baseline's.
+
+    Args:
+        stored: the baseline's versions.
+
+    Returns:
+        ``name old -> new`` lines.
+    """
     now = versions()
     return [f"{k} {stored.get(k)} -> {v}" for k, v in now.items()
             if isinstance(stored, dict) and stored.get(k) != v]
 
 
 def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
-    """The baseline of a gate run.
+    """The baseline of a gate run (docs/guide/gate.md).
 
-    The baseline (docs/guide/gate.md): per entry its configuration, verdict, reason, ε_lb,
-    ε_ub (the bound a pass rests on), detectable loss (a planning figure) and the
-    :func:`evidence` of its event; the versions it was made with.
+    Args:
+        suite: the suite.
+        rows: one outcome per entry.
+        beta: the pass rule's β.
+        margin: the pass rule's margin.
+
+    Returns:
+        Per entry its configuration, verdict, reason, ε_lb, ε_ub (the bound a pass rests on),
+        detectable loss (a planning figure) and the :func:`evidence` of its event; the versions
+        it was made with.
     """
     return jsonable({
         "schema": BASELINE_SCHEMA, "suite": suite.path, "alpha": suite.alpha,
@@ -669,8 +727,11 @@ def gate(path: str, options: GateOptions = GateOptions(),
 def dumps(doc: dict) -> str:
     """Indented JSON with each list of numbers on one line.
 
-    Indented JSON with each list of numbers on one line (a baseline's tables stay
-    readable and a few hundred kB at most).
+    Args:
+        doc: the baseline.
+
+    Returns:
+        The text (a baseline's tables stay readable and a few hundred kB at most).
     """
     text = json.dumps(doc, indent=1)
     return re.sub(r"\[[-+0-9.eE,\s]*\]", lambda m: "[" + ", ".join(

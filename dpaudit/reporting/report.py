@@ -49,8 +49,11 @@ QUANTILES = ("50", "90", "99", "99.9", "max")
 def classify(doc: object) -> str | None:
     """The kind of a result JSON, by its keys.
 
-    ``"audit"``, ``"correctness"`` or ``"constants"`` by the keys of a result JSON, else
-    None.
+    Args:
+        doc: a parsed JSON document.
+
+    Returns:
+        ``"audit"``, ``"correctness"`` or ``"constants"``, else None.
     """
     if not isinstance(doc, dict):
         return None
@@ -68,9 +71,15 @@ def classify(doc: object) -> str | None:
 def load(paths: Sequence[str]) -> list[dict]:
     """The JSON objects in ``paths``, tagged with their kind and source.
 
-    The JSON objects in ``paths``, each with ``_kind`` (:func:`classify`) and ``_source``
-    (the file name) added. InputError (one line naming the file) for a file that cannot be
-    read, is not JSON, or is none of the three kinds.
+    Args:
+        paths: result JSON files.
+
+    Returns:
+        The objects, each with ``_kind`` (:func:`classify`) and ``_source`` (the file name).
+
+    Raises:
+        InputError: a file that cannot be read, is not JSON, or is none of the three kinds (one
+            line naming the file).
     """
     if not paths:
         raise InputError("no input file: expected one or more RESULT.json files")
@@ -103,8 +112,12 @@ def _finite(x: object) -> float | None:
 def num(x: object, digits: int = 4) -> str:
     """A number for a table.
 
-    A number for a table: ints as they are, floats with ``digits`` significant digits,
-    ``"inf"``/``"nan"`` strings kept, None as an em dash.
+    Args:
+        x: a number, a string (``"inf"``/``"nan"`` kept) or None (an em dash).
+        digits: significant digits of a float (ints as they are).
+
+    Returns:
+        The text.
     """
     if x is None:
         return "—"
@@ -124,21 +137,41 @@ def num(x: object, digits: int = 4) -> str:
 
 
 def fixed(x: object, places: int = 4) -> str:
-    """A loss with ``places`` decimals (as ``dpaudit run`` prints it)."""
+    """A loss with ``places`` decimals (as ``dpaudit run`` prints it).
+
+    Args:
+        x: the loss.
+        places: decimals.
+
+    Returns:
+        The text.
+    """
     return f"{x:.{places}f}" if _finite(x) is not None else num(x)
 
 
 def pct(x: object) -> str:
-    """A probability as a percentage, e.g. 0.95 -> "95 %"."""
+    """A probability as a percentage, e.g. 0.95 -> "95 %".
+
+    Args:
+        x: the probability.
+
+    Returns:
+        The text.
+    """
     return f"{100 * x:.6g} %" if _finite(x) is not None else num(x)
 
 
 def md_escape(text: object) -> str:
     """Text safe inside Markdown and its table cells.
 
-    Text safe inside Markdown (and its table cells): ``&`` and ``<`` as HTML entities (no
-    tag or entity can start), backslashes, pipes, brackets, backticks and asterisks
-    backslashed, newlines made spaces.
+    ``&`` and ``<`` become HTML entities (no tag or entity can start); backslashes, pipes,
+    brackets, backticks and asterisks are backslashed; newlines become spaces.
+
+    Args:
+        text: any value; its ``str`` is escaped.
+
+    Returns:
+        The escaped text.
     """
     s = str(text).replace("&", "&amp;").replace("<", "&lt;").replace("\\", "\\\\")
     for c in "|[]`*":
@@ -149,8 +182,11 @@ def md_escape(text: object) -> str:
 def md_code(text: object) -> str:
     """A fenced Markdown code block holding ``text`` verbatim.
 
-    A fenced Markdown code block holding ``text`` verbatim (fence longer than any backtick
-    run inside).
+    Args:
+        text: the content.
+
+    Returns:
+        The block, its fence longer than any backtick run inside.
     """
     text = str(text)
     run = longest = 0
@@ -215,8 +251,12 @@ def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
 def loss_cells(doc: dict) -> tuple[list[dict], int]:
     """The loss-table cells to show, and how many there are.
 
-    The loss-table cells to show (at most MAX_LOSS_ROWS, largest |ln ratio| first when
-    there are more, else in the JSON's order) and the total number of cells.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        (cells, total): at most MAX_LOSS_ROWS cells, largest |ln ratio| first when there are
+        more, else in the JSON's order.
     """
     cells = list(doc.get("loss_table") or [])
     if len(cells) <= MAX_LOSS_ROWS:
@@ -227,10 +267,14 @@ def loss_cells(doc: dict) -> tuple[list[dict], int]:
 
 
 def loss_figure(doc: dict) -> str | None:
-    """Figure 1: the per-cell privacy loss with its simultaneous intervals.
+    """Figure 1 of a report.
 
-    Figure 1: per-cell privacy loss ln(p_d / p_d') with its simultaneous CI, against the
-    claim ±ε (dashed) and ε_lb (dotted). None without plottable cells.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        A PNG data URI of the per-cell privacy loss ln(p_d / p_d′) with its simultaneous intervals,
+        against the claim ±ε (dashed) and ε_lb (dotted); None when there is nothing to plot.
     """
     cells, _ = loss_cells(doc)
     pts = [(i, _finite(c.get("ln_ratio")), c.get("ci") or [None, None])
@@ -268,10 +312,14 @@ def loss_figure(doc: dict) -> str | None:
 
 
 def looks_figure(doc: dict) -> str | None:
-    """Figure 2: the finalists' intervals at each look.
+    """Figure 2 of a report.
 
-    Figure 2: the finalists' confidence intervals for the privacy loss at each look of the
-    sequential measurement, against ε. None without looks.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        A PNG data URI of the finalists' confidence intervals for the privacy loss at each look of the
+        sequential measurement, against ε; None when there is nothing to plot.
     """
     m = (doc.get("counts") or {}).get("measurement") or {}
     looks = m.get("looks") or []
@@ -309,11 +357,15 @@ def _label(pos: object) -> str:
 
 
 def profile_figure(doc: dict) -> str | None:
-    """Figure 3: the search's position profile.
+    """Figure 3 of a report.
 
-    Figure 3: the search's position profile, a heatmap of the pilot-estimated ε_lb of every
-    candidate pair (base table × pattern by changed position), measured finalists annotated
-    with their ε_lb. None without a profile.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        A PNG data URI of the search's position profile, a heatmap of the pilot-estimated ε_lb of every
+        candidate pair (base table × pattern by changed position), the measured finalists
+        annotated with their ε_lb; None when there is nothing to plot.
     """
     p = (doc.get("search") or {}).get("profile") or {}
     grid = p.get("predicted_eps_lb")
@@ -361,10 +413,14 @@ def profile_figure(doc: dict) -> str | None:
 
 
 def whitebox_figure(doc: dict) -> str | None:
-    """Figure 4: quantiles of the white-box loss of the releases.
+    """Figure 4 of a report.
 
-    Figure 4: quantiles of the white-box privacy loss of the noisy releases per run, in
-    each direction, against ε. None without white-box results.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        A PNG data URI of quantiles of the white-box privacy loss of the noisy releases per run, in each
+        direction, against ε; None when there is nothing to plot.
     """
     w = doc.get("whitebox") or {}
     dirs = w.get("directions") or {}
@@ -721,7 +777,14 @@ def _context(docs: list[dict]) -> dict:
 # ---------------------------------------------------------------- rendering
 
 def environment(markdown: bool) -> jinja2.Environment:
-    """The jinja2 environment: autoescape on for HTML; Markdown escapes with ``md``."""
+    """The jinja2 environment of the templates.
+
+    Args:
+        markdown: escape with ``md`` for Markdown (else autoescape for HTML).
+
+    Returns:
+        The environment.
+    """
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=not markdown, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -730,29 +793,55 @@ def environment(markdown: bool) -> jinja2.Environment:
 
 
 def render_html(docs: list[dict]) -> str:
-    """The self-contained HTML report of ``docs`` (audit, correctness and constants JSON)."""
+    """The self-contained HTML report of some results.
+
+    Args:
+        docs: audit, correctness and constants JSON, tagged by :func:`load`.
+
+    Returns:
+        The HTML (figures inline, no JavaScript).
+    """
     return environment(False).get_template("report.html.j2").render(**_context(docs))
 
 
 def summary(doc: dict) -> str:
     """The text summary of an audit result (what ``dpaudit run`` prints).
 
-    The text summary of an audit result (what ``dpaudit run`` prints): the text template
-    over the same view model as the reports.
+    The text template runs over the same view model as the reports.
+
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        The text.
     """
     return environment(True).get_template("summary.txt.j2").render(t=_audit_view(doc, figures=False, text=True)["text"])
 
 
 def render_markdown(docs: list[dict]) -> str:
-    """The Markdown report of ``docs``: the same sections and numbers, without figures."""
+    """The Markdown report of some results: the same sections and numbers, without figures.
+
+    Args:
+        docs: audit, correctness and constants JSON, tagged by :func:`load`.
+
+    Returns:
+        The Markdown.
+    """
     return environment(True).get_template("report.md.j2").render(**_context(docs))
 
 
 def write_report(docs: list[dict], html_path: str, md_path: str | None = None) -> str:
     """Render and write the HTML (and Markdown) report atomically.
 
-    Render and write the HTML (and Markdown) report atomically; both are rendered before
-    either file is written. Returns ``html_path``.
+    Both are rendered before either file is written.
+
+    Args:
+        docs: the results, tagged by :func:`load`.
+        html_path: the HTML file.
+        md_path: the Markdown file, or None.
+
+    Returns:
+        ``html_path``.
     """
     page = render_html(docs)
     md = render_markdown(docs) if md_path else None
@@ -784,10 +873,16 @@ REPRODUCTIONS = "reproduce/index.html"
 def write_index(entries: list[dict], folder: str) -> str:
     """Write ``index.html`` and ``index.md`` of a suite's reports.
 
-    ``index.html`` and ``index.md`` in ``folder``: one row per suite entry (name linked to
-    its report, algorithm, ε, expected and actual verdict, ε_lb against its baseline, runtime),
-    green when as expected, red otherwise, and a link to the papers' reproductions if
-    ``folder``/:data:`REPRODUCTIONS` exists. Returns the path of index.html.
+    One row per suite entry (name linked to its report, algorithm, ε, expected and actual
+    verdict, ε_lb against its baseline, runtime), green when as expected, red otherwise, and a
+    link to the papers' reproductions if ``folder``/:data:`REPRODUCTIONS` exists.
+
+    Args:
+        entries: one row per entry.
+        folder: the reports' folder.
+
+    Returns:
+        The path of index.html.
     """
     rows = _index_rows(entries)
     papers = os.path.join(folder, REPRODUCTIONS)
@@ -805,7 +900,11 @@ def write_index(entries: list[dict], folder: str) -> str:
 # ---------------------------------------------------------------- CLI
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """``dpaudit report FILE.json [FILE.json ...] -o OUT.html [--markdown OUT.md]``."""
+    """Add ``dpaudit report FILE.json [FILE.json ...] -o OUT.html [--markdown OUT.md]``.
+
+    Args:
+        subparsers: the command line's subcommands.
+    """
     p = subparsers.add_parser(
         "report", help="reviewer report (HTML, optionally Markdown) from result JSON files",
         description="Render a self-contained HTML report (figures inline, no JavaScript) from "
@@ -823,8 +922,15 @@ MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 def main(args: argparse.Namespace, echo: Callable[[str], object] = print) -> int:
     """Run ``dpaudit report`` on parsed arguments.
 
-    Run ``dpaudit report`` on parsed arguments: InputError before anything is written;
-    ``echo`` receives the summary line.
+    Args:
+        args: the parsed arguments.
+        echo: receives the summary line.
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        InputError: before anything is written.
     """
     inputs = {f"the input {f}": f for f in args.files}
     validate.output_path("-o", args.output, inputs)

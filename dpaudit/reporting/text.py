@@ -15,11 +15,14 @@ from dpaudit.core.terms import Side
 
 
 def summary_lines(doc: dict) -> dict:
-    """The parts of the text summary of an audit result.
+    """The parts of the text summary of an audit result (template ``summary.txt.j2``).
 
-    The parts of the text summary of an audit result ``doc`` (template
-    ``summary.txt.j2``): head, reason, bounds, planning figure, neighbours, event, counts,
-    search, white-box, coverage, reproducibility, seed and time.
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        {part: lines}: head, reason, bounds, planning figure, neighbours, event, counts, search,
+        white-box, coverage, reproducibility, seed and time.
     """
     m = doc["counts"]["measurement"]
     claim = doc["claim"]
@@ -43,13 +46,17 @@ def summary_lines(doc: dict) -> dict:
 
 
 def bound_text(doc: dict) -> str:
-    """ε_lb and the point estimate of a result in words.
+    """ε_lb and the point estimate of a result in words (text output and reports).
 
-    ε_lb and the point estimate of a result (JSON) in words, for the text output and the
-    reports: a saturated bound (no hit on the denominator side: the largest bound the budget
-    can give, whatever the loss) is labelled so; the estimate is the δ-loss
-    ln((p̂_num − δ)/p̂_den) of the measured event, absent when nothing was measured, and
-    flagged as biased upward when the measurement stopped early on a violation.
+    A saturated bound (no hit on the denominator side: the largest bound the budget can give,
+    whatever the loss) is labelled so; the estimate is the δ-loss ln((p̂_num − δ)/p̂_den) of the
+    measured event.
+
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        The line.
     """
     m = doc["counts"]["measurement"]
     text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
@@ -74,9 +81,13 @@ def bound_text(doc: dict) -> str:
 def levels_text(m: dict) -> str:
     """The tests' levels of a result's measurement.
 
-    The tests' levels of a result's ``counts.measurement``: per look (``alpha_per_look``)
-    or, in results written before the looks were weighted, one level for all
-    (``alpha_per_test``).
+    Args:
+        m: the result's ``counts.measurement``: per-look levels (``alpha_per_look``) or, in
+            results written before the looks were weighted, one level for all
+            (``alpha_per_test``).
+
+    Returns:
+        The levels in words.
     """
     if m.get("alpha_per_look"):
         return " / ".join(f"{a:.3g}" for a in m["alpha_per_look"]) + " at the looks"
@@ -85,10 +96,16 @@ def levels_text(m: dict) -> str:
 
 
 def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
-    """What a pass promises, in words.
+    """What a pass promises, in words (:mod:`dpaudit.verdicts.verdict`).
 
-    What a pass promises (:mod:`dpaudit.verdicts.verdict`): the measured events' loss is below
-    ``eps_ub`` with confidence 1 − β.
+    Args:
+        eps_ub: the measured events' upper bound.
+        beta: its error.
+        eps: the claimed ε.
+        margin: a pass needs ε_ub ≤ (1 + margin)·ε.
+
+    Returns:
+        The line: the measured events' loss is below ``eps_ub`` with confidence 1 − β.
     """
     conf = f"{100 * (1 - beta):.6g}%"
     target = (1 + margin) * eps
@@ -101,7 +118,17 @@ def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
 
 
 def detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
-    """The planning figure's line: the detectable loss at power 1 − β (and at 50 %)."""
+    """The planning figure's line: the detectable loss at power 1 − β (and at 50 %).
+
+    Args:
+        loss: the detectable loss at power 1 − β.
+        beta: 1 − the power.
+        median: the detectable loss at 50 %.
+        measured: whether an event was measured.
+
+    Returns:
+        The line.
+    """
     power = f"{100 * (1 - beta):.6g}%"
     head = f"  planning figure (not the pass rule): detectable loss at {power} power"
     if not measured:
@@ -114,7 +141,14 @@ def detectable_line(loss: float, beta: float, median: float, measured: bool) -> 
 
 
 def coverage_text(c: dict) -> str:
-    """The ``coverage`` of a result (JSON) in one sentence (text output and reports)."""
+    """The ``coverage`` of a result in one sentence (text output and reports).
+
+    Args:
+        c: the result's ``coverage``.
+
+    Returns:
+        The sentence.
+    """
     if not c or not c.get("measured"):
         return f"not measured ({(c or {}).get('reason', 'this result has no coverage record')})"
     phases = ", ".join(f"phase {r['phase']}: {r['releases']} in {r['runs']} runs"
@@ -130,9 +164,14 @@ def coverage_text(c: dict) -> str:
 def instance_lines(block: dict | None) -> list[str]:
     """The instance an audit searched its way to, in words.
 
-    The instance an audit searched its way to (``instance_search`` of the JSON), its
-    dimensions' scopes (a proof-scope value away from the paper's says what the paper fixes and
-    that its proof does not use it) and what the screen looked at; [] for a fixed instance.
+    The dimensions' scopes are given too (a proof-scope value away from the paper's says what
+    the paper fixes and that its proof does not use it), and what the screen looked at.
+
+    Args:
+        block: the result's ``instance_search``.
+
+    Returns:
+        The lines; [] for a fixed instance.
     """
     if not block:
         return []
@@ -170,7 +209,14 @@ def instance_lines(block: dict | None) -> list[str]:
 
 
 def search_lines(s: dict) -> list[str]:
-    """The neighbour search in one line: candidates, white-box screen, pilot rounds."""
+    """The neighbour search in one line: candidates, white-box screen, pilot rounds.
+
+    Args:
+        s: the result's ``search``.
+
+    Returns:
+        The lines ([] without a search).
+    """
     if not s:
         return []
     b = s["budget"]
@@ -182,7 +228,14 @@ def search_lines(s: dict) -> list[str]:
 
 
 def whitebox_lines(w: dict) -> list[str]:
-    """The white-box loss of the releases and the gray-box replay, in two lines."""
+    """The white-box loss of the releases and the gray-box replay, in two lines.
+
+    Args:
+        w: the result's ``whitebox``.
+
+    Returns:
+        The lines ([] without white-box results).
+    """
     if not w:
         return []
     rp = w["replay"]
@@ -197,10 +250,15 @@ def whitebox_lines(w: dict) -> list[str]:
 
 
 def releases_text(w: dict) -> str:
-    """The white-box releases' loss against ε, in words.
+    """The white-box releases' loss against ε, in words (text output and reports).
 
-    The white-box releases' loss against ε in words (text output and reports): above ε is
-    a fact about the releases, not a verdict on the released transcript.
+    Above ε is a fact about the releases, not a verdict on the released transcript.
+
+    Args:
+        w: the result's ``whitebox``.
+
+    Returns:
+        The text.
     """
     if w.get("releases_exceed_eps") is None:
         return f"(eps, delta) claim: {w['runs_above_eps']} runs above eps, which it allows"
@@ -212,7 +270,14 @@ def releases_text(w: dict) -> str:
 
 
 def neighbours_lines(nb: dict) -> list[str]:
-    """The neighbouring pair in words."""
+    """The neighbouring pair in words.
+
+    Args:
+        nb: the result's ``neighbours``.
+
+    Returns:
+        The lines.
+    """
     if "changed_row" in nb:
         where = (f"{nb['model']} tables {nb['rows']}x{nb['arms']}, base {nb['base']['name']}, "
                  f"row {nb['changed_row']} = {_row(nb['row_d'])} in d vs "
@@ -242,10 +307,14 @@ def _row(values: ArrayLike) -> str:
 def claim_space_lines(rows: list[dict], claim: str, name: str) -> list[str]:
     """The lines ``dpaudit list --claims`` prints for one algorithm.
 
-    The lines `dpaudit list --claims` prints for one algorithm: its claim and one line per
-    dimension of the space the claim covers (``rows``:
-    :meth:`dpaudit.algorithms.space.ClaimSpace.rows`): name, scope, scale, searched window,
-    accepted range and source.
+    Args:
+        rows: the space's rows (:meth:`dpaudit.algorithms.space.ClaimSpace.rows`): name, scope,
+            scale, searched window, accepted range and source per dimension.
+        claim: the privacy claim in words.
+        name: the algorithm.
+
+    Returns:
+        The claim's line and one line per dimension.
     """
     head = f"{name}: {claim or 'claims no privacy (positive control); its audit searches'}"
     if not rows:

@@ -75,7 +75,18 @@ def reproduce(key: str, mode: str, ctx: Context) -> Reproduction:
 
 
 def main(args: argparse.Namespace, echo: Callable[[str], object] = print) -> int:
-    """``dpaudit reproduce PAPER|all [--quick] [--out DIR] [--seed S] [--workers N]``."""
+    """Run ``dpaudit reproduce PAPER|all [--quick] [--out DIR] [--seed S] [--workers N]``.
+
+    Args:
+        args: the parsed arguments.
+        echo: receives a line per page written.
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        InputError: an unknown paper, an unusable ``--out``.
+    """
     keys = PAPERS if args.paper == "all" else (paper(args.paper).KEY,)
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InputError(f"--out {args.out} is a file: expected a folder")

@@ -131,7 +131,17 @@ def _tau(res: dict, c: Curve, name: str, eps: float) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def lower_bound(name: str, eps: float, risk: float, private: bool = True) -> float:
-    """Theorem 2: T*(ν; ε)·ln(1/(3δ)) (T*_KL(ν)·ln(1/(3δ)) for a non-private algorithm)."""
+    """Theorem 2's lower bound on E[τ].
+
+    Args:
+        name: the instance.
+        eps: ε.
+        risk: δ.
+        private: an ε-DP algorithm (else the non-private bound).
+
+    Returns:
+        T*(ν; ε)·ln(1/(3δ)) (T*_KL(ν)·ln(1/(3δ)) for a non-private algorithm), in samples.
+    """
     return theory.thm2_lower_bound(private, INSTANCES[name], eps, risk)["value"]
 
 
@@ -307,7 +317,16 @@ def _risk_row(res: dict, s: Settings, c: Curve, name: str, conf: float) -> Row:
 
 
 def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
-    """Run the experiment of ``s`` and write its figures into ``ctx.folder``."""
+    """Run the experiment of ``s`` and write its figures into ``ctx.folder``.
+
+    Args:
+        s: the settings (:data:`FULL` or :data:`QUICK`, or a variant).
+        ctx: the seed, workers, progress bars and folder.
+        mode: ``full`` or ``quick``, as the page states it.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Reproduction`: the settings, figures and rows.
+    """
     res = _simulate(s, ctx)
     rep = Reproduction(
         KEY, TITLE, CITATION, EXPERIMENT, mode,

@@ -65,20 +65,40 @@ MODES = {"full": FULL, "quick": QUICK}
 
 
 def h_eps(inst: dict, eps: float) -> float:
-    """H_ε of eq. (8) on instance ``inst``."""
+    """H_ε of eq. (8) on an instance.
+
+    Args:
+        inst: the instance (means, threshold, tolerance).
+        eps: ε.
+
+    Returns:
+        H_ε.
+    """
     return lt.complexity_eps(inst["means"], inst["threshold"], inst.get("tolerance", 0.0), eps)
 
 
 def crossing(eps: float) -> int:
-    """The smallest whole budget at which Theorem 3.1's bound on instance A is below 1."""
+    """The smallest whole budget at which Theorem 3.1's bound on instance A is below 1.
+
+    Args:
+        eps: ε.
+
+    Returns:
+        The budget T.
+    """
     return math.ceil(lt.thm31_crossing(A["means"], A["threshold"], A["tolerance"], eps))
 
 
 def check_budget(eps: float) -> int:
     """The smallest budget at which Theorem 3.1's bound reaches :data:`CHECK_BOUND`.
 
-    The smallest whole budget at which Theorem 3.1's bound on instance A is at most
-    :data:`CHECK_BOUND` (Brent's method above the crossing: the bound falls there).
+    Brent's method above the crossing (the bound falls there).
+
+    Args:
+        eps: ε.
+
+    Returns:
+        The whole budget T on instance A.
     """
     def f(T: float) -> float:
         return math.log(float(lt.thm31_bound(T, A["means"], A["threshold"], A["tolerance"],
@@ -215,7 +235,16 @@ def _lower_row(res: dict, s: Settings, e: float, conf: float) -> Row:
 
 
 def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
-    """Run the experiments of ``s`` and write the figure into ``ctx.folder``."""
+    """Run the experiments of ``s`` and write the figure into ``ctx.folder``.
+
+    Args:
+        s: the settings (:data:`FULL` or :data:`QUICK`, or a variant).
+        ctx: the seed, workers, progress bars and folder.
+        mode: ``full`` or ``quick``, as the page states it.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Reproduction`: the settings, figures and rows.
+    """
     keys, reqs = _requests(s, ctx.seed)
     res = {}
     for (kind, e, T), (tau, rec, status) in zip(keys, ctx.outcomes(reqs, KEY)):

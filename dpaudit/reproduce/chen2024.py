@@ -115,7 +115,15 @@ def successes(cells: list, trials: int, seed: int | tuple, features: str | None 
 
 
 def band(rates: ArrayLike, trials: int) -> tuple[np.ndarray, np.ndarray]:
-    """The 95 % Clopper–Pearson interval of each success rate (the figures' bands)."""
+    """The 95 % Clopper–Pearson interval of each success rate (the figures' bands).
+
+    Args:
+        rates: success rates.
+        trials: trials per rate.
+
+    Returns:
+        (low, high) arrays of the rates' shape.
+    """
     lo, hi = proportion_confint(np.round(np.asarray(rates) * trials), trials, alpha=0.05,
                                 method="beta")
     return np.asarray(lo), np.asarray(hi)
@@ -226,7 +234,16 @@ def _claims(wins: dict, e1: dict, s: Settings) -> list:
 
 
 def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
-    """Run the experiments of ``s`` and write their figures into ``ctx.folder``."""
+    """Run the experiments of ``s`` and write their figures into ``ctx.folder``.
+
+    Args:
+        s: the settings (:data:`FULL` or :data:`QUICK`, or a variant).
+        ctx: the seed, workers, progress bars and folder.
+        mode: ``full`` or ``quick``, as the page states it.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Reproduction`: the settings, figures and rows.
+    """
     cells = [(m, e, T) for T in s.budgets for m in PRIVATE for e in s.eps] + \
         [("od-linbai", 1.0, T) for T in s.budgets]
     counts = successes(cells, s.trials, (ctx.seed, 1))

@@ -52,8 +52,12 @@ class Context:
     def outcomes(self, requests: list, what: str) -> list[tuple]:
         """(τ, rec, status) of every request, with a progress bar.
 
-        (τ, rec, status) of every request (:func:`~dpaudit.simulation.simulate.outcomes_many`),
-        with a progress bar named ``what``.
+        Args:
+            requests: the simulations (:func:`~dpaudit.simulation.simulate.outcomes_many`).
+            what: the progress bar's name.
+
+        Returns:
+            One (tau, rec, status) triple per request.
         """
         bar = tqdm(total=sum(r.n_runs for r in requests), unit="run", desc=what, leave=False,
                    disable=not self.progress)
@@ -61,10 +65,14 @@ class Context:
             return outcomes_many(requests, workers=self.workers, progress=bar.update)
 
     def regret(self, jobs: list, what: str) -> list[np.ndarray]:
-        """:func:`pseudo_regret` of every :class:`RegretRuns`, pooled over the workers.
+        """:func:`pseudo_regret` of every job, pooled over the workers, with a progress bar.
 
-        :func:`pseudo_regret` of every :class:`RegretRuns` (one job each, pooled over the
-        workers), with a progress bar named ``what``.
+        Args:
+            jobs: the :class:`RegretRuns`.
+            what: the progress bar's name.
+
+        Returns:
+            One (runs, checkpoints) float64 array per job.
         """
         bar = tqdm(total=sum(j.runs for j in jobs), unit="run", desc=what, leave=False,
                    disable=not self.progress)
@@ -103,11 +111,15 @@ class RegretRuns:
 
 
 def pseudo_regret(job: RegretRuns) -> np.ndarray:
-    """Cumulative pseudo-regret of each run of ``job`` at its checkpoints.
+    """Cumulative pseudo-regret Σ_{s ≤ t} (max μ − μ_{J_s}) of each run at its checkpoints.
 
-    Cumulative pseudo-regret Σ_{s ≤ t} (max μ − μ_{J_s}) of each run of ``job`` at its
-    checkpoints: float64 array of shape (runs, len(checkpoints)). One compiled kernel call
-    per run, one reused action buffer.
+    One compiled kernel call per run, one reused action buffer.
+
+    Args:
+        job: the runs (:class:`RegretRuns`).
+
+    Returns:
+        float64 array of shape (runs, len(checkpoints)).
     """
     spec = registry.get(job.algo)
     p = spec.resolve_params({**dict(job.params), "means": job.means, "horizon": job.horizon})
@@ -204,15 +216,26 @@ class Reproduction:
 
 
 def level(m: int) -> float:
-    """The confidence of each of ``m`` simultaneous intervals (Bonferroni at :data:`ALPHA`)."""
+    """The confidence of each of ``m`` simultaneous intervals (Bonferroni at :data:`ALPHA`).
+
+    Args:
+        m: intervals.
+
+    Returns:
+        1 − ALPHA/m.
+    """
     return 1.0 - ALPHA / max(1, m)
 
 
 def mean_interval(x: ArrayLike, confidence: float) -> tuple[float, float, float]:
-    """The mean of ``x`` and its Student-t interval.
+    """The mean of a sample and its two-sided Student-t interval.
 
-    Mean of ``x`` (1-d) and its two-sided Student-t interval at ``confidence``; a constant
-    sample has the zero-width interval at its value.
+    Args:
+        x: the sample (1-d).
+        confidence: the interval's level.
+
+    Returns:
+        (mean, low, high); a constant sample has the zero-width interval at its value.
     """
     x = np.asarray(x, dtype=float)
     m = float(x.mean())
@@ -226,8 +249,16 @@ def ratio_interval(a: ArrayLike, b: ArrayLike, confidence: float,
                    seed: int) -> tuple[float, float, float]:
     """mean(a)/mean(b) of two independent samples and its bootstrap interval.
 
-    mean(a)/mean(b) of two independent samples and its percentile bootstrap interval at
-    ``confidence`` (scipy.stats.bootstrap, :data:`RESAMPLES` resamples, seeded).
+    A percentile bootstrap (scipy.stats.bootstrap, :data:`RESAMPLES` resamples, seeded).
+
+    Args:
+        a: the numerator's sample.
+        b: the denominator's sample.
+        confidence: the interval's level.
+        seed: the bootstrap's seed.
+
+    Returns:
+        (ratio, low, high).
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     r = float(a.mean() / b.mean())
@@ -257,12 +288,19 @@ class Claim:
 
 def ratio_row(a: ArrayLike, b: ArrayLike, seed: int, claim: Claim,
               undecided: str = "") -> Callable[[float], Row]:
-    """A row comparing mean(a)/mean(b) with ``claim``.
+    """A row comparing mean(a)/mean(b) (:func:`ratio_interval`) with a claim.
 
-    A row comparing mean(a)/mean(b) (:func:`ratio_interval`, seeded by ``seed``) with
-    ``claim``, as a function of the confidence level (known once every row of the page is
-    listed). ``undecided``: if not empty, why the samples cannot decide (e.g. censored runs);
-    the row then differs and says so.
+    Args:
+        a: the numerator's sample.
+        b: the denominator's sample.
+        seed: the bootstrap's seed.
+        claim: what the paper states.
+        undecided: if not empty, why the samples cannot decide (e.g. censored runs); the row
+            then differs and says so.
+
+    Returns:
+        A function of the confidence level (known once every row of the page is listed) that
+        gives the :class:`Row`.
     """
     def row(conf: float) -> Row:
         v = ratio_interval(a, b, conf, seed)
@@ -279,9 +317,13 @@ def ratio_row(a: ArrayLike, b: ArrayLike, seed: int, claim: Claim,
 def spread(samples: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Mean, standard deviation and the band mean ± one sd of each sample.
 
-    Mean, standard deviation and the band mean ± one standard deviation cut to the range
-    of the runs, of each 1-d sample in ``samples``: four float64 arrays of shape
-    (len(samples),) (the bands of the stopping-time figures).
+    The band is cut to the range of the runs (the bands of the stopping-time figures).
+
+    Args:
+        samples: 1-d samples.
+
+    Returns:
+        (mean, sd, low, high): four float64 arrays of shape (len(samples),).
     """
     m = np.array([np.mean(x) for x in samples], dtype=float)
     sd = np.array([np.std(x, ddof=1) if np.size(x) > 1 else 0.0 for x in samples])
@@ -291,16 +333,31 @@ def spread(samples: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
 
 def interval_text(v: tuple[float, float, float], digits: int = 3) -> str:
-    """(mean, low, high) as "mean [low, high]" with ``digits`` significant digits."""
+    """(mean, low, high) as "mean [low, high]".
+
+    Args:
+        v: (mean, low, high).
+        digits: significant digits.
+
+    Returns:
+        The text.
+    """
     m, lo, hi = v
     return f"{m:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
 
 
 def save_figure(fig: MplFigure, data: dict, folder: str, name: str, caption: str) -> Figure:
-    """Write a figure as PNG and SVG and its data as JSON.
+    """Write a figure as PNG and SVG and the numbers it plots as JSON, each atomically.
 
-    Write the matplotlib ``fig`` as PNG and SVG and ``data`` (the numbers it plots) as JSON
-    into ``folder``, each atomically. Returns the :class:`Figure`.
+    Args:
+        fig: the matplotlib figure.
+        data: the numbers it plots.
+        folder: the output folder.
+        name: the files' stem.
+        caption: the figure's caption.
+
+    Returns:
+        The :class:`Figure` (name and caption).
     """
     f = Figure(name, caption)
     png, svg, js = (os.path.join(folder, n) for n in f.files)
@@ -315,10 +372,16 @@ def save_figure(fig: MplFigure, data: dict, folder: str, name: str, caption: str
 
 def new_figure(cols: int, rows: int = 1, width: float = 4.2,
                height: float = 3.4) -> tuple[MplFigure, list]:
-    """A matplotlib Figure with a ``rows`` × ``cols`` grid of axes.
+    """A matplotlib Figure with a ``rows`` × ``cols`` grid of axes (object API, Agg).
 
-    A matplotlib Figure with a ``rows`` × ``cols`` grid of axes (object API, Agg: no
-    pyplot state).
+    Args:
+        cols: columns.
+        rows: rows.
+        width: inches per column.
+        height: inches per row.
+
+    Returns:
+        (figure, the axes as a flat array).
     """
     from matplotlib.figure import Figure as MplFigure
     fig = MplFigure(figsize=(width * cols, height * rows), layout="constrained")
@@ -326,7 +389,15 @@ def new_figure(cols: int, rows: int = 1, width: float = 4.2,
 
 
 def write_page(rep: Reproduction, folder: str) -> str:
-    """``index.html`` and ``result.json`` of ``rep`` in ``folder``. Returns the page's path."""
+    """Write ``index.html`` and ``result.json`` of a reproduction.
+
+    Args:
+        rep: the reproduction.
+        folder: its folder.
+
+    Returns:
+        The page's path.
+    """
     page = environment(False).get_template("paper.html.j2").render(
         r=rep, alpha=ALPHA, m=len(rep.rows), versions=versions(),
         reproduced=sum(x.reproduced for x in rep.rows))
@@ -340,8 +411,14 @@ def write_page(rep: Reproduction, folder: str) -> str:
 def write_index(reps: list[Reproduction], folder: str) -> str:
     """Write ``index.html`` of the papers reproduced into ``folder``.
 
-    ``index.html`` in ``folder``: one line per paper reproduced there, linked to its page
-    (papers reproduced earlier into the same folder stay listed).
+    Papers reproduced earlier into the same folder stay listed.
+
+    Args:
+        reps: the reproductions just written.
+        folder: the output folder.
+
+    Returns:
+        The index's path.
     """
     found = {}
     for key in sorted(os.listdir(folder)):

@@ -167,7 +167,16 @@ def _claims(res: dict, s: Settings, seed: int) -> list:
 
 
 def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
-    """Run the experiment of ``s`` and write its figure into ``ctx.folder``."""
+    """Run the experiment of ``s`` and write its figure into ``ctx.folder``.
+
+    Args:
+        s: the settings (:data:`FULL` or :data:`QUICK`, or a variant).
+        ctx: the seed, workers, progress bars and folder.
+        mode: ``full`` or ``quick``, as the page states it.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Reproduction`: the settings, figures and rows.
+    """
     res = _simulate(s, ctx)
     settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(s).items()}
     rep = Reproduction(

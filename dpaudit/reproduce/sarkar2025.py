@@ -148,11 +148,17 @@ def _accumulate(acts: np.ndarray, mu: np.ndarray, t0: int, points: np.ndarray, s
 
 def stream_sums(acts: np.ndarray, mu: np.ndarray, points: np.ndarray,
                 chunk: int = 1 << 19) -> tuple:
-    """Cumulative sums at ``points`` of an (R, T) int array of arms.
+    """Cumulative sums at ``points`` of an (R, T) int array of arms (a memmap works).
 
-    Cumulative sums at ``points`` (1-based, increasing) of an (R, T) int array of arms
-    (a memmap works): Σ_{t≤p} ln μ̄_t (P,), Σ_{t≤p} ln μ̄_t^(−r) (R, P), Σ_{t≤p} x_{r,t} (R, P),
-    float64.
+    Args:
+        acts: the arms, shape (R, T).
+        mu: the arms' means.
+        points: rounds (1-based, increasing).
+        chunk: columns read at once.
+
+    Returns:
+        (Σ_{t≤p} ln μ̄_t of shape (P,), Σ_{t≤p} ln μ̄_t^(−r) of shape (R, P),
+        Σ_{t≤p} x_{r,t} of shape (R, P)), float64.
     """
     R, T = acts.shape
     P = len(points)
@@ -168,10 +174,16 @@ def stream_sums(acts: np.ndarray, mu: np.ndarray, points: np.ndarray,
 
 
 def loo_log_means(acts: np.ndarray, log_mu: np.ndarray) -> tuple:
-    """Ln μ̄_t and the leave-one-run-out ln μ̄_t^(−r) of arms ``acts``.
+    """Ln μ̄_t and the leave-one-run-out ln μ̄_t^(−r) of arms ``acts``, in log space.
 
-    Ln μ̄_t (..., T) and leave-one-run-out ln μ̄_t^(−r) (..., R, T) of arms ``acts``
-    (..., R, T), in log space: log-sum-exp over the arm counts (exact when μ underflows).
+    A log-sum-exp over the arm counts (exact when μ underflows).
+
+    Args:
+        acts: arms, shape (..., R, T).
+        log_mu: the arms' log means.
+
+    Returns:
+        (ln μ̄_t of shape (..., T), ln μ̄_t^(−r) of shape (..., R, T)).
     """
     k, R = len(log_mu), acts.shape[-2]
     counts = np.stack([(acts == j).sum(axis=-2) for j in range(k)], axis=-2)   # (..., k, T)
@@ -185,7 +197,17 @@ def loo_log_means(acts: np.ndarray, log_mu: np.ndarray) -> tuple:
 
 
 def sums_at(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndarray) -> tuple:
-    """Prefix sums at ``points`` of per-round arrays (last axis = rounds)."""
+    """Prefix sums at ``points`` of per-round arrays (last axis = rounds).
+
+    Args:
+        full: ln μ̄_t.
+        loo: ln μ̄_t^(−r).
+        xs: the runs' per-round rewards.
+        points: rounds (1-based).
+
+    Returns:
+        The three prefix sums at ``points``.
+    """
     idx = np.asarray(points) - 1
     return tuple(np.cumsum(v, axis=-1)[..., idx] for v in (full, loo, xs))
 
@@ -193,9 +215,14 @@ def sums_at(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndarra
 def jackknife(theta: np.ndarray, theta_loo: np.ndarray, confidence: float = 0.95) -> tuple:
     """Leave-one-out jackknife over the run axis.
 
-    Leave-one-out jackknife over the run axis (−2 of ``theta_loo`` (..., R, P), ``theta``
-    (..., P)): bias-corrected estimate, standard error and two-sided t-interval (R−1 df) at
-    ``confidence``.
+    Args:
+        theta: the estimate on all runs, shape (..., P).
+        theta_loo: the estimates leaving one run out, shape (..., R, P).
+        confidence: the interval's level.
+
+    Returns:
+        (bias-corrected estimate, standard error, low, high): a two-sided t-interval (R − 1
+        degrees of freedom).
     """
     R = theta_loo.shape[-2]
     m = theta_loo.mean(axis=-2)
@@ -209,9 +236,16 @@ def summarise(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndar
               mu_star: float) -> dict:
     """Plug-in and jackknife Nash regret, and average regret, at ``points``.
 
-    Plug-in and jackknife Nash regret (95 % intervals), average regret with its standard
-    error and 95 % t-interval, at ``points``, from the prefix sums of :func:`stream_sums` /
-    :func:`sums_at`.
+    Args:
+        full: prefix sums of ln μ̄_t (:func:`stream_sums` / :func:`sums_at`).
+        loo: prefix sums of ln μ̄_t^(−r).
+        xs: prefix sums of the rewards.
+        points: rounds.
+        mu_star: the best mean.
+
+    Returns:
+        Nash regret (plug-in, jackknife with 95 % interval) and average regret with its standard
+        error and 95 % t-interval, per point.
     """
     p = np.asarray(points, float)
     nash_plug = mu_star - np.exp(full / p)
@@ -230,9 +264,15 @@ def summarise(full: np.ndarray, loo: np.ndarray, xs: np.ndarray, points: np.ndar
 def mixed_table(rng: np.random.Generator, T: int) -> np.ndarray:
     """Experiment (f)'s rewards, a (T, 50) float64 table.
 
-    Experiment (f)'s rewards, a (T, 50) float64 table: arm i draws Bernoulli(μ_i) if
-    μ_i ≥ 0.75, Beta(4, 1) if μ_i ∈ [0.5, 0.75), 0.4 or 1 with probability ½ each if
-    μ_i ∈ [0.25, 0.5), uniform on [0, 1] otherwise (μ = :data:`MU_B`).
+    Arm i draws Bernoulli(μ_i) if μ_i ≥ 0.75, Beta(4, 1) if μ_i ∈ [0.5, 0.75), 0.4 or 1 with
+    probability ½ each if μ_i ∈ [0.25, 0.5), uniform on [0, 1] otherwise (μ = :data:`MU_B`).
+
+    Args:
+        rng: the generator.
+        T: rounds.
+
+    Returns:
+        The table.
     """
     mu = np.asarray(MU_B)
     u = rng.random((T, mu.size))
@@ -275,10 +315,14 @@ def _kernel_run(algo: str, params: dict, eps: float, means: tuple, T: int, seed:
 
 
 def run_into_file(task: tuple) -> int:
-    """Pool task: one run written to a row of an int8 file.
+    """Pool task: one run of a configuration on the 50-arm instance, written to a file.
 
-    Pool task: run ``r`` of a configuration on the 50-arm instance, its arms written to row
-    r of the int8 file ``path`` (R × T).
+    Args:
+        task: (algo, params, eps, T, seed, path, R, r, mixed): run ``r``'s arms go to row r of
+            the int8 file ``path`` (R × T).
+
+    Returns:
+        r.
     """
     algo, params, eps, T, seed, path, R, r, mixed = task
     mm = np.memmap(path, np.int8, "r+", shape=(R, T))
@@ -305,10 +349,15 @@ class RunSet:
 
 
 def run_set(rs: RunSet, ctx: Context, means: tuple = (MU_B,)) -> dict:
-    """Prefix sums of every cell of ``rs``.
+    """Prefix sums (:func:`stream_sums`) of every cell of ``rs``.
 
-    Prefix sums (:func:`stream_sums`) of every cell of ``rs``, one triple per entry of
-    ``means`` (the means the regret is computed with), keyed (cell, index in ``means``).
+    Args:
+        rs: the runs of (configuration, ε) cells.
+        ctx: seed, workers, progress bars.
+        means: the means the regret is computed with (one triple per entry).
+
+    Returns:
+        {(cell, index in ``means``): the three prefix sums}.
     """
     out = {}
     with tempfile.TemporaryDirectory(prefix="dpaudit-ncb-") as tmp:
@@ -336,10 +385,15 @@ def run_set(rs: RunSet, ctx: Context, means: tuple = (MU_B,)) -> dict:
 
 
 def instance_a(s: Settings, ctx: Context) -> dict:
-    """Instance (a) per configuration and T.
+    """Experiment (a) per configuration and T.
 
-    Instance (a) per configuration and T: the jackknife NR over all repetitions × runs
-    pooled, and the authors' statistic (the mean over repetitions of the plug-in NR).
+    Args:
+        s: the settings.
+        ctx: seed, workers, progress bars.
+
+    Returns:
+        Per configuration and T: the jackknife Nash regret over all repetitions × runs pooled,
+        and the authors' statistic (the mean over repetitions of the plug-in value).
     """
     out = {}
     n = s.a_reps * s.a_runs
@@ -461,10 +515,18 @@ def _less(a: tuple, b: tuple, conf: float, claim: Claim) -> Row:
 def figure_a_row(x: dict, c: Config, ref: float, s: Settings, conf: float) -> Row:
     """Experiment (a) at its largest T against the value read off the paper's figure.
 
-    Experiment (a) at its largest T: our Nash regret ``x`` (``nash``, ``nash_se`` of the
-    jackknife over all runs) against the value ``ref`` read off the paper's figure. The
-    interval from the runs (t, ``conf``) is widened by the reading precision
+    The interval from the runs (t, ``conf``) is widened by the reading precision
     :data:`READ_OFF`; the row is reproduced when it holds ``ref``.
+
+    Args:
+        x: our Nash regret (``nash``, ``nash_se`` of the jackknife over all runs).
+        c: the configuration.
+        ref: the value read off the figure.
+        s: the settings.
+        conf: the interval's level.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Row`.
     """
     h = stats.t.ppf(0.5 + conf / 2, s.a_reps * s.a_runs - 1) * x["nash_se"]
     lo, hi = x["nash"] - h, x["nash"] + h
@@ -573,7 +635,16 @@ def _claims_f(res_f: dict, s: Settings) -> list:
 
 
 def run(s: Settings, ctx: Context, mode: str = "custom") -> Reproduction:
-    """Run the experiments of ``s`` and write their figures into ``ctx.folder``."""
+    """Run the experiments of ``s`` and write their figures into ``ctx.folder``.
+
+    Args:
+        s: the settings (:data:`FULL` or :data:`QUICK`, or a variant).
+        ctx: the seed, workers, progress bars and folder.
+        mode: ``full`` or ``quick``, as the page states it.
+
+    Returns:
+        The :class:`~dpaudit.reproduce.experiment.Reproduction`: the settings, figures and rows.
+    """
     points = tuple(int(t) for t in np.unique(np.geomspace(100, s.horizon, s.points)
                                                 .astype(np.int64)))
     cells = tuple([(c, s.eps) for c in CONFIGS] + [(c, e) for c in SWEPT for e in s.eps_grid

@@ -158,10 +158,15 @@ def as_views(views: ArrayLike) -> np.ndarray:
 
 @nb.njit(cache=True)
 def batch_buffers(n_runs: int, views: np.ndarray, keep: int) -> tuple:
-    """Buffers of a batch of runs.
+    """The buffers of a batch of runs (see :func:`run_batch` for the outputs).
 
-    Buffers of a batch of runs: (actions, releases, frozen, kept, cells, taus, recs,
-    stats); see :func:`run_batch` for the outputs.
+    Args:
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (actions, releases, frozen, kept, cells, taus, recs, stats).
     """
     n_views = views.shape[0]
     buf_len = views[:, 1].max() if n_views > 0 else 0
@@ -173,7 +178,16 @@ def batch_buffers(n_runs: int, views: np.ndarray, keep: int) -> tuple:
 @nb.njit(cache=True)
 def batch_record(i: int, buffers: tuple, tau: int, rec: int, status: int,
                  views: np.ndarray) -> None:
-    """Record run ``i`` (its actions are in ``buffers[0]``) into the batch ``buffers``."""
+    """Record run ``i`` (its actions are in ``buffers[0]``) into the batch ``buffers``.
+
+    Args:
+        i: the run's index.
+        buffers: the batch's buffers (:func:`batch_buffers`).
+        tau: its stopping time (samples).
+        rec: its recommendation.
+        status: its status.
+        views: the views (V, 3).
+    """
     actions, _, _, kept, cells, taus, recs, stats = buffers
     taus[i] = tau
     recs[i] = rec
@@ -195,6 +209,21 @@ def batch_body(kernel: Callable, rng: np.random.Generator, table: np.ndarray, me
     worker). Algorithm modules write the same three-line loop with their kernel called
     directly, cached, and declare it in ``BATCH_LOOPS`` (:func:`cached_loop`); other kernels
     (tests) use this one.
+
+    Args:
+        kernel: a compiled kernel (the kernel contract in the module doc).
+        rng: the generator every run draws from.
+        table: the reward table.
+        means: the arms' means (rewards beyond the table).
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        n_runs: runs.
+        views: the views (V, 3).
+        keep: runs whose actions are kept.
+
+    Returns:
+        (cells, taus, recs, stats, kept), as :func:`run_batch`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -230,10 +259,14 @@ def child_seed(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
 
 
 def cached_loop(kernel: Callable) -> Callable | None:
-    """The cached batch loop of ``kernel``, or None.
+    """The cached batch loop of a kernel, or None.
 
-    The cached batch loop of ``kernel`` that its module declares in ``BATCH_LOOPS`` (a dict
-    kernel -> loop, beside the kernels), or None.
+    Args:
+        kernel: a compiled kernel.
+
+    Returns:
+        The loop its module declares in ``BATCH_LOOPS`` (a dict kernel -> loop, beside the
+        kernels), or None.
     """
     module = sys.modules.get(getattr(kernel, "py_func", kernel).__module__)
     return getattr(module, "BATCH_LOOPS", {}).get(kernel)
@@ -285,7 +318,14 @@ class Counts:
     rec: np.ndarray
 
     def merged(self, other: "Counts") -> "Counts":
-        """The counts of both samples together (same views)."""
+        """The counts of both samples together (same views).
+
+        Args:
+            other: counts of the same views.
+
+        Returns:
+            The merged :class:`Counts`.
+        """
         cells, counts = _merge([(self.cells, self.counts), (other.cells, other.counts)],
                                len(self.views))
         return Counts(n_runs=self.n_runs + other.n_runs, views=self.views, cells=cells,
@@ -293,7 +333,15 @@ class Counts:
                       tau_sum=self.tau_sum + other.tau_sum, rec=self.rec + other.rec)
 
     def hits(self, v: int, cell_set: np.ndarray) -> int:
-        """Number of runs whose view-``v`` cell lies in ``cell_set`` (sorted uint64)."""
+        """The runs whose view-``v`` cell lies in a set of cells.
+
+        Args:
+            v: the view's index.
+            cell_set: sorted uint64 cells.
+
+        Returns:
+            The number of runs.
+        """
         mask = np.isin(self.cells[v], cell_set, assume_unique=True)
         return int(self.counts[v][mask].sum())
 

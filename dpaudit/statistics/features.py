@@ -94,7 +94,14 @@ class Features:
         self.edges, self.bins, self.examples = edges, bins, examples or {}
 
     def cells(self, y: np.ndarray) -> np.ndarray:
-        """uint64 cell of each output (rows of ``y``)."""
+        """The uint64 cell of each output.
+
+        Args:
+            y: outputs, shape (n,) or (n, m).
+
+        Returns:
+            uint64 array of shape (n,).
+        """
         y2 = y.reshape(y.shape[0], -1)
         if self.kind == "discrete":
             codes = _ordered_code(y2)
@@ -108,7 +115,16 @@ class Features:
         return out
 
     def orderings(self, v: int, keys: np.ndarray) -> list:
-        """Threshold orderings: natural order (1-D) or each coordinate's bin order (grid)."""
+        """Threshold orderings of a view's cells.
+
+        Args:
+            v: the view's index (one view for a mechanism).
+            keys: the cells (sorted uint64).
+
+        Returns:
+            (name, permutation of ``keys``) pairs: the natural order (1-D) or each coordinate's
+            bin order (grid), whose prefixes are threshold events.
+        """
         if self.kind == "discrete" and self.dim > 1:
             return []
         if self.dim == 1:
@@ -122,7 +138,15 @@ class Features:
         return out
 
     def describe(self, cells: np.ndarray, limit: int = 4) -> str:
-        """Readable description of a set of cells (sorted uint64)."""
+        """A readable description of a set of cells.
+
+        Args:
+            cells: sorted uint64 cells.
+            limit: example cells listed at most (m-dimensional outputs).
+
+        Returns:
+            The description.
+        """
         if self.kind == "discrete":
             if self.dim == 1:
                 vals = _decode(cells, self.dtype_kind)
@@ -148,7 +172,14 @@ class Features:
         return out
 
     def cell_text(self, key: int) -> str:
-        """The cell ``key`` in words."""
+        """One cell in words.
+
+        Args:
+            key: the cell.
+
+        Returns:
+            Its value or interval.
+        """
         return self.describe(np.array([key], np.uint64))
 
 
