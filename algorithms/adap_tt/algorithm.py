@@ -162,20 +162,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     With raw_leader = 1 (the ``adap-tt-raw-leader`` mutant) the UCB leader of eq. 22 reads the
     exact phase means μ̂ instead of μ̃ (the releases are unchanged): not private.
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     eps = theta[EPS]
@@ -271,19 +258,7 @@ def adap_tt_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                   keep: int) -> tuple:
     """Cached batch loop of :func:`adap_tt_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

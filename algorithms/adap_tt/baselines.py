@@ -126,20 +126,7 @@ def ttucb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     ``means`` (K,), ``actions`` int16). Returns int64 (τ, â or -1, status, 0): no noisy
     release. ``rng`` is read only for rewards of rows beyond the table. Raises nothing.
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     beta = theta[TT_BETA]
@@ -188,19 +175,7 @@ def ttucb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 keep: int) -> tuple:
     """Cached batch loop of :func:`ttucb_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -274,20 +249,7 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     ``frozen``: replayed released values (kernel contract).
     Returns int64 (τ, â or -1, status, n_rel). Raises nothing.
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     eps, risk = theta[SE_EPS], theta[SE_RISK]
@@ -346,19 +308,7 @@ def dpse_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                keep: int) -> tuple:
     """Cached batch loop of :func:`dpse_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

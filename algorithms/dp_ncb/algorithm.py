@@ -337,20 +337,7 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     the coin; W <= 2 is always Uniform). The coin is drawn in every window, scripted or not.
     Returns (τ, -1, STOPPED at T or TRUNCATED at ``limit``, releases).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     T = np.int64(theta[HORIZON])
@@ -400,19 +387,7 @@ def ncb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
               keep: int) -> tuple:
     """Cached batch loop of :func:`ncb_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -433,20 +408,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     Returns (users, bin of user 0, STOPPED after theta[HORIZON] users or TRUNCATED at
     ``limit``, releases).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     scale = theta[NOISE_MULT] / theta[EPS]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
@@ -475,19 +437,7 @@ def laplace_randomiser_batch(rng: np.random.Generator, table: np.ndarray, means:
                              views: np.ndarray, keep: int) -> tuple:
     """Cached batch loop of :func:`laplace_randomiser_kernel`.
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

@@ -411,20 +411,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     log_scale (the bonus's log t = ln t × log_scale; Alg. 3's ``bonus_log``). ``aux`` unused.
     Returns (τ, -1, status, releases made). Module doc: the algorithms and the release log.
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     mode = theta[L_MODE]
@@ -548,19 +535,7 @@ def lazy_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                keep: int) -> tuple:
     """Cached batch loop of :func:`lazy_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -586,20 +561,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     (before T) releases Φ_j + Lap(scale) for every j (logged) and its argmax is played for the
     whole next epoch. Returns (τ, -1, status, releases made).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     scale = theta[F_SCALE]
@@ -642,19 +604,7 @@ def ftnl_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                keep: int) -> tuple:
     """Cached batch loop of :func:`ftnl_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -676,20 +626,7 @@ def dpse_regret_kernel(rng: np.random.Generator, table: np.ndarray, means: np.nd
     contract: dpaudit.simulation.simulate. Returns (τ, the committed arm or -1, status,
     releases).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     T = np.int64(theta[R_HORIZON])
     tau, rec, status, nr = dpse_kernel(rng, table, means, theta, aux, min(limit, T), actions,
@@ -708,19 +645,7 @@ def dpse_regret_batch(rng: np.random.Generator, table: np.ndarray, means: np.nda
                       views: np.ndarray, keep: int) -> tuple:
     """Cached batch loop of :func:`dpse_regret_kernel`.
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

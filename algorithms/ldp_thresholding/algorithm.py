@@ -645,20 +645,7 @@ def privbern_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarr
     MAX_STEPS = users per run); ``aux`` unused. Returns (users privatised, bit of user 0,
     STOPPED after theta[MAX_STEPS] users or TRUNCATED at ``limit``, releases).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     p_one, p_zero, scale = theta[P_ONE], theta[P_ZERO], theta[RR_SCALE]
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
@@ -738,20 +725,7 @@ def tb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     taken before the cap and ``limit`` checks. Returns (τ, Ŝ bitmask or -1, status,
     releases).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters (above, or the module doc).
-        aux: the auxiliary array (above, or the module doc).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     K = means.shape[0]
     confidence = theta[MODE] == CONFIDENCE_MODE
@@ -809,19 +783,7 @@ def tb_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
              keep: int) -> tuple:
     """Cached batch loop of :func:`tb_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -836,19 +798,7 @@ def privbern_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
                    keep: int) -> tuple:
     """Cached batch loop of :func:`privbern_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):

@@ -35,20 +35,7 @@ def planted_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
                    releases: np.ndarray, frozen: np.ndarray) -> tuple:
     """One run of ``planted`` (module doc).
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters: (eps_planted, eps_other, planted row).
-        aux: the auxiliary array (unused).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     T = table.shape[0]
     a = 0
@@ -77,19 +64,7 @@ def planted_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                   keep: int) -> tuple:
     """Cached batch loop of :func:`planted_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
@@ -111,20 +86,7 @@ def corner_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
     ``horizon`` < 1 the first reward (row 0, arm 0) is played in round 1 instead: a raw read
     that only a short horizon with a small constant exposes. No release log.
 
-    Args:
-        rng: the run's generator.
-        table: the reward table; rewards beyond it are drawn from Bernoulli(means) (the kernel
-            contract, :mod:`dpaudit.simulation.simulate`).
-        means: the arms' means.
-        theta: the kernel's parameters: (constant, horizon).
-        aux: the auxiliary array (unused).
-        limit: samples at most.
-        actions: the actions buffer (int16), filled with the run's actions.
-        releases: the white-box release log (R, 8), filled while rows remain.
-        frozen: released values to replay (gray-box replay); empty for a fresh run.
-
-    Returns:
-        (τ, recommendation, status, releases made).
+    Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     T = table.shape[0]
     leaks = theta[CONSTANT] * theta[HORIZON] < 1.0
@@ -146,19 +108,7 @@ def corner_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                  keep: int) -> tuple:
     """Cached batch loop of :func:`corner_kernel` (``BATCH_LOOPS``).
 
-    Args:
-        rng: the generator every run draws from.
-        table: the reward table.
-        means: the arms' means.
-        theta: the kernel's parameters.
-        aux: its auxiliary array.
-        limit: samples per run at most.
-        n_runs: runs.
-        views: the views (V, 3).
-        keep: runs whose actions are kept.
-
-    Returns:
-        (cells, taus, recs, stats, kept), as :func:`dpaudit.simulation.simulate.run_batch`.
+    Arguments and return value: those of :func:`dpaudit.simulation.simulate.batch_body`.
     """
     b = batch_buffers(n_runs, views, keep)
     for i in range(n_runs):
