@@ -157,3 +157,22 @@ def test_an_editable_install_sees_edits_in_dpaudit_and_in_the_top_level_algorith
                          capture_output=True, text=True, timeout=60).stdout.split()
     assert out == ["dpaudit", "algorithms", str(proj / "dpaudit" / "errors.py"),
                    str(proj / "algorithms" / "__init__.py")]
+
+
+def test_the_project_files_a_user_expects_are_there_and_agree_on_the_version():
+    import tomllib
+    import dpaudit
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["license"]["text"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    assert f"version: {meta['version']}" in (ROOT / "CITATION.cff").read_text()
+    assert (ROOT / "CHANGELOG.md").read_text().startswith("# Changelog")
+    out = subprocess.run([sys.executable, "-m", "dpaudit", "--version"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == f"dpaudit {meta['version']}" == f"dpaudit {dpaudit.__version__}"
+
+
+def test_every_test_file_ci_names_exists():
+    text = (ROOT / ".ci" / "run").read_text()
+    for name in re.findall(r"tests/[\w/]+\.py", text):
+        assert (ROOT / name).is_file(), name

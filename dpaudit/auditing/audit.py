@@ -39,8 +39,9 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
 from dpaudit.core.terms import PrivacyModel, Side, Verdict
 from dpaudit.data import tables
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import (COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED, as_views,
-                                         child_seed, default_workers, run_batch, simulate_many)
+from dpaudit.simulation.simulate import (CHUNK, COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED,
+                                         as_views, child_seed, default_workers, run_batch,
+                                         simulate_many)
 from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
@@ -124,6 +125,7 @@ class Source:
 
     orderings = None
     stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
+    delta = None           # the δ of the claim its runs are audited against (None: the request's)
 
     def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
         """The (rank, score) pilots.
@@ -283,7 +285,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     """
     s_pilot, s_meas = seeds
     sources, b = cand.sources, req.budget
-    runs, delta = b.runs, req.claim.delta
+    runs = b.runs
+    deltas = [claim_delta(s, req.claim) for s in sources]
     order = list(cand.order)
     F = min(b.finalists, len(order))
     a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
@@ -315,27 +318,44 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
                 pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
                               for old, new in zip(pilots[i], pilot))
             pilots[i] = pilot
-            events[i] = best_event(pilot, runs, a_plan, delta, sources[i].orderings,
+            events[i] = best_event(pilot, runs, a_plan, deltas[i], sources[i].orderings,
                                    fallback=True)
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         if last and validate:    # rank the last round's events on fresh runs (validated_bound)
             fresh = _draws([sources[i] for i in alive], half,
                            [child_seed(s_pilot, len(rounds) * len(sources) + i)
                             for i in alive])
-            valid = {i: validated_bound(events[i], c, runs, a_plan, delta)
+            valid = {i: validated_bound(events[i], c, runs, a_plan, deltas[i])
                      for i, c in zip(alive, fresh) if events[i] is not None}
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
         alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
     chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    m = measure([Finalist(events[i], sources[i].draw, i) for i in chosen], req.claim, b, s_meas,
-                allow, costs)
+    m = measure([Finalist(events[i], sources[i].draw, i, deltas[i]) for i in chosen], req.claim,
+                b, s_meas, allow, costs)
     if bar is not None:
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
         capped = m.stopped[len("cap: "):].replace("it after", "the measurement after")
     return Found(rounds, history, pilots, events, valid, chosen, m, capped)
+
+
+def claim_delta(source: Source, claim: Claim) -> float:
+    """The DP δ of the claim a source's runs are audited against.
+
+    A source of an instance calibrated by its own δ (a searched instance of an (ε, δ)-DP
+    algorithm, run with the noise of that δ) is judged at that δ, never at another; any other
+    source at the request's.
+
+    Args:
+        source: the candidate source.
+        claim: the request's claim.
+
+    Returns:
+        δ in [0, 1).
+    """
+    return float(source.delta if source.delta is not None else claim.delta or 0.0)
 
 
 def source_costs(sources: list) -> list:
@@ -367,7 +387,9 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         :mod:`dpaudit.verdicts.verdict`.
     """
     sources, m, b = cand.sources, found.m, req.budget
-    eps, delta, runs, margin, beta = (req.claim.eps, req.claim.delta, b.runs, b.margin, b.beta)
+    eps, runs, margin, beta = req.claim.eps, b.runs, b.margin, b.beta
+    # the claim judged is that of the instance behind the result (its finalist's δ)
+    delta = claim_delta(sources[found.used(cand.order)], req.claim)
     if m.best is not None:
         best = m.best
         i = best.finalist.label
@@ -385,10 +407,11 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         nb_json = src.neighbours()
         worst = max(m.measured, key=lambda ms: ms.loss_ub)   # the pass needs every bound
         eps_ub = worst.loss_ub
-        informative = any(_can_carry(ms, delta, (1 + margin) * eps) for ms in m.measured)
+        informative = any(_can_carry(ms, ms.delta(delta), (1 + margin) * eps)
+                          for ms in m.measured)
         def needed() -> int | None:
-            return runs_needed(*(h / worst.n for h in worst.num_den()), delta, beta,
-                               (1 + margin) * eps, runs)
+            return runs_needed(*(h / worst.n for h in worst.num_den()), worst.delta(delta),
+                               beta, (1 + margin) * eps, runs)
     else:   # no event separates d from d' on any pilot
         lb, eps_hat, detect, detect_power, best = 0.0, None, float("inf"), float("inf"), None
         eps_ub, informative, needed = float("inf"), False, None
@@ -402,12 +425,12 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
         verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,
         eps_lb=lb, eps_hat=eps_hat, saturated=best is not None and k_den == 0, alpha=b.alpha,
-        neighbours=nb_json, event=event, counts=_counts(found.rounds, len(sources), best, m),
+        neighbours=nb_json, event=event, counts=_counts(found.rounds, len(sources), best, m, req.claim.delta or 0.0),
         loss_table=loss_table, seed=req.seed, detectable_eps=detect, beta=beta,
         detectable_loss=detect_power, eps_ub=eps_ub, coverage=checks.coverage,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
-        instance_search=checks.instances,
+        instance_search=checks.instances, cut_short=found.capped,
         evidence=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
@@ -473,6 +496,7 @@ class KernelSource(Source):
     limit: int
     workers: int = 1
     bar: object = None
+    delta: float | None = None   # its instance's own δ (calibrated by δ), else None
     decoded: dict = field(default_factory=dict, repr=False)   # view -> cell -> transcript
 
     def request(self, side: Side, n: int, seed: np.random.SeedSequence) -> Request:
@@ -668,6 +692,10 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     prep = spec.prepare(float(eps), p)
     runs = int(request.budget.runs or DEFAULT_RUNS)
     workers = int(request.workers or default_workers())
+    rate, clock = None, t0      # a time limit: kernels compiled and the rate measured first
+    if request.budget.time_limit is not None:
+        rate = sample_rate(spec, prep, spec.audit_horizon(p), workers)
+        clock = time.perf_counter()
     request = draw_seed(request)
     root = np.random.SeedSequence(request.seed)
     s_table, s_pilot, s_meas, s_white, s_screen = root.spawn(5)
@@ -704,18 +732,20 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     for pr, i in zip(pairs, members):
         k, h = pool[i][1].means.shape[0], limits[i]
         sources.append(KernelSource(spec, pool[i][1], pr, source_views(pr, k, h), h, workers,
-                                    bar))
+                                    bar, _own_delta(spec, pool[i][0])))
     cand = Candidates(sources, order, int(PILOT_BUDGET * runs), strategy, info["scores"])
-    allow = Allowance.of(request.budget.max_samples, request.budget.time_limit,
-                         searched["samples"] if searched else 0, t0)
+    spent = searched["samples"] if searched else 0
+    allow = Allowance.of(request.budget.max_samples, None, spent).counted_time(
+        request.budget.time_limit, clock, rate, spent)
     resolved = replace(request, algorithm=spec.name, params=_jsonable_params(p),
                        claim=Claim(eps, delta), budget=replace(request.budget, runs=runs))
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar, allow)
     u, b = found.used(order), request.budget
     used, (p, prep), horizon = pairs[u], pool[members[u]], limits[members[u]]
     K = prep.means.shape[0]
+    delta = claim_delta(sources[u], resolved.claim)    # the claim the instance ran at
     if searched:            # the instance behind the result: the finalist's (or the first's)
-        resolved = replace(resolved, params=_jsonable_params(p))
+        resolved = replace(resolved, params=_jsonable_params(p), claim=Claim(eps, delta))
         searched = {**searched, "audited": instances.describe(p, searched["free"]),
                     "instance": instances.free_values(p, searched["free"]),
                     "audited_origin": searched["pool"][members[u]]["origin"]}
@@ -730,7 +760,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
              "windows": f"[t+1, t+1+w), w = 1, 2, 4, ..., after a changed row t >= {WINDOW_FROM}"}
     checks = Checks(coverage=coverage, whitebox=report,
                     search={"views": views, "screen": info["screen"]},
-                    command=command_line(request), instances=searched)
+                    command=_command(request, allow if found.capped else None),
+                    instances=searched)
     if searched:
         searched["budget_split"] = _budget_split(searched, found, source_costs(sources))
         checks = replace(checks, instances=searched)
@@ -741,6 +772,73 @@ def audit_registered(request: AuditRequest) -> AuditResult:
             "screened showed a transcript that differs (p_div = 0) or a release above eps, so "
             f"no audit in the searched space can show a leak ({result.reason})"))
     return result
+
+
+RATE_PROBE_S = 0.25     # a time limit's rate: runs double until a call takes this long
+RATE_PROBE_LIMIT = 256  # ... each at most this many samples (memory and time stay small)
+
+
+def sample_rate(spec: AlgorithmSpec, prep: Prepared, limit: int, workers: int) -> float:
+    """Simulated samples per second of an algorithm's instance, its kernels warm.
+
+    Runs on fresh rewards (an empty table of its model), seeded apart from everything the audit
+    draws, simulated as the audit's stages simulate them
+    (:func:`~dpaudit.simulation.simulate.simulate_many` over ``workers``) and counted as they
+    count them (runs × samples per run). The first call compiles the kernel, or loads it from
+    numba's cache, in every worker and is not timed; then the runs double until a call takes
+    :data:`RATE_PROBE_S`. Runs are cut at ``limit`` or :data:`RATE_PROBE_LIMIT` samples,
+    whichever is smaller.
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared instance.
+        limit: samples per run (the audit horizon).
+        workers: processes, as the audit uses them.
+
+    Returns:
+        Samples per second (> 0).
+    """
+    limit = min(int(limit), RATE_PROBE_LIMIT)
+    table = tables.MODELS[spec.model].fresh(prep.means.shape[0])
+
+    def took(n: int) -> float:
+        t = time.perf_counter()
+        simulate_many([spec.request(prep, table, n, np.random.SeedSequence(0), limit=limit)],
+                      workers=workers)
+        return time.perf_counter() - t
+
+    took((workers - 1) * CHUNK + 1)      # a chunk for every worker: compiled, warm
+    n = CHUNK
+    while (t := took(n)) < RATE_PROBE_S:
+        n *= 2
+    return n * limit / t
+
+
+def _command(request: AuditRequest, counted: Allowance | None) -> str:
+    """The command that reproduces an audit, with the count a time limit cut it at.
+
+    Args:
+        request: the audit request.
+        counted: the allowance of an audit a cap cut short (None: not cut).
+
+    Returns:
+        :func:`command_line`; an audit the time limit cut short is reproduced by the samples
+        cap it was counted as, with no time limit (``--time-limit 0``).
+    """
+    if counted is None or counted.rate is None:
+        return command_line(request)
+    line = command_line(replace(request, budget=replace(request.budget,
+                                                        max_samples=counted.cap)))
+    return line and f"{line} --time-limit 0"
+
+
+def _own_delta(spec: AlgorithmSpec, params: dict) -> float | None:
+    """The δ an instance of an algorithm calibrated by δ runs at (None: not calibrated by δ).
+
+    Its noise is set by the instance's ``delta`` parameter, so that δ is part of the claim
+    its runs are audited against (:func:`claim_delta`).
+    """
+    return float(params["delta"]) if spec.default_delta else None
 
 
 def _budget_split(block: dict, found: Found, costs: list) -> dict:
@@ -830,7 +928,8 @@ def _jsonable_params(p: dict) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in p.items()}
 
 
-def _counts(rounds: list, n_sources: int, b: Measured | None, m: Measurement) -> dict:
+def _counts(rounds: list, n_sources: int, b: Measured | None, m: Measurement,
+            delta: float) -> dict:
     def status(c: Counts | None) -> dict:
         return {STATUS_NAMES[j]: int(c.status[j]) for j in range(3)} if c else {}
     n = b.n if b else 0
@@ -844,6 +943,7 @@ def _counts(rounds: list, n_sources: int, b: Measured | None, m: Measurement) ->
                             "tests": m.tests, "alpha_per_look": m.alpha_per_look,
                             "beta_per_look": m.beta_per_look,
                             "eps_ub_per_finalist": [ms.loss_ub for ms in m.measured],
+                            "delta_per_finalist": [ms.delta(delta) for ms in m.measured],
                             "p_value_adjusted": m.p_adjusted, "stopped": m.stopped,
                             "looks": m.looks}}
 

@@ -37,7 +37,8 @@ from dpaudit import reproduce
 from dpaudit.reporting import report, text
 from dpaudit.simulation.bench import bench
 from dpaudit.simulation.simulate import default_workers
-from dpaudit.verdicts.result import AuditResult, write_json_atomic
+from dpaudit.verdicts.result import EXIT_CODES, AuditResult, write_json_atomic
+from dpaudit.verdicts.verdict import rules_text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                 "Exit codes: 0 pass, 1 violation (gate: an entry failed), 2 bad input, "
                 "3 inconclusive, 4 an error in the user's code or an internal error (one line; "
                 "--debug, anywhere on the command line, prints the traceback).")
+    p.add_argument("--version", action="version", version=f"dpaudit {dpaudit.__version__}")
     p.add_argument("--debug", action="store_true",
                    help="on an unexpected error, print the traceback (also after the subcommand)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -114,13 +116,10 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run", help="audit an algorithm against its privacy claim",
-        description="Audit an algorithm against its privacy claim. Verdicts and exit codes: "
-                    "violation (1; wrong with probability <= alpha), pass (0; an event was "
-                    "measured and a loss of (1 + margin) * eps on it would have been flagged "
-                    "with probability >= 1 - beta), inconclusive (3; the reason and its fix "
-                    "are printed: vacuous, not reached, no event, underpowered with the runs "
-                    "needed); 2: bad input (one line, nothing written); 4: an error in your "
-                    "code or an internal error (one line; --debug prints the traceback).")
+        description="Audit an algorithm against its privacy claim. "
+                    + rules_text(EXIT_CODES) + " Exit 2: bad input (one line, nothing "
+                    "written); 4: an error in your code or an internal error (one line; "
+                    "--debug prints the traceback).")
     run.add_argument("--algo", required=True,
                      help="registry name (see `dpaudit list`), or your own Python callable "
                           "FILE.py:FUNCTION or MODULE:FUNCTION (see --model)")
@@ -152,10 +151,11 @@ def _parser() -> argparse.ArgumentParser:
                           "counted, so the same seed gives the same result; default: none)")
     run.add_argument("--time-limit", type=_arg("--time-limit", validate.integer(0), _whole),
                      default=int(DEFAULT_TIME_LIMIT), metavar="SECONDS",
-                     help="no pilot round or measurement look of an audit of a registered "
-                          "algorithm starts after this many seconds, nor one that would end "
-                          "past them at the rate measured so far; a result it cut short says "
-                          "so (default %(default)s; 0: none)")
+                     help="time limit of an audit of a registered algorithm, counted as a "
+                          "samples cap before its pilot rounds (the time left times the rate "
+                          "measured on compiled kernels before the clock starts), so no clock "
+                          "decides anything later; a result it cut short says so and names "
+                          "the --max-samples that reproduces it (default %(default)s; 0: none)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
@@ -400,12 +400,48 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
         InputError: ``--model`` given for a registered algorithm, an unknown algorithm name, a
             malformed ``--param``.
     """
+    params = _params(a.param)
     if ":" not in a.algo:                    # fails before the parameters are read
-        audit.registered_spec(a.algo, a.model)
-    return AuditRequest(a.algo, Claim(a.eps, a.delta), _params(a.param), a.neighbours, a.pair,
+        spec = audit.registered_spec(a.algo, a.model)
+        notes = shadowed_options(spec, params, vars(a))
+        if notes:        # a bad value exits 2 with its one line, before any note
+            spec.resolve_params({k: v for k, v in params.items() if k != "delta"})
+        for note in notes:
+            print(f"dpaudit: note: {note}", file=sys.stderr)
+    return AuditRequest(a.algo, Claim(a.eps, a.delta), params, a.neighbours, a.pair,
                         Budget(a.runs, a.alpha, a.beta, a.margin, max_samples=a.max_samples,
                                time_limit=a.time_limit or None), a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances)
+
+
+AUDIT_OPTIONS = {"alpha": "the verdict's error probability",
+                 "beta": "eps_ub holds with confidence 1 - beta",
+                 "margin": "a pass needs eps_ub <= (1 + margin) * eps",
+                 "runs": "measurement runs per side", "seed": "the audit's root seed"}
+
+
+def shadowed_options(spec: object, params: dict, given: dict) -> list[str]:
+    """Notes for algorithm parameters that share a name with an audit option.
+
+    ``--param beta=0.05`` sets AdaP-TT's Top Two proportion β, not the audit's ``--beta``: each
+    such parameter given gets a note naming both, with their values.
+
+    Args:
+        spec: the registered algorithm.
+        params: the ``--param`` values given, by name.
+        given: the parsed options, by name (the audit's values).
+
+    Returns:
+        One note per shadowed name given (empty if none).
+    """
+    notes, own_names = [], {p.name for p in spec.params}
+    for name, what in AUDIT_OPTIONS.items():
+        if name in params and name in own_names:
+            own = spec.param(name)
+            notes.append(f"--param {name}={params[name]} sets {spec.name}'s own parameter "
+                         f"{name} ({own.doc}), not the audit's --{name} ({given.get(name)}: "
+                         f"{what})")
+    return notes
 
 
 def _report(a: argparse.Namespace) -> int:

@@ -1,16 +1,20 @@
 """What an audit may still spend: samples under the samples cap, wall time under the time limit.
 
 The samples cap (``Budget.max_samples``) is counted, so the same seed gives the same result on
-every machine. The time limit (``Budget.time_limit``, seconds) is a clock: a stage (a pilot
-round, a measurement look) is not started when the samples it costs, at the rate measured so
-far, would end past the deadline, or when the deadline has passed. A result the limit cut short
-says so; without a cut it is the same as with no limit.
+every machine. The time limit (``Budget.time_limit``, seconds) of an audit of a registered
+algorithm is turned into a counted cap once, before its pilot rounds
+(:meth:`Allowance.counted_time`): the time left times the rate of simulated samples measured on
+warm kernels before the clock started. No clock is read after that, so the result is the one
+``--max-samples`` at that count gives, and a result it cut short names the count. Elsewhere
+(:meth:`Allowance.of` with a time limit) the limit is a clock: a stage is not started when the
+samples it costs, at the rate measured so far, would end past the deadline. A result either
+limit cut short says so; without a cut it is the same as with no limit.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -31,6 +35,7 @@ class Allowance:
     start: float = field(default_factory=time.perf_counter)
     cap: int | None = None           # the budget's max_samples and time_limit, for the text
     limit: float | None = None
+    rate: float | None = None        # samples/s the time limit was counted at (counted_time)
 
     @classmethod
     def of(cls, max_samples: int | None, time_limit: float | None, spent: int = 0,
@@ -52,6 +57,32 @@ class Allowance:
                    math.inf if time_limit is None else t0 + time_limit, 0, now, max_samples,
                    time_limit)
 
+    def counted_time(self, time_limit: float | None, clock: float, rate: float,
+                     spent: int = 0) -> Allowance:
+        """This allowance with a time limit turned into a counted samples cap.
+
+        The cap is the samples the time left (``time_limit`` from ``clock``) affords at
+        ``rate``, when that is below the cap already set; the deadline is dropped, so no later
+        decision reads a clock.
+
+        Args:
+            time_limit: the limit in seconds (None: none; the allowance is returned as it is).
+            clock: when the limit's clock started (``time.perf_counter()``).
+            rate: samples per second (runs × samples per run, as stages count them), measured
+                before the clock started.
+            spent: samples already spent (part of the cap a ``--max-samples`` rerun names).
+
+        Returns:
+            The allowance; its :attr:`rate` is set when the time limit sets the cap.
+        """
+        if time_limit is None:
+            return self
+        left = max(1, int(rate * (clock + time_limit - time.perf_counter())))  # a valid cap
+        if left >= self.samples:
+            return replace(self, deadline=math.inf, limit=None)
+        return replace(self, samples=left, deadline=math.inf, cap=spent + left,
+                       limit=time_limit, rate=rate)
+
     def refusal(self, cost: float) -> str:
         """Why a stage may not start ("" if it may).
 
@@ -62,6 +93,10 @@ class Allowance:
             The samples cap when ``cost`` exceeds what is left; the time limit when its deadline
             passed or the stage would end past it at the rate measured so far; else "".
         """
+        if cost > self.samples and self.rate is not None:
+            return (f"the time limit ({self.limit:g} s; --time-limit), counted as a cap of "
+                    f"{self.cap} samples at the {self.rate:.3g} samples/s measured before the "
+                    "audit's stages (--max-samples reproduces it)")
         if cost > self.samples:
             return f"the samples cap ({self.cap:.3g} samples; --max-samples)"
         if math.isinf(self.deadline):

@@ -29,12 +29,12 @@ def summary_lines(doc: dict) -> dict:
     eps, delta, beta = claim["eps"], claim["delta"], doc["beta"]
     shown = f"eps={eps:g}" + (f", delta={delta:g}" if delta else " (pure DP)")
     return {
-        "algorithm": doc["algorithm"], "claim": shown, "verdict": doc["verdict"].upper(),
-        "reason": doc.get("reason"), "bound": bound_text(doc),
+        "algorithm": doc["algorithm"], "claim": shown, "verdict": verdict_text(doc),
+        "reason": doc.get("reason"), "cut_short": cut_short_text(doc), "bound": bound_text(doc),
         "upper": upper_line(float(doc["eps_ub"]), beta, eps, doc["margin"]),
         "detectable": detectable_line(float(doc["detectable_loss"]), beta,
                                       float(doc["detectable_eps"]), m["runs_d"] > 0),
-        "instance": instance_lines(doc.get("instance_search")),
+        "instance": instance_lines(doc.get("instance_search"), doc["params"]),
         "neighbours": neighbours_lines(doc["neighbours"]), "event": doc["event"]["text"],
         "counts": (f"d {m['hits_d']}/{m['runs_d']}, d' {m['hits_d_prime']}/"
                    f"{m['runs_d_prime']}; {m['tests']} tests at alpha {levels_text(m)}, "
@@ -43,6 +43,36 @@ def summary_lines(doc: dict) -> dict:
         "coverage": coverage_text(doc["coverage"]),
         "not_reproducible": doc.get("reproducible") is False,
         "seed": doc["seed"], "runtime": f"{float(doc['runtime_s']):.1f}"}
+
+
+def verdict_text(doc: dict) -> str:
+    """The verdict in capitals, marked when the samples cap or the time limit cut it short.
+
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        e.g. "PASS" or "PASS (cut short)".
+    """
+    return doc["verdict"].upper() + (" (cut short)" if doc.get("cut_short") else "")
+
+
+def cut_short_text(doc: dict) -> str:
+    """Where a cap cut a pass or a violation short, and how to reproduce it.
+
+    "" if no cap did, or for an inconclusive verdict, whose reason says it first.
+
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        The line's text, with the command that reproduces the result when there is one.
+    """
+    if not doc.get("cut_short") or doc["verdict"] == "inconclusive":
+        return ""
+    again = f"; reproduce it with {doc['command']}" if doc.get("command") else ""
+    return (f"{doc['cut_short']}; the verdict holds at its alpha and beta, but a larger budget "
+            f"may search further{again}")
 
 
 def bound_text(doc: dict) -> str:
@@ -161,7 +191,7 @@ def coverage_text(c: dict) -> str:
             f"{st['d_prime']['min']}-{st['d_prime']['max']}")
 
 
-def instance_lines(block: dict | None) -> list[str]:
+def instance_lines(block: dict | None, params: dict | None = None) -> list[str]:
     """The instance an audit searched its way to, in words.
 
     The dimensions' scopes are given too (a proof-scope value away from the paper's says what
@@ -169,6 +199,7 @@ def instance_lines(block: dict | None) -> list[str]:
 
     Args:
         block: the result's ``instance_search``.
+        params: the parameters as run (the values of the pinned ones), or None.
 
     Returns:
         The lines; [] for a fixed instance.
@@ -194,7 +225,9 @@ def instance_lines(block: dict | None) -> list[str]:
                      "space showed a differing transcript or a release above eps")
     vacuous = sum(d["reason"].startswith("vacuous") for d in block["dropped"])
     refused = len(block["dropped"]) - vacuous
-    pinned = f"; pinned: {', '.join(block['pinned'])}" if block["pinned"] else ""
+    shown = [f"{k}={_value_text(params[k])}" if params and k in params else k
+             for k in block["pinned"]]
+    pinned = f"; pinned: {', '.join(shown)}" if shown else ""
     lines.append(f"    {block['screened']} instances screened (free: {', '.join(block['free'])}"
                  f"{pinned}): {len(block['ranked'])} kept, {vacuous} vacuous (p_div = 0, no "
                  f"release above eps), {refused} refused; {len(block['pool'])} searched for "
@@ -206,6 +239,11 @@ def instance_lines(block: dict | None) -> list[str]:
                      f"{split['pilots']:.3g}, measurement {split['measurement']:.3g}"
                      + (f"; {split['capped']}" if split.get("capped") else ""))
     return lines
+
+
+def _value_text(v: object) -> str:
+    return ",".join(f"{x:g}" for x in v) if isinstance(v, (list, tuple)) else (
+        f"{v:g}" if isinstance(v, float) else str(v))
 
 
 def search_lines(s: dict) -> list[str]:

@@ -46,12 +46,15 @@ class Finalist:
     """An event chosen on the selection sample, and how to draw fresh runs for it.
 
     An event chosen on the selection sample; ``draw(side, n, seed)`` returns the
-    :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1).
+    :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1); ``delta``: the DP δ of
+    the claim its runs are audited against (None: the measurement's claim), so that a finalist
+    of an instance calibrated by its own δ is judged at that δ.
     """
 
     event: Event
     draw: Callable[[int, int, np.random.SeedSequence], Counts]
     label: object = None
+    delta: float | None = None
 
 
 @dataclass
@@ -66,6 +69,18 @@ class Measured:
     eps_ub: float = float("inf")  # the upper bound at its last look (level α·w_k/F: futility)
     loss_ub: float = float("inf")  # the smallest upper bound at level β·w_k over its looks
     p_values: list = field(default_factory=list)
+
+    def delta(self, claimed: float) -> float:
+        """The δ this finalist is judged at: its own, else ``claimed`` (the claim's).
+
+        Args:
+            claimed: the measurement's claim δ.
+
+        Returns:
+            δ in [0, 1).
+        """
+        own = self.finalist.delta
+        return float(claimed if own is None else own)
 
     def num_den(self) -> tuple[int, int]:
         """The event's hits (numerator side, denominator side)."""
@@ -135,7 +150,7 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
 
     Args:
         finalists: the events chosen on the selection sample, with how to draw fresh runs.
-        claim: ε and δ (None: 0).
+        claim: ε and δ (None: 0); a finalist with its own ``delta`` is judged at that δ.
         budget: ``runs`` per side at the last look, ``alpha`` and ``beta``.
         seed: the measurement's seed, drawn from by no other stage.
         allowance: the samples cap and time limit left; a look it refuses is not made, and the
@@ -175,12 +190,13 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
                        ms.counts[1].hits(ev.view_index, ev.cells))
             ms.n = size
             k_num, k_den = ms.num_den()
-            lb = float(eps_lower_bound(k_num, size, k_den, size, levels[k], delta))
-            ms.eps_ub = float(eps_upper_bound(k_num, size, k_den, size, levels[k], delta))
+            d = ms.delta(delta)
+            lb = float(eps_lower_bound(k_num, size, k_den, size, levels[k], d))
+            ms.eps_ub = float(eps_upper_bound(k_num, size, k_den, size, levels[k], d))
             ms.eps_lb = max(ms.eps_lb, lb)
             ms.loss_ub = min(ms.loss_ub, float(eps_upper_bound(k_num, size, k_den, size,
-                                                               beta_levels[k], delta)))
-            ms.p_values.append(p_value(k_num, size, k_den, size, eps, delta))
+                                                               beta_levels[k], d)))
+            ms.p_values.append(p_value(k_num, size, k_den, size, eps, d))
             row["eps_lb"].append(lb)
             row["eps_ub"].append(ms.eps_ub)
         history.append(row)

@@ -87,6 +87,9 @@ class AuditResult:
     # --instances search: the claim-space screen (space, proposed, dropped with reasons,
     # ranked, the instance audited); {} for a fixed instance, and then not in the JSON
     instance_search: dict = field(default_factory=dict)
+    # where the samples cap or the time limit stopped a pilot round or a measurement look
+    # ("" if neither did): any verdict may be cut short, and then says so
+    cut_short: str = ""
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     evidence: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -109,7 +112,7 @@ class AuditResult:
             "loss_table": self.loss_table, "search": self.search, "coverage": self.coverage,
             **({"whitebox": self.whitebox} if self.whitebox else {}), "seed": self.seed,
             "runtime_s": self.runtime_s, "versions": versions(),
-            "reproducible": self.reproducible,
+            "reproducible": self.reproducible, "cut_short": self.cut_short or None,
             **({"command": self.command} if self.command else {}),
             **({"instance_search": self.instance_search} if self.instance_search else {})})
 

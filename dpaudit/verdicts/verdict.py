@@ -37,6 +37,28 @@ from dpaudit.statistics.stats import eps_upper_bound
 
 MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out of reach)
 
+# The one statement of each verdict's promise and of each inconclusive reason: the CLI's help,
+# the docs (a test checks they name each) and the reports render these.
+PROMISES = {
+    Verdict.VIOLATION: "eps_lb > eps: the privacy loss of the measured event exceeds eps; "
+                       "wrong with probability <= alpha",
+    Verdict.PASS: "no violation, the audit could have failed (an event separated d from d' "
+                  "on the pilot and the changed entry reached the audited transcript), and "
+                  "eps_ub <= (1 + margin) * eps: every measured event's loss is below eps_ub "
+                  "with confidence 1 - beta; nothing is said of events not measured",
+    Verdict.INCONCLUSIVE: "neither; the reason and what would change it are given",
+}
+REASONS = {
+    "vacuous": "no white-box run's transcript depended on the changed entry",
+    "not reached": "runs read the changed entry only after the audited horizon",
+    "no event": "nothing separated d from d' on the pilot sample",
+    "underpowered": "an upper bound eps_ub exceeds (1 + margin) * eps; runs_needed says how "
+                    "many runs would bring it under at the frequencies measured",
+    "cut short": "the samples cap (--max-samples) or the time limit (--time-limit) stopped a "
+                 "pilot round or a measurement look (said of any verdict it cut; an "
+                 "inconclusive reason starts with it)",
+}
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -122,6 +144,21 @@ class Observation:
     needed: object = None
     informative: bool = True
     capped: str = ""
+
+
+def rules_text(exit_codes: dict) -> str:
+    """The verdicts, their exit codes, promises and reasons, in one paragraph (``--help``).
+
+    Args:
+        exit_codes: the exit code of each verdict.
+
+    Returns:
+        The text, from :data:`PROMISES` and :data:`REASONS`.
+    """
+    parts = [f"{v} (exit {exit_codes[v]}): {PROMISES[v]}" for v in
+             (Verdict.VIOLATION, Verdict.PASS, Verdict.INCONCLUSIVE)]
+    reasons = "; ".join(f"{k}: {why}" for k, why in REASONS.items())
+    return f"Verdicts: {'. '.join(parts)}. Reasons: {reasons}."
 
 
 def decide(observed: Observation) -> Decision:

@@ -182,3 +182,31 @@ def test_the_measurement_draws_on_seeds_no_selection_step_touches(monkeypatch):
     assert all(e == root and k[:1] == (2,) for e, k in seen["measurement"])
     assert not [k for k in sel if k[:1] == (2,)]
     assert {k[:1] for k in sel} >= {(1,), (3,), (4,), (5,)}   # pilots, white box, screens
+
+
+def _judged_at_the_delta_it_ran_at(doc: dict) -> bool:
+    """The audited claim's δ is the δ the instance behind the result ran with, and every
+    measured finalist was judged at the δ of one of the instances that ran."""
+    ran = {i["instance"]["delta"] for i in doc["instance_search"]["pool"]}
+    judged = doc["counts"]["measurement"]["delta_per_finalist"]
+    return doc["claim"]["delta"] == doc["params"]["delta"] and set(judged) <= ran
+
+
+@pytest.mark.slow        # about 15 s warm: two audits of DP-BAI (Gaussian) over its delta window
+def test_an_algorithm_calibrated_by_delta_is_judged_at_the_delta_its_instance_ran_at(monkeypatch):
+    # DP-BAI with the Gaussian mechanism (Chen et al. 2024, Prop. D.2) adds the noise of the
+    # delta it is given, so delta is part of the claim: the claim-space screen moves it, and
+    # each instance must be judged at its own delta. Deterministic for the seed (no chance).
+    from dpaudit.auditing import audit
+    from dpaudit.reporting.report import summary
+    kw = dict(seed=1, runs=5_000, whitebox_runs=0)
+    doc = audit.audit_algorithm("dp-bai-gauss", 1.0, **kw).to_dict()
+    ran = {i["instance"]["delta"] for i in doc["instance_search"]["pool"]}
+    assert len(ran) > 1 and doc["params"]["delta"] != 1e-5     # the screen moved delta
+    assert _judged_at_the_delta_it_ran_at(doc)
+    assert f"claim eps=1, delta={doc['params']['delta']:g}" in summary(doc)
+    # planted mismatch: every instance judged at the default claim's delta (1e-5) whatever
+    # delta its noise was calibrated with; the check above must catch it
+    monkeypatch.setattr(audit, "_own_delta", lambda spec, params: None)
+    planted = audit.audit_algorithm("dp-bai-gauss", 1.0, **kw).to_dict()
+    assert planted["params"]["delta"] != 1e-5 and not _judged_at_the_delta_it_ran_at(planted)

@@ -534,3 +534,20 @@ def test_an_old_paper_number_warns_on_stderr_and_gives_the_new_keys_report(tmp_p
     assert p.returncode == 0, p.stderr
     assert "paper key '001' is deprecated" in p.stderr and "use 'barbara2025'" in p.stderr
     assert json.loads(out.read_text())["paper"] == "barbara2025"
+
+
+def test_an_algorithm_parameter_named_like_an_audit_option_is_printed_under_its_own_name(
+        capsys):
+    # AdaP-TT's Top Two proportion beta and the audit's --beta: given as --param, the value
+    # goes to the algorithm and a note names both values; the audit's beta is untouched
+    from dpaudit.commands.cli import _parser, run_request
+    a = _parser().parse_args([*RUN, "--seed", "1", "--param", "beta=0.05"])
+    r = run_request(a)
+    note = capsys.readouterr().err.strip()
+    assert r.params == {"beta": "0.05"} and r.budget.beta == 0.05
+    assert note == ("dpaudit: note: --param beta=0.05 sets adap-tt's own parameter beta (Top Two "
+                    "tracking proportion β), not the audit's --beta (0.05: eps_ub holds with "
+                    "confidence 1 - beta)")
+    a = _parser().parse_args([*RUN, "--seed", "1", "--param", "risk=0.05"])
+    run_request(a)
+    assert capsys.readouterr().err == ""

@@ -232,3 +232,30 @@ def test_the_exact_pass_rule_is_the_one_measure_and_decide_apply(loss):
         outcomes.add(got)
     if loss == 0.6:
         assert outcomes == {True}                   # a rule that never passes would fail here
+
+
+def test_each_promise_and_reason_is_written_once_and_named_where_it_is_shown():
+    # the code's statement (PROMISES, REASONS) is what run --help prints; the schema and the
+    # pages that list the reasons name each one, so a new reason cannot go unlisted
+    import json
+    import pathlib
+    import re
+    from dpaudit.commands.cli import _parser
+    from dpaudit.verdicts.result import EXIT_CODES
+    from dpaudit.verdicts.verdict import PROMISES, REASONS, rules_text
+    root = pathlib.Path(__file__).resolve().parents[2]
+    run = next(a for a in _parser()._subparsers._group_actions[0].choices.items()
+               if a[0] == "run")[1]
+    assert rules_text(EXIT_CODES) in run.description
+    for v, promise in PROMISES.items():
+        assert f"{v} (exit {EXIT_CODES[v]}): {promise}" in run.description
+    schema = json.loads((root / "dpaudit/verdicts/verdict.schema.json").read_text())
+    pattern = schema["properties"]["reason"]["oneOf"][1]["pattern"]
+    assert set(re.fullmatch(r"\^\((.*)\)", pattern).group(1).split("|")) == set(REASONS)
+    for page in ("docs/index.md", "docs/reference/verdict-json.md", "docs/method/statistics.md"):
+        text = (root / page).read_text()
+        missing = [r for r in REASONS if f"`{r}" not in text]
+        assert not missing, (page, missing)
+    index = (root / "docs/index.md").read_text()
+    for v, code in EXIT_CODES.items():
+        assert f"| `{v}` | {code} |" in index
