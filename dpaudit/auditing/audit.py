@@ -692,10 +692,9 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     prep = spec.prepare(float(eps), p)
     runs = int(request.budget.runs or DEFAULT_RUNS)
     workers = int(request.workers or default_workers())
-    rate, clock = None, t0      # a time limit: kernels compiled and the rate measured first
+    rate = None                 # a time limit: the kernels compiled, the rate measured first
     if request.budget.time_limit is not None:
         rate = sample_rate(spec, prep, spec.audit_horizon(p), workers)
-        clock = time.perf_counter()
     request = draw_seed(request)
     root = np.random.SeedSequence(request.seed)
     s_table, s_pilot, s_meas, s_white, s_screen = root.spawn(5)
@@ -736,7 +735,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     cand = Candidates(sources, order, int(PILOT_BUDGET * runs), strategy, info["scores"])
     spent = searched["samples"] if searched else 0
     allow = Allowance.of(request.budget.max_samples, None, spent).counted_time(
-        request.budget.time_limit, clock, rate, spent)
+        request.budget.time_limit, rate, spent)
     resolved = replace(request, algorithm=spec.name, params=_jsonable_params(p),
                        claim=Claim(eps, delta), budget=replace(request.budget, runs=runs))
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar, allow)

@@ -152,10 +152,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--time-limit", type=_arg("--time-limit", validate.integer(0), _whole),
                      default=int(DEFAULT_TIME_LIMIT), metavar="SECONDS",
                      help="time limit of an audit of a registered algorithm, counted as a "
-                          "samples cap before its pilot rounds (the time left times the rate "
-                          "measured on compiled kernels before the clock starts), so no clock "
-                          "decides anything later; a result it cut short says so and names "
-                          "the --max-samples that reproduces it (default %(default)s; 0: none)")
+                          "samples cap: SECONDS times the rate measured on compiled kernels "
+                          "before the audit starts, so no clock decides anything later; a "
+                          "result it cut short says so and names the --max-samples that "
+                          "reproduces it (default %(default)s; 0: none)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")

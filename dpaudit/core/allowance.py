@@ -2,10 +2,10 @@
 
 The samples cap (``Budget.max_samples``) is counted, so the same seed gives the same result on
 every machine. The time limit (``Budget.time_limit``, seconds) of an audit of a registered
-algorithm is turned into a counted cap once, before its pilot rounds
-(:meth:`Allowance.counted_time`): the time left times the rate of simulated samples measured on
-warm kernels before the clock started. No clock is read after that, so the result is the one
-``--max-samples`` at that count gives, and a result it cut short names the count. Elsewhere
+algorithm is turned into a counted cap (:meth:`Allowance.counted_time`): the limit times the
+rate of simulated samples measured once, on warm kernels, before the audit starts. No clock is
+read after that, so compiling never changes a result, the result is the one ``--max-samples``
+at that count gives, and a result it cut short names the count. Elsewhere
 (:meth:`Allowance.of` with a time limit) the limit is a clock: a stage is not started when the
 samples it costs, at the rate measured so far, would end past the deadline. A result either
 limit cut short says so; without a cut it is the same as with no limit.
@@ -57,30 +57,30 @@ class Allowance:
                    math.inf if time_limit is None else t0 + time_limit, 0, now, max_samples,
                    time_limit)
 
-    def counted_time(self, time_limit: float | None, clock: float, rate: float,
+    def counted_time(self, time_limit: float | None, rate: float | None,
                      spent: int = 0) -> Allowance:
         """This allowance with a time limit turned into a counted samples cap.
 
-        The cap is the samples the time left (``time_limit`` from ``clock``) affords at
-        ``rate``, when that is below the cap already set; the deadline is dropped, so no later
-        decision reads a clock.
+        The limit's samples are ``rate`` × ``time_limit``, over every counted stage (``spent``
+        already went to the instance screen); they become the cap when below the cap already
+        set. The deadline is dropped: no later decision reads a clock, and the result is the
+        one ``--max-samples`` at that count gives.
 
         Args:
             time_limit: the limit in seconds (None: none; the allowance is returned as it is).
-            clock: when the limit's clock started (``time.perf_counter()``).
             rate: samples per second (runs × samples per run, as stages count them), measured
-                before the clock started.
-            spent: samples already spent (part of the cap a ``--max-samples`` rerun names).
+                on warm kernels before the audit started.
+            spent: samples already spent.
 
         Returns:
             The allowance; its :attr:`rate` is set when the time limit sets the cap.
         """
-        if time_limit is None:
+        if time_limit is None or rate is None:
             return self
-        left = max(1, int(rate * (clock + time_limit - time.perf_counter())))  # a valid cap
-        if left >= self.samples:
+        cap = max(spent + 1, int(rate * time_limit))     # at least 1 left: a valid cap
+        if cap - spent >= self.samples:
             return replace(self, deadline=math.inf, limit=None)
-        return replace(self, samples=left, deadline=math.inf, cap=spent + left,
+        return replace(self, samples=cap - spent, deadline=math.inf, cap=cap,
                        limit=time_limit, rate=rate)
 
     def refusal(self, cost: float) -> str:
@@ -96,7 +96,7 @@ class Allowance:
         if cost > self.samples and self.rate is not None:
             return (f"the time limit ({self.limit:g} s; --time-limit), counted as a cap of "
                     f"{self.cap} samples at the {self.rate:.3g} samples/s measured before the "
-                    "audit's stages (--max-samples reproduces it)")
+                    "audit (--max-samples reproduces it)")
         if cost > self.samples:
             return f"the samples cap ({self.cap:.3g} samples; --max-samples)"
         if math.isinf(self.deadline):

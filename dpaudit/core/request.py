@@ -65,9 +65,10 @@ class Budget:
             per run of the instance screen, the pilot rounds and the measurement looks, at
             most: a round or look that would exceed it is not run; counted, so deterministic),
             ≥ 1; None: no cap.
-        time_limit: seconds after which no pilot round or measurement look of an audit of a
-            registered algorithm starts, nor one that would end past it at the rate measured
-            so far (a clock: a result it cuts short says so; like ``workers``, never in
+        time_limit: seconds of simulation an audit of a registered algorithm may spend,
+            counted as a samples cap at the rate measured on its compiled kernels before it
+            starts (:meth:`dpaudit.core.allowance.Allowance.counted_time`; a result it cuts
+            short says so and its command names that cap; like ``workers``, never in
             :meth:`AuditRequest.command`), > 0; None: no limit.
 
     Raises:
