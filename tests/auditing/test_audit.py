@@ -73,7 +73,7 @@ def test_adap_tt_passes_with_an_informative_bound():
     # (The hand-picked candidates, `structure`: the default search is compared with them in
     # benchmarks/neighbours.py.)
     r = audit_algorithm("adap-tt", 0.5, alpha=1e-6, runs=1_000_000, seed=11, workers=2,
-                        neighbours="structure")
+                        neighbours="structure", instances="fixed")
     assert r.verdict == "pass" and r.eps_lb <= 0.5
     assert r.eps_lb >= 0.4
     assert r.event["view"][0] == 0 and r.event["view"][1] <= 8   # right after initialisation

@@ -2,8 +2,8 @@
 
 False-failure rates (each ≤ 1e-6):
 * "ε_lb ≤ ε" on correct mechanisms runs at α = 1e-6 (Clopper–Pearson validity).
-* Soundness counts false violations among 1000 audits at α = 0.05: under a valid auditor they
-  are ≤ Binomial(1000, 0.05), whose 1 − 1e-6 quantile is the threshold.
+* Soundness counts false violations among 120 audits at α = 0.05: under a valid auditor they
+  are ≤ Binomial(120, 0.05), whose 1 − 1e-6 quantile is the threshold.
 * Tightness (ε_lb/ε ≥ 0.95 at the default budget): measured over 30 seeds per ε (docs/method/calibration.md,
   `python benchmarks/calibration.py`): at ε = 0.1, the worst case, mean 0.982, sd 0.006,
   minimum 0.966; 0.95 is 5.4 sd below the mean.
@@ -48,10 +48,12 @@ def test_correct_laplace_bound_stays_below_eps_at_tiny_alpha():
 
 @pytest.mark.statistical
 @pytest.mark.slow
-def test_soundness_over_1000_small_audits():
-    s = soundness(1000, Plan(n=20_000, alpha=0.05, workers=2))
-    assert s["overall"]["n"] == 1000
-    assert s["overall"]["k"] <= binom.isf(1e-6, 1000, 0.05)
+def test_soundness_over_120_small_audits():
+    # the 1000-audit figure (0 false violations) is `python benchmarks/calibration.py`'s
+    # (docs/method/calibration.md); here a smaller count that a broken auditor still fails
+    s = soundness(120, Plan(n=20_000, alpha=0.05, workers=2))
+    assert s["overall"]["n"] == 120
+    assert s["overall"]["k"] <= binom.isf(1e-6, 120, 0.05)
 
 
 @pytest.mark.statistical

@@ -203,16 +203,15 @@ def test_list_claims_names_every_algorithms_claim_and_dimensions_with_scope_and_
 @pytest.mark.slow
 def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     outs = []
-    for i, workers in enumerate(("1", "2")):
-        out = tmp_path / f"out{i}.json"
-        p = cli("run", "--algo", "adap-tt", "--eps", "0.5", *SMALL, "--workers", workers,
-                "--json", str(out))
-        assert p.returncode == 0, p.stderr
-        assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
-        assert "detectable loss at 95% power (beta = 0.05): " in p.stdout
-        outs.append(json.loads(out.read_text()))
-        h = outs[-1]["coverage"]["horizon"]          # the searched finalist's audit horizon
-        assert f"white-box runs read the changed entry within the audited {h} samples" in p.stdout
+    out = tmp_path / "out.json"
+    p = cli("run", "--algo", "adap-tt", "--eps", "0.5", *SMALL, "--workers", "1",
+            "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
+    assert "detectable loss at 95% power (beta = 0.05): " in p.stdout
+    outs.append(json.loads(out.read_text()))
+    h = outs[-1]["coverage"]["horizon"]          # the searched finalist's audit horizon
+    assert f"white-box runs read the changed entry within the audited {h} samples" in p.stdout
     d = outs[0]
     for key in ("schema_version", "algorithm", "params", "claim", "verdict", "eps_lb", "eps_hat",
                 "alpha", "neighbours", "event", "counts", "loss_table", "seed", "runtime_s",
@@ -238,14 +237,14 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert d["search"]["strategy"] == "search" and d["search"]["finalists"]
     assert {"candidates", "budget", "tried", "profile", "multiplicity"} <= set(d["search"])
     assert d["command"] == "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000"
-    again = tmp_path / "again.json"                  # the recorded command reproduces it
-    p = cli(*shlex.split(d["command"])[1:], "--json", str(again))
+    again = tmp_path / "again.json"     # the recorded command reproduces it, on 2 workers
+    p = cli(*shlex.split(d["command"])[1:], "--workers", "2", "--json", str(again))
     assert p.returncode == 0, p.stderr
     outs.append(json.loads(again.read_text()))
     for o in outs:
         o.pop("runtime_s")
         o["whitebox"].pop("runtime_s")
-    assert outs[0] == outs[1] == outs[2]   # same seed ⇒ identical results, whatever the workers
+    assert outs[0] == outs[1]   # same seed ⇒ identical results, whatever the workers
 
 
 @pytest.mark.slow
