@@ -56,3 +56,10 @@ def test_every_command_line_in_the_docs_parses(page, line, whole):
                           or str(e).endswith("expected one argument") and argv[-1][:2] == "--"):
             return                   # a fragment (an option named, not given): it parsed
         pytest.fail(f"{page}: `{line}` does not parse: {e}")
+
+
+def test_every_page_has_one_title():
+    for page in PAGES:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+        titles = [line for line in text.splitlines() if line.startswith("# ")]
+        assert len(titles) == 1, (page.relative_to(ROOT).as_posix(), titles)

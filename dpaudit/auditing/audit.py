@@ -792,7 +792,7 @@ def sample_rate(spec: AlgorithmSpec, prep: Prepared, limit: int, workers: int) -
         spec: the algorithm.
         prep: its prepared instance.
         limit: samples per run (the audit horizon).
-        workers: processes, as the audit uses them.
+        workers: processes, as the audit uses them (at most one per core is warmed).
 
     Returns:
         Samples per second (> 0).
@@ -806,7 +806,8 @@ def sample_rate(spec: AlgorithmSpec, prep: Prepared, limit: int, workers: int) -
                       workers=workers)
         return time.perf_counter() - t
 
-    took((workers - 1) * CHUNK + 1)      # a chunk for every worker: compiled, warm
+    warm = min(workers, default_workers())     # at most one per core (--workers 100000)
+    took((warm - 1) * CHUNK + 1)         # a chunk for each of them: compiled, warm
     n = CHUNK
     while (t := took(n)) < RATE_PROBE_S:
         n *= 2
