@@ -155,7 +155,8 @@ def _parser() -> argparse.ArgumentParser:
                           "samples cap: SECONDS times the rate measured on compiled kernels "
                           "before the audit starts, so no clock decides anything later; a "
                           "result it cut short says so and names the --max-samples that "
-                          "reproduces it (default %(default)s; 0: none)")
+                          "reproduces it (default 0: none, so the same seed gives the same "
+                          "result on every machine; --max-samples is the counted cap)")
     run.add_argument("--workers", type=_positive_int("--workers"),
                      help="processes (default: all cores); results do not depend on it")
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")

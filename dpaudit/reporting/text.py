@@ -140,11 +140,11 @@ def upper_line(eps_ub: float, beta: float, eps: float, margin: float) -> str:
     conf = f"{100 * (1 - beta):.6g}%"
     target = (1 + margin) * eps
     if math.isinf(eps_ub):
-        return (f"  eps_ub = inf: no upper bound on a measured event's loss at confidence {conf} "
+        return (f"  upper bound on the measured events' loss: eps_ub = inf at confidence {conf} "
                 f"(a pass needs <= (1 + margin)·eps = {target:.4g})")
-    return (f"  eps_ub = {eps_ub:.4f}: the measured events' loss is below it with confidence "
-            f"{conf} (beta = {beta:g}; a pass needs <= (1 + margin)·eps = {target:.4g}); "
-            "nothing is said of events not measured")
+    return (f"  upper bound on the measured events' loss: eps_ub = {eps_ub:.4f} at confidence "
+            f"{conf} (beta = {beta:g}; a pass needs <= (1 + margin)·eps = {target:.4g}); not a "
+            "bound on eps: events not measured may lose more")
 
 
 def detectable_line(loss: float, beta: float, median: float, measured: bool) -> str:
