@@ -7,6 +7,10 @@
   in kernels.py, the kernels that inline it would keep running their old cached code. So when
   any module with compiled code has changed since the last run, the run starts by deleting
   the checkout's numba caches (once, before xdist workers start).
+* The README's worked example is the main job itself, at the README's budget (a minute or
+  more on two cores, longer on a busy machine): the test that runs it is marked
+  ``worked_example`` and runs only with ``pytest --worked-example``, a step of its own in CI
+  (``.ci/run``), so that no test of the suite takes over 60 s.
 * Property tests (hypothesis) draw their examples deterministically: the same code gives the
   same examples on every run and in CI (like every other statistical test here, seeded). Set
   HYPOTHESIS_PROFILE=explore to search with fresh random examples.
@@ -76,6 +80,21 @@ def installed_copy(purelib):
     return (f"{copy} is a non-editable install of dpaudit or what is left of one: outside this "
             f"checkout it is imported instead of {ROOT / 'dpaudit'}. Remove it and install "
             f"editable: `rm -r {copy} && pip install -e '.[test]'`.")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--worked-example", action="store_true",
+                     help="run the README's worked example (the main job at its budget)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--worked-example"):
+        return
+    skip = pytest.mark.skip(reason="the README's main job: run it with "
+                                   "`pytest --worked-example tests/test_readme.py` (CI's own step)")
+    for item in items:
+        if "worked_example" in item.keywords:
+            item.add_marker(skip)
 
 
 def pytest_configure(config):

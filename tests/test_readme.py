@@ -2,7 +2,8 @@
 the README's budget and its output compared with the README's excerpt and with the whole block
 of docs/getting-started.md, line by line, the wall time masked. The run is deterministic for
 its seed (same seed, same result, whatever the workers), so the comparison cannot fail by
-chance."""
+chance. Running the main job takes a minute or more: it runs with ``pytest --worked-example``,
+a step of its own in CI (``.ci/run``)."""
 import pathlib
 import re
 import shlex
@@ -35,7 +36,8 @@ def test_both_pages_show_the_same_command_and_the_readme_an_excerpt_of_the_guide
     assert readme[-1].strip() == "..." and readme[:-1] == guide[:len(readme) - 1]
 
 
-@pytest.mark.slow     # the README's budget: about 45 s on 2 cores
+@pytest.mark.slow     # the README's budget: 45-70 s on 2 idle cores
+@pytest.mark.worked_example    # pytest --worked-example (CI's own step)
 @pytest.mark.cli
 def test_the_worked_example_prints_what_the_pages_show(tmp_path):
     command, _ = worked_example(PAGES[1])

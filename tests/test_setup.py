@@ -176,3 +176,13 @@ def test_every_test_file_ci_names_exists():
     text = (ROOT / ".ci" / "run").read_text()
     for name in re.findall(r"tests/[\w/]+\.py", text):
         assert (ROOT / name).is_file(), name
+
+
+def test_ci_runs_the_worked_example_the_suite_skips():
+    """The README's worked example (marker worked_example) is skipped by the README's test
+    command and run by .ci/run in a step of its own, whose status counts."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pytest --worked-example -m worked_example tests/test_readme.py" in ci
+    assert 'status=$example_status' in ci
+    src = (ROOT / "tests" / "test_readme.py").read_text()
+    assert "@pytest.mark.worked_example" in src

@@ -30,8 +30,8 @@ import numpy as np
 from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
-from dpaudit.reporting.text import (coverage_text, instance_lines, levels_text, releases_text,
-                                    summary_lines)
+from dpaudit.reporting.text import (coverage_text, cut_short_text, instance_lines, levels_text,
+                                    releases_text, summary_lines, verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
 if TYPE_CHECKING:
@@ -649,6 +649,8 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
     return {
         "kind": "audit", "source": doc.get("_source"),
         "algorithm": str(doc.get("algorithm", "?")), "verdict": str(doc.get("verdict", "?")),
+        "verdict_word": verdict_text({**doc, "verdict": str(doc.get("verdict", "?"))}),
+        "cut_short": cut_short_text(doc) if "verdict" in doc else "",
         "eps": num(claim.get("eps"), 6), "delta": num(delta, 6) if delta else None,
         "eps_lb": fixed(doc.get("eps_lb")) + (" (saturated)" if doc.get("eps_lb_saturated")
                                               else ""),

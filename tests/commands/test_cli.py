@@ -200,19 +200,23 @@ def test_list_claims_names_every_algorithms_claim_and_dimensions_with_scope_and_
     assert "phase1_constant  proof" in one.stdout and "[0.001, 10000]" in one.stdout
 
 
-@pytest.mark.slow
-def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
-    outs = []
-    out = tmp_path / "out.json"
+@pytest.fixture(scope="module")
+def contract_run(tmp_path_factory):
+    """One CLI audit on 1 worker with --json: (stdout, the JSON); two tests read it."""
+    out = tmp_path_factory.mktemp("contract") / "out.json"
     p = cli("run", "--algo", "adap-tt", "--eps", "0.5", *SMALL, "--workers", "1",
             "--json", str(out))
     assert p.returncode == 0, p.stderr
-    assert "eps_lb" in p.stdout and "confidence 95%" in p.stdout and "row" in p.stdout
-    assert "detectable loss at 95% power (beta = 0.05): " in p.stdout
-    outs.append(json.loads(out.read_text()))
-    h = outs[-1]["coverage"]["horizon"]          # the searched finalist's audit horizon
-    assert f"white-box runs read the changed entry within the audited {h} samples" in p.stdout
-    d = outs[0]
+    return p.stdout, json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_run_writes_the_json_contract(contract_run):
+    stdout, d = contract_run
+    assert "eps_lb" in stdout and "confidence 95%" in stdout and "row" in stdout
+    assert "detectable loss at 95% power (beta = 0.05): " in stdout
+    h = d["coverage"]["horizon"]          # the searched finalist's audit horizon
+    assert f"white-box runs read the changed entry within the audited {h} samples" in stdout
     for key in ("schema_version", "algorithm", "params", "claim", "verdict", "eps_lb", "eps_hat",
                 "alpha", "neighbours", "event", "counts", "loss_table", "seed", "runtime_s",
                 "versions", "detectable_eps", "detectable_loss", "beta", "power"):
@@ -237,10 +241,15 @@ def test_run_writes_the_json_contract_and_is_deterministic(tmp_path):
     assert d["search"]["strategy"] == "search" and d["search"]["finalists"]
     assert {"candidates", "budget", "tried", "profile", "multiplicity"} <= set(d["search"])
     assert d["command"] == "dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000"
-    again = tmp_path / "again.json"     # the recorded command reproduces it, on 2 workers
-    p = cli(*shlex.split(d["command"])[1:], "--workers", "2", "--json", str(again))
+
+
+@pytest.mark.slow
+def test_the_recorded_command_reproduces_the_run_on_two_workers(contract_run, tmp_path):
+    _, first = contract_run
+    again = tmp_path / "again.json"
+    p = cli(*shlex.split(first["command"])[1:], "--workers", "2", "--json", str(again))
     assert p.returncode == 0, p.stderr
-    outs.append(json.loads(again.read_text()))
+    outs = [json.loads(json.dumps(first)), json.loads(again.read_text())]
     for o in outs:
         o.pop("runtime_s")
         o["whitebox"].pop("runtime_s")

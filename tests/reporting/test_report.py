@@ -154,6 +154,20 @@ def test_an_inconclusive_result_shows_its_reason():
         assert "Reason: underpowered: the detectable loss 0.9 exceeds" in text
 
 
+def test_a_result_the_cap_cut_short_says_so_in_both_reports():
+    doc = _json(TT)
+    assert not doc.get("cut_short")
+    page, md = report.render_html([doc]), report.render_markdown([doc])
+    assert "(cut short)" not in page + md and "cut short:" not in page.lower() + md.lower()
+    doc["cut_short"] = "the samples cap (--max-samples 1000000) stopped the pilot rounds"
+    doc["command"] = "dpaudit run --algo adap-tt --eps 0.5 --seed 1 --max-samples 1000000"
+    page, md = report.render_html([doc]), report.render_markdown([doc])
+    assert '<span class="word">PASS (cut short)</span>' in page and "**PASS (cut short)**" in md
+    for text in (page, md):
+        assert "ut short: the samples cap (--max-samples 1000000) stopped the pilot rounds" in text
+        assert "reproduce it with dpaudit run --algo adap-tt --eps 0.5 --seed 1 --max-samples" in text
+
+
 def test_coverage_of_a_white_box_result_is_shown():
     doc = _json(TT)
     doc["coverage"] = {"measured": True, "horizon": 32, "runs": 200, "runs_read": 150,
