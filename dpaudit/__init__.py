@@ -2,7 +2,8 @@
 
 Public API: :func:`audit_algorithm` (registered bandit algorithms on neighbouring reward
 tables), :func:`audit_mechanism` (any ``mechanism(rng, data, n)`` on a fixed pair of inputs)
-and :func:`audit_callable` (a plain Python bandit ``function(rng, data, eps)``). Each returns an
+and :func:`audit_callable` (a plain Python bandit ``function(rng, data, eps)``, which may return a
+:class:`~dpaudit.simulation.transcript.Transcript` per run). Each returns an
 :class:`~dpaudit.verdicts.result.AuditResult`.
 """
 from importlib.metadata import version as _version
@@ -12,7 +13,8 @@ __version__ = _version("dpaudit")     # one source: pyproject.toml
 _API = {"audit_algorithm": "dpaudit.auditing.audit",
         "audit_mechanism": "dpaudit.auditing.mechanism",
         "audit_callable": "dpaudit.auditing.plugin",
-        "AuditResult": "dpaudit.verdicts.result"}
+        "AuditResult": "dpaudit.verdicts.result",
+        "Transcript": "dpaudit.simulation.transcript"}
 __all__ = list(_API)
 
 

@@ -9,6 +9,7 @@ import runpy
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -76,3 +77,28 @@ def test_the_gate_suite_example_records_its_baseline_then_holds(tmp_path):
     again = subprocess.run([*DPAUDIT, "gate", suite, "--baseline", str(baseline)],
                            capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_the_plain_python_adap_tt_gives_the_compiled_kernels_transcripts_run_for_run():
+    """examples/adap_tt_python.py is written from the paper, not from the kernel; fed the same
+    generator and table, it makes the same actions (and the same stop, if any) in every run,
+    and its stopping threshold (eq. 4) is the kernel's."""
+    from algorithms.adap_tt.algorithm import _threshold
+    from dpaudit.algorithms import registry
+    ex = _example("adap_tt_python.py")
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"means": (0.9, 0.7, 0.5, 0.3), "horizon": 64})
+    prep = spec.prepare(0.5, p)
+    tables = np.random.default_rng(5)
+    for i in range(200):
+        table = (tables.random((64, 4)) < prep.means).astype(float)
+        actions = np.full(64, -1, np.int16)
+        tau, rec, status, _ = spec.kernel(np.random.default_rng(i), table, prep.means,
+                                          prep.theta, prep.aux, 64, actions, np.empty((0, 8)),
+                                          np.empty(0))
+        t = ex["adap_tt"](np.random.default_rng(i), table, 0.5)
+        assert list(t.actions) == list(actions[:tau]), i
+        assert (t.stopping_time, t.recommendation) == ((tau, rec) if status == 0 else (None, None))
+    for k1, k2, n1, n2 in ((1, 1, 1.0, 1.0), (2, 3, 2.0, 4.0), (5, 1, 16.0, 1.0)):
+        assert ex["threshold"](4, 0.5, k1, k2, n1, n2) == pytest.approx(
+            _threshold(prep.theta, prep.aux, 4, k1, k2, n1, n2), rel=1e-9)

@@ -553,7 +553,10 @@ class KernelSource(Source):
         Returns:
             {"text": ..., "view": ..., "examples": ...}.
         """
-        return _describe(self.spec, self.prep, self.pair, ev, self.limit)
+        table = (self.pair.d, self.pair.d_prime)[ev.numerator.index]
+        return event_description(ev, transcripts(self.spec, self.prep, table, ev.view,
+                                                 self.limit),
+                                 self.spec.model == PrivacyModel.LOCAL)
 
     def cell_text(self, v: int, key: int) -> str:
         """The transcript behind a cell of a view.
@@ -1021,12 +1024,30 @@ def transcripts(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, view: tu
     _, first = np.unique(cells[:, 0], return_index=True)
     out = {}
     for j in np.sort(first):
-        item = {"actions": [int(a) for a in kept[j, start:end] if a >= 0]}
-        if stats[j] != TRUNCATED and taus[j] <= end:
-            item.update(stopping_time=int(taus[j]), recommendation=int(recs[j]),
-                        status=STATUS_NAMES[stats[j]])
-        out[int(cells[j, 0])] = item
+        out[int(cells[j, 0])] = transcript_item(kept[j], start, end, taus[j], recs[j], stats[j])
     return out
+
+
+def transcript_item(actions: np.ndarray, start: int, end: int, tau: int, rec: int,
+                    status: int) -> dict:
+    """One run's transcript within a view [start, end), as :func:`transcripts` gives it.
+
+    Args:
+        actions: the run's actions (−1: none).
+        start: the view's first sample.
+        end: its end (samples).
+        tau: the run's stopping time.
+        rec: its recommendation.
+        status: its status (stopped, truncated, capped).
+
+    Returns:
+        {"actions": the actions in the view, and ``stopping_time``, ``recommendation``,
+        ``status`` when the run stopped within it}.
+    """
+    item = {"actions": [int(a) for a in actions[start:end] if a >= 0]}
+    if status != TRUNCATED and tau <= end:
+        item.update(stopping_time=int(tau), recommendation=int(rec), status=STATUS_NAMES[status])
+    return item
 
 
 SPELLED_OUT = 32    # longer action sequences are written as runs: 0x945 1x945 2
@@ -1072,17 +1093,25 @@ def transcript_text(item: dict, counts: bool = False) -> str:
     return text
 
 
-def _describe(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, ev: Event, limit: int,
-              n_examples: int = 5) -> dict:
-    """Readable event: a few of its cells as the transcripts behind them."""
-    table = (pair.d, pair.d_prime)[ev.numerator.index]
+def event_description(ev: Event, items: dict, local: bool = False,
+                      n_examples: int = 5) -> dict:
+    """An event of action views in words: a few of its cells as the transcripts behind them.
+
+    Args:
+        ev: the event (a view of actions: a sequence or counts window).
+        items: cell → transcript (:func:`transcripts`) for cells met in runs, in the order met.
+        local: the "actions" are a local randomiser's outputs.
+        n_examples: transcripts given as examples.
+
+    Returns:
+        {"text": ..., "view": ..., "examples": ...}.
+    """
     start, end, kind = ev.view
     inside = set(int(c) for c in ev.cells)
-    examples = [item for key, item in transcripts(spec, prep, table, ev.view, limit).items()
-                if key in inside][:n_examples]
+    examples = [item for key, item in items.items() if key in inside][:n_examples]
     what = f"the first {end} actions" if start == 0 else f"the actions of samples {start}..{end - 1}"
     unit = "0-based arms"
-    if spec.model == PrivacyModel.LOCAL:      # a local randomiser's "actions" are its outputs
+    if local:      # a local randomiser's "actions" are its outputs
         what, unit = what.replace("actions", "outputs"), "the randomiser's output values"
     if kind == COUNTS:
         shown = "; ".join(counts_text(e["actions"]) for e in examples[:3])

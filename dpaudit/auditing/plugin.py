@@ -8,35 +8,41 @@
   reward table (row t = round t's rewards); ``stream``: a (K, T) table (entry (a, n) = the
   n-th pull of arm a); ``local``: one reward r ∈ [0, 1] (a float);
 * ``eps``: the claimed ε;
-* ``output``: the released transcript: a number, or any sequence of numbers (e.g. the actions
-  followed by τ and â). Scalar outputs are audited as numbers (threshold events apply);
-  sequences are hashed into one cell per distinct transcript.
+* ``output``: the released transcript: a :class:`dpaudit.Transcript` (the actions, and the
+  stopping time and recommendation when the run stopped), a number, or any sequence of numbers.
+  A Transcript gets the registered algorithms' views (action prefixes, windows of actions and
+  arm counts after the changed row, τ and â; :mod:`dpaudit.auditing.callables`) and its events
+  print as action sequences; numbers are audited as numbers (threshold events apply); other
+  sequences are hashed into one cell per distinct output.
 
 The callable runs once per sample in this process (slower than the compiled reference
 kernels: the default budget is :data:`DEFAULT_RUNS` per side). The neighbouring pair is found
 by the black-box search of :mod:`dpaudit.auditing.search` over every position × value pattern × base
 table of the model (:func:`dpaudit.data.neighbours.structured`; ``local``: r, r' in {0, ½, 1}).
+On the pair behind the result, :data:`~dpaudit.auditing.callables.REPLAY_RUNS` coupled runs
+(run i on d and on d′ from one generator state) show whether the output depends on the changed
+entry at all: a callable whose outputs never differ is ``inconclusive`` (vacuous).
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import inspect
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
-                                   run_audit)
-from dpaudit.auditing.mechanism import MechanismSource
+                                   run_audit, source_views)
+from dpaudit.auditing.callables import Call, REPLAY_RUNS, TranscriptSource, no_exit, replay
+from dpaudit.auditing.mechanism import MechanismSource, _read_only
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN)
@@ -44,6 +50,7 @@ from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
 from dpaudit.data.tables import MODELS, NeighbourPair
 from dpaudit.errors import InputError, UserCodeError
+from dpaudit.simulation.transcript import Transcript, checked
 from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_RUNS = 200_000
@@ -69,7 +76,7 @@ def load(ref: str) -> Callable:
         raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
                          "MODULE:FUNCTION")
     try:
-        with _no_exit(f"importing {target} (--algo {ref})"):
+        with no_exit(f"importing {target} (--algo {ref})"):
             if target.endswith(".py"):
                 if not os.path.isfile(target):
                     raise InputError(f"--algo {ref}: file {target} does not exist")
@@ -88,33 +95,6 @@ def load(ref: str) -> Callable:
         raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
     check_signature(fn, f"--algo {ref}")
     return fn
-
-
-class _Exit(BaseException):
-    """``os._exit`` called by the user's code while :func:`_no_exit` runs."""
-
-
-def _exit(code: int) -> NoReturn:
-    raise _Exit(code)
-
-
-@contextlib.contextmanager
-def _no_exit(what: str) -> Iterator[None]:
-    """Turn ``sys.exit`` and ``os._exit`` in the user's code into errors.
-
-    The user's code runs in dpaudit's process: ``sys.exit`` and ``os._exit`` in it would end
-    dpaudit with no verdict and, for code 0, the exit code of a pass. Both become a
-    :class:`UserCodeError` naming ``what`` (``os._exit`` is replaced while the block runs).
-    """
-    real, os._exit = os._exit, _exit
-    try:
-        yield
-    except SystemExit as e:
-        raise UserCodeError(f"{what} called sys.exit({e.code!r})") from None
-    except _Exit as e:
-        raise UserCodeError(f"{what} called os._exit({e.args[0]!r})") from None
-    finally:
-        os._exit = real
 
 
 def check_signature(fn: Callable, name: str) -> None:
@@ -175,7 +155,7 @@ class CallableMechanism:
 
     def __call__(self, rng: np.random.Generator, data: Any, n: int) -> np.ndarray:
         """``n`` runs of the callable on ``data``, one output each, shape (n,)."""
-        with _no_exit(self.__name__):
+        with no_exit(self.__name__):
             return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
 
 
@@ -286,12 +266,21 @@ def audit_code(request: AuditRequest) -> AuditResult:
         ref = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
     runs = int(request.budget.runs or DEFAULT_RUNS)
     request = draw_seed(request)
-    s_table, s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(3)
+    s_table, s_pilot, s_meas, s_replay = np.random.SeedSequence(request.seed).spawn(4)
     pairs = structured(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
     bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
                disable=None if request.progress else True, desc=f"audit {ref}")
-    mech = CallableMechanism(fn, float(request.claim.eps))
-    sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
+    eps = float(request.claim.eps)
+    mech = CallableMechanism(fn, eps)
+    call = Call(fn, eps, mech.__name__)
+    structured_runs = returns_transcripts(call, _inputs(pairs[0])[0], request.seed)
+    if structured_runs:      # the registered algorithms' views of its transcripts
+        sources = [TranscriptSource(call, tuple(_read_only(x) for x in _inputs(pr)),
+                                    source_views(pr, len(means), horizon), pr.describe(), bar)
+                   for pr in pairs]
+        mech = TranscriptMechanism(fn, eps)
+    else:
+        sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
     same = reproducible(mech, sources[0].data[0], request.seed)
     if request.strict and not same:
         raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "
@@ -302,8 +291,40 @@ def audit_code(request: AuditRequest) -> AuditResult:
                        budget=replace(request.budget, runs=runs))
     cand = Candidates(sources, list(range(len(sources))), PILOT_BUDGET * runs, "blackbox")
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
-    return conclude(resolved, cand, found, Checks(reproducible=same,
+    coverage = replay(call, sources[found.used(cand.order)].data, horizon, REPLAY_RUNS,
+                      s_replay)
+    return conclude(resolved, cand, found, Checks(coverage=coverage, reproducible=same,
                                                   command=command_line(request, same)), t0)
+
+
+PROBE_KEY = 0x7E57     # spawn key of the probe run's seed: a stream no audit draws
+
+
+def returns_transcripts(call: Call, data: Any, seed: int) -> bool:
+    """Whether the callable returns a :class:`~dpaudit.simulation.transcript.Transcript`.
+
+    One probe run, on a stream no audit draws, decides (every run must then return one).
+
+    Args:
+        call: the callable.
+        data: an input.
+        seed: the audit's seed.
+
+    Returns:
+        True for a Transcript.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PROBE_KEY,)))
+    with no_exit(call.name):
+        return isinstance(call(rng, data), Transcript)
+
+
+class TranscriptMechanism(CallableMechanism):
+    """``mechanism(rng, data, n)`` running a callable that returns Transcripts: 63-bit hashes."""
+
+    def _code(self, out: Any) -> int:
+        actions, tau, rec, status = checked(out, self.__name__)
+        b = np.concatenate([actions.astype(np.int64), [tau, rec, status]])
+        return uuid.uuid5(uuid.NAMESPACE_OID, b.tobytes().hex()).int & _MASK
 
 
 REPRO_RUNS = 256       # runs drawn twice with one seed by :func:`reproducible`

@@ -181,6 +181,10 @@ def coverage_text(c: dict) -> str:
     """
     if not c or not c.get("measured"):
         return f"not measured ({(c or {}).get('reason', 'this result has no coverage record')})"
+    if "releases_read" not in c:     # a callable's coupled replay
+        return (f"{100 * c['fraction_read']:.4g}% of {c['runs']} coupled runs (run i on d and "
+                f"on d' from one generator state) gave another output within the audited "
+                f"{c['horizon']} samples ({c['runs_read_any_time']} at any length)")
     phases = ", ".join(f"phase {r['phase']}: {r['releases']} in {r['runs']} runs"
                        for r in c["releases_read"]) or "none"
     st = c["stopping_time"]

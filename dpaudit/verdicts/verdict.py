@@ -188,7 +188,8 @@ def _decide(observed: Observation) -> Decision:
     if coverage.get("measured"):
         if coverage.get("runs_read_any_time", coverage["runs_read"]) == 0:
             return Decision(Verdict.INCONCLUSIVE, (
-                f"vacuous: in none of {coverage['runs']} white-box runs did the transcript "
+                f"vacuous: in none of {coverage['runs']} "
+                f"{coverage.get('kind', 'white-box').split(' (')[0]} runs did the transcript "
                 "depend on the changed entry; choose a pair whose entry the algorithm reads "
                 "(the default --neighbours search does)"))
         if coverage["runs_read"] == 0:

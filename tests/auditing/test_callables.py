@@ -1,0 +1,107 @@
+"""The user's own bandit callables (dpaudit.auditing.callables): Transcript outputs get the
+registered algorithms' views and readable events, and every callable gets the coupled replay
+that makes a data-blind one `inconclusive` (vacuous) instead of an empty pass."""
+import re
+
+import numpy as np
+import pytest
+
+from dpaudit import Transcript, audit_callable
+from dpaudit.auditing.callables import Call, replay
+from dpaudit.errors import UserCodeError
+from dpaudit.simulation.simulate import COUNTS, SEQUENCE, STOPPED, TRUNCATED, as_views
+from dpaudit.simulation.transcript import cells, checked
+
+VIEWS = as_views([(0, 3, SEQUENCE), (0, 5, SEQUENCE), (1, 5, COUNTS)])
+
+
+def _cells(t: Transcript) -> np.ndarray:
+    out = np.empty(len(VIEWS), np.uint64)
+    cells(checked(t, "f"), VIEWS, np.empty(5, np.int16), out)
+    return out
+
+
+def test_a_view_cell_depends_on_the_actions_inside_it_and_on_a_decision_within_it():
+    a = _cells(Transcript([0, 1, 1, 0, 1, 1, 1]))
+    b = _cells(Transcript([0, 1, 1, 1, 0, 0, 0]))     # same first 3, same counts of 1..4
+    assert a[0] == b[0] and a[1] != b[1] and a[2] == b[2]
+    assert _cells(Transcript([0, 1, 0]))[0] != a[0]
+    stopped = _cells(Transcript([0, 1, 1, 0], stopping_time=4, recommendation=1))
+    assert stopped[0] == a[0]                          # it stopped after the first 3 samples
+    assert stopped[1] != _cells(Transcript([0, 1, 1, 0]))[1]     # ... and within 5: decided
+    other = _cells(Transcript([0, 1, 1, 0], stopping_time=4, recommendation=0))
+    assert other[1] != stopped[1]
+
+
+def test_a_transcript_is_read_as_the_kernels_outputs():
+    actions, tau, rec, status = checked(Transcript(np.array([2, 0, 1])), "f")
+    assert actions.dtype == np.int16 and list(actions) == [2, 0, 1]
+    assert (tau, rec, status) == (3, -1, TRUNCATED)
+    assert checked(Transcript([1, 1], 2, 1), "f")[1:] == (2, 1, STOPPED)
+
+
+@pytest.mark.parametrize("out, words", [
+    ([0, 1], "after returning a Transcript"),
+    (Transcript([0, -1]), "ints in [0, 32766]"),
+    (Transcript([0.5, 1.0]), "ints in [0, 32766]"),
+    (Transcript([[0, 1]]), "ints in [0, 32766]"),
+    (Transcript([0, 1], stopping_time=True), "stopping_time=True"),
+    (Transcript([0, 1], 2, recommendation=-1), "recommendation=-1"),
+])
+def test_a_malformed_transcript_is_an_error_in_the_users_code(out, words):
+    with pytest.raises(UserCodeError, match=words.replace("[", r"\[")):
+        checked(out, "f")
+
+
+def _greedy(rng, table, eps):
+    """Not private: plays the arm with the best raw mean after one pull each."""
+    T, K = table.shape
+    s, n, actions = np.zeros(K), np.zeros(K), []
+    for t in range(T):
+        a = t if t < K else int(np.argmax(s / n))
+        actions.append(a)
+        s[a] += table[t, a]
+        n[a] += 1
+    return Transcript(actions)
+
+
+def _blind(rng, table, eps):
+    return Transcript([int(a) for a in rng.integers(table.shape[1], size=table.shape[0])])
+
+
+def test_the_replay_sees_a_table_read_and_a_blind_run():
+    d = np.zeros((6, 2))
+    dp = d.copy()
+    dp[1] = 1.0          # arm 1's first reward: the greedy then plays arm 1, not arm 0
+    seen = replay(Call(_greedy, 1.0, "greedy"), (d, dp), 6, 50, 3)
+    assert seen["runs_read"] == seen["runs_read_any_time"] == 50
+    blind = replay(Call(_blind, 1.0, "blind"), (d, dp), 6, 50, 3)
+    assert blind["measured"] and blind["runs_read_any_time"] == 0 and blind["runs"] == 50
+
+
+def test_the_replay_tells_a_read_within_the_horizon_from_one_after_it():
+    def late(rng, table, eps):     # reads row 5 only, into its 6th action
+        return Transcript([0] * 5 + [int(table[5, 0])])
+    d, dp = np.zeros((6, 1)), np.zeros((6, 1))
+    dp[5] = 1.0
+    seen = replay(Call(late, 1.0, "late"), (d, dp), 5, 20, 1)
+    assert seen["runs_read"] == 0 and seen["runs_read_any_time"] == 20
+
+
+@pytest.mark.slow
+def test_a_leaky_transcript_callable_is_a_violation_whose_event_reads_as_actions():
+    r = audit_callable(_greedy, 1.0, means=(0.9, 0.5), horizon=6, runs=4000, seed=2)
+    assert r.verdict == "violation" and r.eps_lb > 1.0
+    text = r.event["text"]
+    assert "actions (0-based arms) are one of" in text and "e.g. " in text
+    shown = text.split("e.g. ")[1].split(";")[0].split()
+    assert shown[:2] == ["0", "1"] and set(shown) <= {"0", "1"}
+    assert r.loss_table and all(re.fullmatch(r"[01]( [01])*", row["cell"])
+                                for row in r.loss_table)      # action sequences, not hashes
+    assert r.coverage["measured"] and r.coverage["runs_read"] > 0
+
+
+@pytest.mark.slow
+def test_a_data_blind_transcript_callable_is_vacuous_from_the_replay():
+    r = audit_callable(_blind, 1.0, means=(0.9, 0.5), horizon=6, runs=2000, seed=2)
+    assert r.verdict == "inconclusive" and r.reason.startswith("vacuous: in none of 2000 replay")
