@@ -29,8 +29,8 @@ def command_lines(text: str) -> list[tuple[str, bool]]:
             line = line.strip().removeprefix("$ ")
             for part in re.split(r"&&|;", line):
                 part = part.strip()
-                if part.startswith("dpaudit "):
-                    found.append(part.split(" #")[0])
+                if part.startswith("dpaudit ") and not re.match(r"dpaudit \w+: ", part):
+                    found.append(part.split(" #")[0])      # "dpaudit gate: ...": its output
     return [(c.strip(), whole) for cs, whole in ((found, True), (spans, False)) for c in cs
             if not SYNOPSIS.search(c)]
 

@@ -102,3 +102,48 @@ def test_the_plain_python_adap_tt_gives_the_compiled_kernels_transcripts_run_for
     for k1, k2, n1, n2 in ((1, 1, 1.0, 1.0), (2, 3, 2.0, 4.0), (5, 1, 16.0, 1.0)):
         assert ex["threshold"](4, 0.5, k1, k2, n1, n2) == pytest.approx(
             _threshold(prep.theta, prep.aux, 4, k1, k2, n1, n2), rel=1e-9)
+
+
+def _gate_your_own(tmp_path, edit=None):
+    """`dpaudit gate .` in a temporary copy of examples/gate-your-own, after ``edit`` (a
+    function of the copy's folder)."""
+    import shutil
+    folder = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "gate-your-own", folder)
+    if edit:
+        edit(folder)
+    return subprocess.run([*DPAUDIT, "gate", "."], capture_output=True, text=True,
+                          cwd=folder, timeout=600)
+
+
+@pytest.mark.slow        # about 12 s: a gate of two entries
+def test_gate_your_own_holds_with_the_correct_algorithm(tmp_path):
+    p = _gate_your_own(tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "commit: PASS as expected" in p.stdout and "stored event p = " in p.stdout
+    assert "commit-half-noise: VIOLATION as expected" in p.stdout
+
+
+@pytest.mark.slow        # about 12 s
+def test_gate_your_own_fails_naming_the_mutant_listed_as_private(tmp_path):
+    def expect_pass(folder):
+        suite = folder / "suite.toml"
+        text = suite.read_text()
+        suite.write_text(text[::-1].replace('"noitaloiv" = tcepxe', '"ssap" = tcepxe', 1)[::-1])
+    p = _gate_your_own(tmp_path, expect_pass)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAILED commit-half-noise: expected PASS, got VIOLATION" in p.stdout
+
+
+@pytest.mark.slow        # about 12 s
+def test_gate_your_own_fails_on_the_rise_when_the_noise_is_scaled_by_0_7(tmp_path):
+    """The verdict may still pass (eps_lb below eps): the stored event's loss rose, which only
+    the rise test sees (p about 1e-43 at 20 000 runs per side, against 2.5e-4)."""
+    def less_noise(folder):
+        src = folder / "bandit.py"
+        text = src.read_text()
+        assert "NOISE = 1.0" in text
+        src.write_text(text.replace("NOISE = 1.0", "NOISE = 0.7", 1))
+    p = _gate_your_own(tmp_path, less_noise)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAILED commit: the baseline's event leaks more than it did" in p.stdout

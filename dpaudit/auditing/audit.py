@@ -127,6 +127,22 @@ class Source:
     stable_cells = False   # True: cells mean the same in every draw (pilots may be merged)
     delta = None           # the δ of the claim its runs are audited against (None: the request's)
 
+    @staticmethod
+    def draw_many(plans: list) -> list:
+        """Counts of many draws: one per plan (source, side, runs, seed).
+
+        Sources of one class that can pool their draws on the worker processes override it
+        (compiled kernels, callables returning Transcripts): a search round over many small
+        pilots then keeps every core busy. Each draw's counts are those of ``source.draw``.
+
+        Args:
+            plans: (source, side, runs, seed) tuples, sources of this class.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Counts` of each plan, in order.
+        """
+        return [src.draw(side, n, seed) for src, side, n, seed in plans]
+
     def pilot(self, half: int, seed: np.random.SeedSequence) -> tuple:
         """The (rank, score) pilots.
 
@@ -445,36 +461,37 @@ def _can_carry(ms: Measured, delta: float, target: float) -> bool:
     return delta < 1 and math.log((1 - delta) / p_den) > target
 
 
+def _pooled(srcs: list) -> bool:
+    """Whether the sources' draws can be pooled: one class, drawn by the base pilot."""
+    return bool(srcs) and len({type(s) for s in srcs}) == 1 and type(srcs[0]).pilot is Source.pilot
+
+
 def _draws(srcs: list, n: int, seeds: list) -> list:
     """Counts of fresh runs on both sides for every source.
 
-    (counts on d, counts on d') of ``n`` fresh runs per side for every source (compiled
-    sources simulated together); side j of source i uses ``seeds[i].spawn(2)[j]``.
+    (counts on d, counts on d') of ``n`` fresh runs per side for every source (pooled by the
+    sources' :meth:`Source.draw_many`); side j of source i uses ``seeds[i].spawn(2)[j]``.
     """
-    if srcs and all(hasattr(s, "request") for s in srcs):
-        reqs = [s.request(side, n, sd) for s, seed in zip(srcs, seeds)
-                for side, sd in zip(Side, seed.spawn(2))]
-        bar = srcs[0].bar
-        c = simulate_many(reqs, workers=srcs[0].workers, progress=bar.update if bar else None)
-        return [(c[2 * j], c[2 * j + 1]) for j in range(len(srcs))]
-    return [tuple(s.draw(side, n, sd) for side, sd in zip(Side, seed.spawn(2)))
-            for s, seed in zip(srcs, seeds)]
+    plans = [(s, side, n, sd) for s, seed in zip(srcs, seeds)
+             for side, sd in zip(Side, seed.spawn(2))]
+    c = type(srcs[0]).draw_many(plans) if _pooled(srcs) else [
+        s.draw(side, n, sd) for s, side, n, sd in plans]
+    return [(c[2 * j], c[2 * j + 1]) for j in range(len(srcs))]
 
 
 def _pilots(srcs: list, half: int, seeds: list) -> list:
     """The (rank, score) pilots of every source.
 
-    (rank, score) pilots of ``half`` runs per side and half for every source; compiled
-    sources are simulated together (:func:`dpaudit.simulation.simulate.simulate_many`), so that a
-    search round over many small pilots keeps every core busy.
+    (rank, score) pilots of ``half`` runs per side and half for every source, seeded as
+    :meth:`Source.pilot` seeds them; sources drawn by that pilot are pooled
+    (:meth:`Source.draw_many`), so that a search round over many small pilots keeps every core
+    busy. A source with its own pilot (a mechanism fits its cell map on the ranking half) runs it.
     """
-    reqs = [getattr(s, "pilot_requests", lambda *a: None)(half, sd) for s, sd in
-            zip(srcs, seeds)]
-    if not srcs or any(r is None for r in reqs):
+    if not _pooled(srcs):
         return [s.pilot(half, sd) for s, sd in zip(srcs, seeds)]
-    bar = srcs[0].bar
-    c = simulate_many([q for r in reqs for q in r], workers=srcs[0].workers,
-                      progress=bar.update if bar else None)
+    plans = [(s, side, half, k) for s, sd in zip(srcs, seeds)
+             for side, k in zip((*Side, *Side), sd.spawn(4))]
+    c = type(srcs[0]).draw_many(plans)
     return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
 
 
@@ -513,18 +530,20 @@ class KernelSource(Source):
         table = (self.pair.d, self.pair.d_prime)[side.index]
         return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
 
-    def pilot_requests(self, half: int, seed: np.random.SeedSequence) -> list:
-        """The four simulations of :meth:`Source.pilot` (same seeds), as requests.
+    @staticmethod
+    def draw_many(plans: list) -> list:
+        """The plans' draws simulated together (:func:`~dpaudit.simulation.simulate.simulate_many`).
 
         Args:
-            half: runs per side and half.
-            seed: the pilot's seed.
+            plans: (source, side, runs, seed) tuples, kernel sources of one audit.
 
         Returns:
-            [rank d, rank d′, score d, score d′].
+            The :class:`~dpaudit.simulation.simulate.Counts` of each plan, in order.
         """
-        s = seed.spawn(4)
-        return [self.request(side, half, s[j]) for j, side in enumerate((*Side, *Side))]
+        first = plans[0][0]
+        return simulate_many([s.request(side, n, sd) for s, side, n, sd in plans],
+                             workers=first.workers,
+                             progress=first.bar.update if first.bar else None)
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
         """Counts of ``n`` runs on the table of ``side``.

@@ -16,24 +16,89 @@ passing on nothing.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
+import inspect
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import cloudpickle
 import numpy as np
-from tqdm import tqdm
 
 from dpaudit.auditing.audit import Source, event_description, transcript_item, transcript_text
-from dpaudit.core.terms import Side
-from dpaudit.errors import UserCodeError
-from dpaudit.simulation.simulate import COUNTS, Counts, child_seed, seed_sequence
+from dpaudit.auditing.mechanism import read_only
+from dpaudit.core.terms import PrivacyModel, Side
+from dpaudit.errors import InputError, UserCodeError, user_frame
+from dpaudit.simulation.simulate import COUNTS, Counts, child_seed, pool_map, seed_sequence
 from dpaudit.simulation.transcript import Transcript, cells, checked
 from dpaudit.statistics.events import Event
 
-CHUNK = 1 << 12          # runs per chunk: chunk i of a draw uses its seed's i-th child
+CHUNK = 1 << 9           # runs per chunk: chunk i of a draw uses its seed's i-th child
 DECODED_CELLS = 1 << 14  # cells per view kept with the transcript behind them (for the text)
 REPLAY_RUNS = 2_000      # coupled runs of the replay
+
+
+def load(ref: str) -> Callable:
+    """The callable named by ``path/to/file.py:function`` or ``package.module:function``.
+
+    Args:
+        ref: the name.
+
+    Returns:
+        The callable.
+
+    Raises:
+        InputError: a malformed name, a missing file or attribute.
+        UserCodeError: the module fails at import (an exception or an exit).
+    """
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not target or not attr:
+        raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
+                         "MODULE:FUNCTION")
+    try:
+        with no_exit(f"importing {target} (--algo {ref})"):
+            if target.endswith(".py"):
+                if not os.path.isfile(target):
+                    raise InputError(f"--algo {ref}: file {target} does not exist")
+                spec = importlib.util.spec_from_file_location(
+                    "dpaudit_plugin_" + os.path.splitext(os.path.basename(target))[0], target)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+            else:
+                module = importlib.import_module(target)
+    except (InputError, UserCodeError):
+        raise
+    except Exception as e:   # the user's module failed to import: one line, their message
+        raise InputError(f"--algo {ref}: importing {target} failed: {type(e).__name__}: {e}")
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
+    check_signature(fn, f"--algo {ref}")
+    return fn
+
+
+def check_signature(fn: Callable, name: str) -> None:
+    """Check that ``fn`` can be called as ``fn(rng, data, eps)``.
+
+    A callable whose signature Python cannot inspect is let through: its call will tell.
+
+    Args:
+        fn: the callable.
+        name: its name, for the message.
+
+    Raises:
+        InputError: ``fn`` cannot take those three arguments.
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise InputError(f"{name}: takes {sig}: expected a function (rng, data, eps)") from None
 
 
 class _Exit(BaseException):
@@ -86,35 +151,115 @@ class Call:
     fn: Callable
     eps: float
     name: str
+    ref: str | None = None    # FILE.py:FUNCTION or MODULE:FUNCTION it was loaded from
 
     def __call__(self, rng: np.random.Generator, data: Any) -> Any:
         """One run on ``data``."""
         return self.fn(rng, data, self.eps)
 
+    def payload(self) -> tuple:
+        """What a worker process loads it from.
 
+        Its name when it was loaded by one, else the function pickled by value or by reference
+        (cloudpickle: closures and lambdas too).
+        """
+        return ("ref", self.ref) if self.ref else ("pickle", cloudpickle.dumps(self.fn))
+
+
+_LOADED: dict = {}     # payload -> callable, in each worker process
+
+
+def _loaded(payload: tuple) -> Callable:
+    if payload not in _LOADED:
+        kind, what = payload
+        _LOADED[payload] = load(what) if kind == "ref" else cloudpickle.loads(what)
+    return _LOADED[payload]
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A chunk of runs for a worker process: the callable's payload and what it runs on."""
+
+    payload: tuple
+    eps: float
+    name: str
+    data: Any
+    views: np.ndarray
+    n: int
+    seed: np.random.SeedSequence
+
+
+def _chunk_job(job: _Chunk) -> tuple:
+    """:func:`_run_chunk` in a worker process.
+
+    An exception in the user's code becomes one line naming its file and line (the traceback
+    stays in the worker).
+    """
+    call = Call(_loaded(job.payload), job.eps, job.name)
+    try:
+        return _run_chunk(call, job.data, job.views, job.n, job.seed)
+    except Exception as e:     # noqa: BLE001 (re-raised as it is unless the user's code raised)
+        where = user_frame(e.__traceback__)
+        if where is None or isinstance(e, UserCodeError):
+            raise
+        raise UserCodeError(f"{type(e).__name__}: {e} (in {where[2]} at {where[0]}:{where[1]})"
+                            ) from None
+
+
+def _run_chunk(call: Call, data: Any, views: np.ndarray, n: int,
+               seed: np.random.SeedSequence) -> tuple:
+    """``n`` runs from one generator: (cells (n, V), τ (n,), status (n,), decoded per view)."""
+    out = np.empty((n, len(views)), np.uint64)
+    taus, status = np.empty(n, np.int64), np.empty(n, np.int8)
+    buffer = np.empty(int(views[:, 1].max()), np.int16)
+    decoded: list[dict] = [{} for _ in range(len(views))]
+    rng = np.random.default_rng(seed)
+    with no_exit(call.name):
+        for i in range(n):
+            run = checked(call(rng, data), call.name)
+            cells(run, views, buffer, out[i])
+            taus[i], status[i] = run[1], run[3]
+            for v, known in enumerate(decoded):      # the transcript behind each new cell
+                key = int(out[i, v])
+                if key not in known and len(known) < DECODED_CELLS:
+                    known[key] = transcript_item(run[0], int(views[v, 0]), int(views[v, 1]),
+                                                 run[1], run[2], run[3])
+    return out, taus, status, decoded
+
+
+def _counts(views: np.ndarray, n: int, parts: list) -> Counts:
+    """The counts of a draw's chunks (:func:`_run_chunk` results, in chunk order)."""
+    cells_ = (np.concatenate([p[0] for p in parts]) if parts
+              else np.empty((0, len(views)), np.uint64))
+    status = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int8)
+    per_view = [np.unique(cells_[:, v], return_counts=True) for v in range(len(views))]
+    return Counts(n_runs=n, views=views, cells=[u for u, _ in per_view],
+                  counts=[c.astype(np.int64) for _, c in per_view],
+                  status=np.bincount(status, minlength=3).astype(np.int64),
+                  tau_sum=int(sum(p[1].sum() for p in parts)), rec=np.zeros(0, np.int64))
+
+
+@dataclass(eq=False)
 class TranscriptSource(Source):
     """Runs of a callable returning :class:`Transcript` on one neighbouring pair, as view cells.
 
-    Draws are cut in chunks of :data:`CHUNK` runs, chunk i drawing from the i-th child of the
-    draw's seed (as the compiled kernels' chunks do).
+    Runs of ``call`` on ``data`` = (d, d′) as it receives them (read-only arrays) of the
+    :class:`~dpaudit.data.tables.NeighbourPair` ``pair``, counted in ``views`` (int64 (V, 3))
+    over the audit's ``limit`` samples. Draws are cut in chunks of
+    :data:`CHUNK` runs, chunk i drawing from the i-th child of the draw's seed (as the compiled
+    kernels' chunks do), run by ``workers`` processes: the counts do not depend on ``workers``.
     """
 
     stable_cells = True   # transcript hashes
 
-    def __init__(self, call: Call, data: tuple, views: np.ndarray, neighbours: dict,
-                 bar: tqdm | None = None) -> None:
-        """Runs of ``call`` on ``data`` = (d, d′), counted in ``views``.
-
-        Args:
-            call: the callable.
-            data: (d, d′) as it receives them (read-only arrays).
-            views: the views, int64 (V, 3).
-            neighbours: the pair's JSON.
-            bar: a tqdm bar or None.
-        """
-        self.call, self.data, self.views = call, data, views
-        self.nb, self.bar = neighbours, bar
-        self.decoded: list[dict] = [{} for _ in range(len(views))]
+    call: Call
+    data: tuple
+    views: np.ndarray
+    pair: object
+    limit: int
+    workers: int = 1
+    bar: object = None
+    decoded: list = field(default_factory=list, repr=False)   # view -> cell -> transcript
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
         """Counts of ``n`` runs on the input of ``side``.
@@ -128,43 +273,58 @@ class TranscriptSource(Source):
             The :class:`~dpaudit.simulation.simulate.Counts` of every view.
 
         Raises:
-            UserCodeError: a run returned something other than a valid Transcript, or exited.
+            UserCodeError: a run raised, returned something other than a valid Transcript, or
+                exited.
         """
-        n_views = len(self.views)
-        out = np.empty((n, n_views), np.uint64)
-        taus, status = np.zeros(n, np.int64), np.zeros(3, np.int64)
-        buffer = np.empty(int(self.views[:, 1].max()), np.int16)
-        data = self.data[side.index]
-        sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
-        i = 0
-        with no_exit(self.call.name):
-            for size, child in zip(sizes, seed.spawn(len(sizes))):
-                rng = np.random.default_rng(child)
-                for _ in range(size):
-                    run = checked(self.call(rng, data), self.call.name)
-                    cells(run, self.views, buffer, out[i])
-                    self._keep(out[i], *run)
-                    taus[i], status[run[3]] = run[1], status[run[3]] + 1
-                    i += 1
-                if self.bar is not None:
-                    self.bar.update(size)
-        per_view = [np.unique(out[:, v], return_counts=True) for v in range(n_views)]
-        return Counts(n_runs=n, views=self.views, cells=[u for u, _ in per_view],
-                      counts=[c.astype(np.int64) for _, c in per_view], status=status,
-                      tau_sum=int(taus.sum()), rec=np.zeros(0, np.int64))
+        return self.draw_many([(self, side, n, seed)])[0]
 
-    def _keep(self, row: np.ndarray, actions: np.ndarray, tau: int, rec: int,
-              status: int) -> None:
-        """Remember the transcript behind each view's cell, the first time it is met."""
-        for v, decoded in enumerate(self.decoded):
-            key = int(row[v])
-            if key not in decoded and len(decoded) < DECODED_CELLS:
-                start, end = (int(x) for x in self.views[v, :2])
-                decoded[key] = transcript_item(actions, start, end, tau, rec, status)
+    @staticmethod
+    def draw_many(plans: list) -> list:
+        """The plans' runs, cut in chunks pooled over the worker processes.
+
+        Args:
+            plans: (source, side, runs, seed) tuples, sources of one audit.
+
+        Returns:
+            The :class:`~dpaudit.simulation.simulate.Counts` of each plan, in order.
+
+        Raises:
+            UserCodeError: as :meth:`draw`.
+        """
+        first = plans[0][0]
+        jobs, owner = [], []
+        payload = first.call.payload() if first.workers > 1 else None
+        for j, (src, side, n, seed) in enumerate(plans):
+            sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
+            data = src.data[side.index]
+            jobs += [_Chunk(payload, src.call.eps, src.call.name, data, src.views, m, sd)
+                     for m, sd in zip(sizes, seed.spawn(len(sizes)))]
+            owner += [j] * len(sizes)
+        if payload is not None and len(jobs) > 1:
+            parts = pool_map(_chunk_job, jobs, first.workers)
+        else:
+            parts = (_run_chunk(first.call, job.data, job.views, job.n, job.seed) for job in jobs)
+        got: list[list] = [[] for _ in plans]
+        for j, job, part in zip(owner, jobs, parts):
+            got[j].append(part)
+            plans[j][0]._remember(part[3])
+            if first.bar is not None:
+                first.bar.update(job.n)
+        return [_counts(src.views, n, parts) for (src, _, n, _), parts in zip(plans, got)]
+
+    def _remember(self, decoded: list) -> None:
+        """Keep the transcripts behind a chunk's cells (the first met, up to a cap per view)."""
+        if not self.decoded:
+            self.decoded.extend({} for _ in range(len(self.views)))
+        for known, new in zip(self.decoded, decoded):
+            for key, item in new.items():
+                if len(known) >= DECODED_CELLS:
+                    break
+                known.setdefault(key, item)
 
     def neighbours(self) -> dict:
         """The pair's JSON."""
-        return self.nb
+        return self.pair.describe()
 
     def describe(self, ev: Event) -> dict:
         """The event as the transcripts behind a few of its cells.
@@ -249,3 +409,17 @@ def replay(call: Call, data: tuple, horizon: int, runs: int,
                      "runs_read counts outputs that differ within the audited horizon "
                      "(actions, and tau and the recommendation when the run stopped by then), "
                      "runs_read_any_time those that differ at all")}
+
+
+def inputs(pair: object) -> tuple:
+    """(d, d′) of a neighbouring pair as a callable receives them.
+
+    Args:
+        pair: a :class:`~dpaudit.data.tables.NeighbourPair`.
+
+    Returns:
+        Read-only copies of its tables, or its two rewards as floats (``local``).
+    """
+    if pair.model == PrivacyModel.LOCAL:
+        return float(pair.d), float(pair.d_prime)
+    return read_only(pair.d), read_only(pair.d_prime)

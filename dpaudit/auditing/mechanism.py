@@ -46,7 +46,7 @@ class MechanismSource(Source):
     def __init__(self, mechanism: Callable, d: Any, d_prime: Any, neighbours: dict,
                  bar: tqdm | None = None) -> None:
         """Runs of ``mechanism`` on (``d``, ``d_prime``), described by ``neighbours``."""
-        self.mechanism, self.data = mechanism, (_read_only(d), _read_only(d_prime))
+        self.mechanism, self.data = mechanism, (read_only(d), read_only(d_prime))
         self.nb, self.bar, self.feat = neighbours, bar, None
 
     def _outputs(self, side: Side, n: int, seed: np.random.SeedSequence):
@@ -133,12 +133,17 @@ class MechanismSource(Source):
         return self.feat.cell_text(key)
 
 
-def _read_only(x: Any) -> Any:
+def read_only(x: Any) -> Any:
     """An array input as a read-only copy.
 
-    An array input as a read-only copy (a mechanism that writes to its input raises
-    ValueError in its own code instead of changing the pair it is audited on); numbers and
-    other values as they are.
+    A mechanism or callable that writes to its input then raises ValueError in its own code
+    instead of changing the pair it is audited on.
+
+    Args:
+        x: an input.
+
+    Returns:
+        A read-only copy of an array; numbers and other values as they are.
     """
     if not isinstance(x, np.ndarray):
         return x

@@ -15,8 +15,10 @@
   print as action sequences; numbers are audited as numbers (threshold events apply); other
   sequences are hashed into one cell per distinct output.
 
-The callable runs once per sample in this process (slower than the compiled reference
-kernels: the default budget is :data:`DEFAULT_RUNS` per side). The neighbouring pair is found
+A callable returning numbers runs once per sample in this process; one returning Transcripts
+runs on the worker processes (:class:`~dpaudit.auditing.callables.TranscriptSource`, the same
+result on any number of workers). Either is slower than the compiled reference kernels: the
+default budget is :data:`DEFAULT_RUNS` per side. The neighbouring pair is found
 by the black-box search of :mod:`dpaudit.auditing.search` over every position × value pattern × base
 table of the model (:func:`dpaudit.data.neighbours.structured`; ``local``: r, r' in {0, ½, 1}).
 On the pair behind the result, :data:`~dpaudit.auditing.callables.REPLAY_RUNS` coupled runs
@@ -25,10 +27,6 @@ entry at all: a callable whose outputs never differ is ``inconclusive`` (vacuous
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import inspect
-import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -41,82 +39,23 @@ from tqdm import tqdm
 from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
                                    run_audit, source_views)
-from dpaudit.auditing.callables import Call, REPLAY_RUNS, TranscriptSource, no_exit, replay
-from dpaudit.auditing.mechanism import MechanismSource, _read_only
+from dpaudit.auditing.callables import (Call, REPLAY_RUNS, TranscriptSource, check_signature,
+                                       inputs, load, no_exit, replay)
+from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN)
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
-from dpaudit.data.tables import MODELS, NeighbourPair
+from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
+from dpaudit.simulation.simulate import default_workers
 from dpaudit.simulation.transcript import Transcript, checked
 from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_RUNS = 200_000
 PILOT_BUDGET = 3         # neighbour search: pilot runs per side, all rounds = 3 × runs
 _MASK = (1 << 63) - 1
-
-
-def load(ref: str) -> Callable:
-    """The callable named by ``path/to/file.py:function`` or ``package.module:function``.
-
-    Args:
-        ref: the name.
-
-    Returns:
-        The callable.
-
-    Raises:
-        InputError: a malformed name, a missing file or attribute.
-        UserCodeError: the module fails at import (an exception or an exit).
-    """
-    target, sep, attr = ref.rpartition(":")
-    if not sep or not target or not attr:
-        raise InputError(f"--algo {ref!r}: expected a registry name, FILE.py:FUNCTION or "
-                         "MODULE:FUNCTION")
-    try:
-        with no_exit(f"importing {target} (--algo {ref})"):
-            if target.endswith(".py"):
-                if not os.path.isfile(target):
-                    raise InputError(f"--algo {ref}: file {target} does not exist")
-                spec = importlib.util.spec_from_file_location(
-                    "dpaudit_plugin_" + os.path.splitext(os.path.basename(target))[0], target)
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-            else:
-                module = importlib.import_module(target)
-    except (InputError, UserCodeError):
-        raise
-    except Exception as e:   # the user's module failed to import: one line, their message
-        raise InputError(f"--algo {ref}: importing {target} failed: {type(e).__name__}: {e}")
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
-    check_signature(fn, f"--algo {ref}")
-    return fn
-
-
-def check_signature(fn: Callable, name: str) -> None:
-    """Check that ``fn`` can be called as ``fn(rng, data, eps)``.
-
-    A callable whose signature Python cannot inspect is let through: its call will tell.
-
-    Args:
-        fn: the callable.
-        name: its name, for the message.
-
-    Raises:
-        InputError: ``fn`` cannot take those three arguments.
-    """
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return
-    try:
-        sig.bind(None, None, None)
-    except TypeError:
-        raise InputError(f"{name}: takes {sig}: expected a function (rng, data, eps)") from None
 
 
 class CallableMechanism:
@@ -164,7 +103,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
                    alpha: float = DEFAULT_ALPHA,
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False, beta: float = DEFAULT_BETA,
-                   margin: float = DEFAULT_MARGIN, strict: bool = False) -> AuditResult:
+                   margin: float = DEFAULT_MARGIN, strict: bool = False,
+                   workers: int | None = None) -> AuditResult:
     """Audit a plain Python bandit callable against (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_code`; the callable's contract is in the module doc.
@@ -187,6 +127,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
         beta: ``eps_ub`` holds with confidence 1 − β.
         margin: a pass needs ``eps_ub`` ≤ (1 + margin)·ε (:mod:`dpaudit.verdicts.verdict`).
         strict: a callable that fails :func:`reproducible` raises instead of being audited.
+        workers: processes drawing the runs of a callable that returns Transcripts (None: one
+            per core); the result does not depend on it.
 
     Returns:
         :class:`~dpaudit.verdicts.result.AuditResult`; its ``reproducible`` says whether two
@@ -199,7 +141,7 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
     """
     request = AuditRequest(ref, Claim(eps, delta), {"means": means, "horizon": horizon},
                            budget=Budget(runs, alpha, beta, margin), seed=seed,
-                           progress=progress, model=model, strict=strict)
+                           progress=progress, model=model, strict=strict, workers=workers)
     _shape(model, means, horizon)        # values, not --param text
     return audit_code(request)
 
@@ -234,6 +176,24 @@ def _shape(model: str, means: Sequence[float], horizon: int) -> tuple[list, int]
     return validate.unit_list(means, "means"), horizon
 
 
+def callable_instance(model: str, params: dict) -> tuple[list, int]:
+    """The instance a callable is audited on, checked.
+
+    Args:
+        model: the privacy model (``user``, ``stream``, ``full`` or ``local``).
+        params: ``means`` and ``horizon``, as ``--param`` text (defaults 0.9,0.5 and 8) or
+            values.
+
+    Returns:
+        (means, horizon): the arms' means the candidate tables are drawn around, the rows T.
+
+    Raises:
+        InputError: another parameter, an unknown model, a horizon < 1, means not a list of
+            ≥ 2 numbers in [0, 1].
+    """
+    return _shape(model, *_parsed(params))
+
+
 def audit_code(request: AuditRequest) -> AuditResult:
     """Audit a callable, as :func:`audit_callable` describes.
 
@@ -258,7 +218,7 @@ def audit_code(request: AuditRequest) -> AuditResult:
     if request.neighbours not in ("search", "blackbox"):
         raise InputError(f"--neighbours {request.neighbours} applies to registered algorithms "
                          "only: FILE.py:FUNCTION callables use the black-box search")
-    means, horizon = _shape(model, *_parsed(request.params))
+    means, horizon = callable_instance(model, request.params)
     ref = request.algorithm
     fn = ref if callable(ref) else load(ref)
     if callable(ref):
@@ -272,15 +232,17 @@ def audit_code(request: AuditRequest) -> AuditResult:
                disable=None if request.progress else True, desc=f"audit {ref}")
     eps = float(request.claim.eps)
     mech = CallableMechanism(fn, eps)
-    call = Call(fn, eps, mech.__name__)
-    structured_runs = returns_transcripts(call, _inputs(pairs[0])[0], request.seed)
-    if structured_runs:      # the registered algorithms' views of its transcripts
-        sources = [TranscriptSource(call, tuple(_read_only(x) for x in _inputs(pr)),
-                                    source_views(pr, len(means), horizon), pr.describe(), bar)
+    call = Call(fn, eps, mech.__name__, None if callable(request.algorithm) else ref)
+    workers = request.workers or default_workers()
+    if returns_transcripts(call, inputs(pairs[0])[0], request.seed):
+        # the registered algorithms' views of its transcripts, drawn by the worker processes
+        sources = [TranscriptSource(call, inputs(pr),
+                                    source_views(pr, len(means), horizon), pr, horizon,
+                                    workers, bar)
                    for pr in pairs]
         mech = TranscriptMechanism(fn, eps)
     else:
-        sources = [MechanismSource(mech, *_inputs(pr), pr.describe(), bar) for pr in pairs]
+        sources = [MechanismSource(mech, *inputs(pr), pr.describe(), bar) for pr in pairs]
     same = reproducible(mech, sources[0].data[0], request.seed)
     if request.strict and not same:
         raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "
@@ -351,10 +313,3 @@ def reproducible(mech: CallableMechanism, data: Any, seed: int) -> bool:
     ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
     return bool(np.array_equal(mech(np.random.default_rng(ss), data, REPRO_RUNS),
                                mech(np.random.default_rng(ss), data, REPRO_RUNS)))
-
-
-def _inputs(pair: NeighbourPair) -> tuple:
-    """(d, d') as the callable receives them: tables, or floats for ``local``."""
-    if pair.model == PrivacyModel.LOCAL:
-        return float(pair.d), float(pair.d_prime)
-    return pair.d, pair.d_prime

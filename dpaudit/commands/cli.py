@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import sysconfig
 import traceback
 from collections.abc import Callable
 
@@ -31,7 +30,7 @@ from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DE
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
                                   DEFAULT_TIME_LIMIT, INSTANCES)
 from dpaudit.data.tables import MODELS
-from dpaudit.errors import InputError, UserCodeError
+from dpaudit.errors import InputError, UserCodeError, user_frame
 from dpaudit.gating.gate import GateOptions, gate
 from dpaudit import reproduce
 from dpaudit.reporting import report, text
@@ -533,16 +532,7 @@ def _error_line(e: Exception, debug: bool) -> str:
     dpaudit, the standard library and installed packages) when there is one, else an internal
     error; control characters escaped so the line cannot forge another.
     """
-    ours = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                 for m in (dpaudit, dpaudit.algorithms))    # two folders (pyproject package-dir)
-    theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
-                    for k in ("stdlib", "platstdlib", "purelib", "platlib")})
-    user = None
-    for frame, line in traceback.walk_tb(e.__traceback__):
-        name = frame.f_code.co_filename             # "<string>", "<frozen ...>": no file
-        f = os.path.abspath(name)
-        if not (f.startswith(ours) or f.startswith(theirs) or name.startswith("<")):
-            user = (f, line, frame.f_code.co_name)
+    user = user_frame(e.__traceback__)
     what = f"{type(e).__name__}: {e}".encode("unicode_escape").decode("ascii")
     hint = "" if debug else "; run with --debug for the traceback"
     if user:

@@ -10,13 +10,21 @@ for the private algorithms, ``violation`` for mutants and non-private comparator
 
     [[audit]]
     name = "adap-tt"        # entry name (defaults to algo); unique
-    algo = "adap-tt"        # registry name
+    algo = "adap-tt"        # registry name, or your own: "bandit.py:run" (a path relative
+                            # to the suite file) or "package.module:run"
     eps = 0.5
     seed = 1
     expect = "pass"         # or "violation", or "inconclusive" with reason = "why"
     # optional: delta, runs, params = { risk = "0.05" }, neighbours = "search",
     # instances = "search" (or "fixed": only the instance params give),
-    # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file)
+    # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file);
+    # your own algorithm: model = "user" (or stream, full, local), params = { means =
+    # "0.9,0.5", horizon = "8" } (dpaudit.auditing.plugin)
+
+An entry naming your own callable is audited as ``dpaudit run --algo FILE.py:FUNCTION`` audits
+it (:func:`dpaudit.auditing.plugin.audit_code`); one that returns ``dpaudit.Transcript`` has its
+event stored and re-measured as a registered algorithm's, one that returns numbers is judged
+on its verdict (its cells come from a feature map fitted on each audit's own pilot).
 
 The gate runs every entry (:func:`dpaudit.auditing.audit.audit_algorithm`) and fails (exit 1) when
 
@@ -76,6 +84,8 @@ import numpy as np
 
 from dpaudit.algorithms import registry
 from dpaudit.auditing.audit import KernelSource, audit_registered
+from dpaudit.auditing.callables import Call, TranscriptSource, inputs, load
+from dpaudit.auditing.plugin import audit_code, callable_instance
 from dpaudit.auditing.search import STRATEGIES
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_INSTANCES,
@@ -99,7 +109,9 @@ DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
 VERDICTS = tuple(Verdict)
 ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
-              "instances", "pair", "reason"}
+              "instances", "pair", "reason", "model"}
+OWN_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "reason",
+            "model"}     # an entry naming your own callable
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,8 @@ class Entry:
     pair: str | None = None              # as written in the suite (relative to its folder)
     pair_path: str | None = None         # resolved
     reason: str | None = None            # why an entry is expected to be inconclusive
+    model: str | None = None             # your own callable's privacy model
+    algo_path: str | None = None         # your own callable, its file resolved (else None)
 
     def request(self, budget: Budget, workers: int | None = None) -> AuditRequest:
         """The entry's audit request.
@@ -130,15 +144,39 @@ class Entry:
             The :class:`~dpaudit.core.request.AuditRequest`; its pair path is relative to the
             working directory, as its command line prints it.
         """
+        if self.algo_path:      # your own callable, its path relative to the working folder
+            return AuditRequest(_relative(self.algo_path), Claim(self.eps, self.delta),
+                                self.params, budget=budget, seed=self.seed, workers=workers,
+                                model=self.model)
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
                             budget, self.seed, workers, instances=self.instances)
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""
+        own = {"model": self.model} if self.algo_path else {}
         return {"algo": self.algo, "eps": self.eps, "delta": self.delta, "seed": self.seed,
                 "runs": self.runs, "params": self.params, "neighbours": self.neighbours,
-                "instances": self.instances, "pair": self.pair}
+                "instances": self.instances, "pair": self.pair, **own}
+
+
+def _relative(ref: str) -> str:
+    """A callable's name with its file relative to the working folder (as a command prints it)."""
+    target, _, attr = ref.rpartition(":")
+    return f"{os.path.relpath(target)}:{attr}" if target.endswith(".py") else ref
+
+
+def _own(algo: str, suite_file: str) -> str | None:
+    """Your own callable's name with its file resolved against the suite's folder.
+
+    None for a registry name (it has no ':').
+    """
+    if ":" not in algo:
+        return None
+    target, _, attr = algo.rpartition(":")
+    if target.endswith(".py"):
+        target = os.path.join(os.path.dirname(os.path.abspath(suite_file)), target)
+    return f"{target}:{attr}"
 
 
 @dataclass(frozen=True)
@@ -212,24 +250,23 @@ def load_suite(path: str) -> Suite:
                                 ("neighbours", str, "a strategy name")):
             if key in e and not isinstance(e[key], kind):
                 raise InputError(f"{where}: {key} = {e[key]!r} is not valid: expected {what}")
-        unknown = sorted(set(e) - ENTRY_KEYS)
+        algo_path = _own(e.get("algo", ""), f)
+        unknown = sorted(set(e) - (OWN_KEYS if algo_path else ENTRY_KEYS - {"model"}))
         if unknown:
             raise InputError(f"{where}: unknown key {unknown[0]!r}: expected one of "
-                             f"{', '.join(sorted(ENTRY_KEYS))}")
+                             f"{', '.join(sorted(OWN_KEYS if algo_path else ENTRY_KEYS))}"
+                             + (" (an entry naming your own callable)" if algo_path else ""))
         if "algo" not in e or "eps" not in e or "expect" not in e:
             raise InputError(f"{where}: algo, eps and expect are required")
         name = str(e.get("name", e["algo"]))
         if name in names:
             raise InputError(f"{where}: entry name {name!r} is used twice")
         names.add(name)
+        if algo_path:
+            entries.append(_own_entry(e, where, name, algo_path, default_runs))
+            continue
         spec = registry.get(e["algo"])               # InputError naming the close matches
-        if e["expect"] not in VERDICTS:
-            raise InputError(f"{where} ({name}): expect={e['expect']!r} is not valid: "
-                             f"expected one of {', '.join(VERDICTS)}")
-        reason = e.get("reason")
-        if (e["expect"] == Verdict.INCONCLUSIVE) != isinstance(reason, str) or reason == "":
-            raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
-                             "(why the audit cannot decide), and only it takes a reason")
+        expect, reason = _expected(e, where, name), e.get("reason")
         eps = validate.eps(e["eps"], f"{where} ({name}): eps")
         runs = validate.integer(1000)(e.get("runs", default_runs), f"{where} ({name}): runs")
         seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
@@ -254,11 +291,46 @@ def load_suite(path: str) -> Suite:
             except InputError as err:
                 raise InputError(f"{where} ({name}): {err}") from None
         entries.append(Entry(name=name, algo=e["algo"], eps=eps, seed=seed,
-                             expect=Verdict(e["expect"]), runs=runs, delta=e.get("delta"),
+                             expect=expect, runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", DEFAULT_NEIGHBOURS),
                              instances=e.get("instances", DEFAULT_INSTANCES),
                              pair=e.get("pair"), pair_path=pair_path, reason=reason))
     return Suite(path=f, alpha=alpha, entries=tuple(entries))
+
+
+def _expected(e: dict, where: str, name: str) -> Verdict:
+    """The entry's expected verdict, checked with its reason."""
+    if e["expect"] not in VERDICTS:
+        raise InputError(f"{where} ({name}): expect={e['expect']!r} is not valid: "
+                         f"expected one of {', '.join(VERDICTS)}")
+    reason = e.get("reason")
+    if (e["expect"] == Verdict.INCONCLUSIVE) != isinstance(reason, str) or reason == "":
+        raise InputError(f"{where} ({name}): expect = 'inconclusive' needs reason = '...' "
+                         "(why the audit cannot decide), and only it takes a reason")
+    return Verdict(e["expect"])
+
+
+def _own_entry(e: dict, where: str, name: str, algo_path: str, default_runs: int) -> Entry:
+    """An entry naming your own callable, checked: it loads, and its model and params."""
+    expect = _expected(e, where, name)
+    eps = validate.eps(e["eps"], f"{where} ({name}): eps")
+    runs = validate.integer(1000)(e.get("runs", default_runs), f"{where} ({name}): runs")
+    seed = validate.seed(e.get("seed", 0), f"{where} ({name}): seed")
+    if e.get("delta") is not None:
+        validate.delta(e["delta"], f"{where} ({name}): delta")
+    model = e.get("model", "user")
+    if model not in tables.MODELS:
+        raise InputError(f"{where} ({name}): model = {model!r} is not valid: expected one of "
+                         f"{', '.join(tables.MODELS)}")
+    params = {str(k): str(v) for k, v in e.get("params", {}).items()}
+    try:
+        load(algo_path)
+        callable_instance(model, params)
+    except InputError as err:
+        raise InputError(f"{where} ({name}): {err}") from None
+    return Entry(name=name, algo=e["algo"], eps=eps, seed=seed, expect=expect, runs=runs,
+                 delta=e.get("delta"), params=params, reason=e.get("reason"), model=model,
+                 algo_path=algo_path)
 
 
 def judge(entry: Entry, result: dict, rise: dict | None, alpha: float) -> tuple[bool, str, str]:
@@ -318,19 +390,22 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: floa
         (the verdict JSON, docs/reference/verdict-json.md; the :func:`evidence` of its ε_lb,
         None when no event was measured).
     """
-    res = audit_registered(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
+    audit = audit_code if entry.algo_path else audit_registered
+    res = audit(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
-    return doc, (evidence(doc, *res.evidence) if res.evidence else None)
+    stable = res.evidence and isinstance(res.evidence[0], (KernelSource, TranscriptSource))
+    return doc, (evidence(doc, *res.evidence) if stable else None)
 
 
-def evidence(result: dict, source: KernelSource, event: Event) -> dict:
+def evidence(result: dict, source: KernelSource | TranscriptSource, event: Event) -> dict:
     """What the baseline keeps of the event behind an audit's ε_lb.
 
     Enough to measure the event again with other code.
 
     Args:
         result: the audit's verdict JSON.
-        source: the compiled source of the finalist measured.
+        source: the source of the finalist measured (a compiled kernel, or your callable
+            returning Transcripts).
         event: its event.
 
     Returns:
@@ -424,12 +499,16 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
     Returns:
         (numerator hits, denominator hits).
     """
-    spec = registry.get(entry.algo)
-    params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
-    prep = spec.prepare(entry.eps, params)
     pair, cells = stored_event(stored)
-    src = KernelSource(spec, prep, pair, as_views([stored["view"]]), stored["horizon"],
-                       workers or 1)
+    views = as_views([stored["view"]])
+    if entry.algo_path:     # your own callable, on the stored pair
+        call = Call(load(entry.algo_path), entry.eps, entry.name, entry.algo_path)
+        src = TranscriptSource(call, inputs(pair), views, pair, stored["horizon"], workers or 1)
+    else:
+        spec = registry.get(entry.algo)
+        params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
+        prep = spec.prepare(entry.eps, params)
+        src = KernelSource(spec, prep, pair, views, stored["horizon"], workers or 1)
     seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY, stream)).spawn(2)
     hits = [int(src.draw(side, entry.runs, seeds[side.index]).hits(0, cells)) for side in Side]
     return (hits[1], hits[0]) if stored["numerator"] == Side.D_PRIME else (hits[0], hits[1])

@@ -105,3 +105,52 @@ def test_a_leaky_transcript_callable_is_a_violation_whose_event_reads_as_actions
 def test_a_data_blind_transcript_callable_is_vacuous_from_the_replay():
     r = audit_callable(_blind, 1.0, means=(0.9, 0.5), horizon=6, runs=2000, seed=2)
     assert r.verdict == "inconclusive" and r.reason.startswith("vacuous: in none of 2000 replay")
+
+
+@pytest.mark.slow       # spawns two worker processes
+def test_a_closure_drawn_by_two_workers_gives_the_result_of_one():
+    gap = 1e-3          # captured: the workers get the closure through cloudpickle
+
+    def greedy_closure(rng, table, eps):
+        T, K = table.shape
+        s, n, actions = np.zeros(K), np.zeros(K), []
+        for t in range(T):
+            a = t if t < K else int(np.argmax(s / n + rng.laplace(0.0, gap, K)))
+            actions.append(a)
+            s[a] += table[t, a]
+            n[a] += 1
+        return Transcript(actions)
+
+    one, two = (audit_callable(greedy_closure, 1.0, horizon=6, runs=3000, seed=4,
+                               workers=w).to_dict() for w in (1, 2))
+    for d in (one, two):
+        d.pop("runtime_s")
+    assert one == two and one["verdict"] == "violation"
+
+
+WORKER_RAISES = '''
+import multiprocessing
+from dpaudit import Transcript
+
+
+def f(rng, table, eps):
+    if multiprocessing.parent_process() is not None:
+        raise RuntimeError("raised in a worker")
+    return Transcript([int(rng.integers(2)) for _ in range(table.shape[0])])
+'''
+
+
+@pytest.mark.slow       # spawns two worker processes
+@pytest.mark.cli
+def test_an_exception_in_a_worker_names_the_users_file_and_line(tmp_path):
+    import subprocess
+    import sys
+    src = tmp_path / "raises.py"
+    src.write_text(WORKER_RAISES)
+    p = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--algo", f"{src}:f", "--eps",
+                        "1", "--runs", "3000", "--seed", "1", "--workers", "2"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert p.returncode == 4 and p.stdout == ""
+    line = next(i for i, t in enumerate(WORKER_RAISES.splitlines(), 1) if "raise Runtime" in t)
+    assert p.stderr.strip() == (f"dpaudit: error in your code: RuntimeError: raised in a worker "
+                                f"(in f at {src}:{line})")
