@@ -6,6 +6,7 @@ algorithm passes, a mutant is caught) hold with error ≤ alpha/(2N) = 2.5e-7 pe
 the suite alpha 1e-6 used here, so each test's false-failure probability is ≤ 1e-6.
 """
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -16,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+import dpaudit
 from dpaudit.algorithms import registry
 from dpaudit.errors import InputError
 from dpaudit.gating import gate
@@ -456,3 +458,21 @@ def test_junit_names_the_instance_a_searched_claim_space_audited():
     fixed = gate.junit_xml(suite, [{"entry": e, "result": {**res, "instance_search": None},
                                     "ok": True, "message": "ok", "status": "ok"}], [])
     assert 'name="instance"' not in fixed
+
+
+@pytest.mark.slow
+def test_assert_dp_reads_a_transcript_callable_as_actions_and_replays_it():
+    """assert_dp goes through the callable audit: a Transcript's event prints as actions, and
+    the coupled replay makes a data-blind function fail the assertion as vacuous."""
+    spec = importlib.util.spec_from_file_location(
+        "gate_your_own_bandit", os.path.join(ROOT, "examples", "gate-your-own", "bandit.py"))
+    bandit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bandit)
+    with pytest.raises(AssertionError, match="the first 6 actions"):
+        assert_dp(bandit.commit_half_noise, eps=1.0, means=(0.6, 0.4), horizon=6, runs=20000,
+                  seed=1, alpha=0.05)
+
+    def blind(rng, table, eps):
+        return dpaudit.Transcript([int(a) for a in rng.integers(2, size=table.shape[0])])
+    with pytest.raises(AssertionError, match="vacuous"):
+        assert_dp(blind, eps=1.0, horizon=6, runs=2000, seed=1)
