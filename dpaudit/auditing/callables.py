@@ -28,6 +28,7 @@ import cloudpickle
 import numpy as np
 
 from dpaudit.auditing.audit import Source, event_description, transcript_item, transcript_text
+from dpaudit.algorithms.space import Dimension, Scale
 from dpaudit.auditing.mechanism import read_only
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.errors import InputError, UserCodeError, user_frame
@@ -38,6 +39,7 @@ from dpaudit.statistics.events import Event
 CHUNK = 1 << 9           # runs per chunk: chunk i of a draw uses its seed's i-th child
 DECODED_CELLS = 1 << 14  # cells per view kept with the transcript behind them (for the text)
 REPLAY_RUNS = 2_000      # coupled runs of the replay
+HORIZON_POINTS = 4       # horizons searched over a declared window: its ends and points between
 
 
 def load(ref: str) -> Callable:
@@ -423,3 +425,40 @@ def inputs(pair: object) -> tuple:
     if pair.model == PrivacyModel.LOCAL:
         return float(pair.d), float(pair.d_prime)
     return read_only(pair.d), read_only(pair.d_prime)
+
+
+def declared_horizons(fn: Callable, given: int) -> list[int] | None:
+    """The horizons an audit searches for a callable that declares its claim's space.
+
+    A callable declares the horizons its privacy claim covers next to its definition, with the
+    catalogue's dimensions (:mod:`dpaudit.algorithms.space`)::
+
+        run.claim_space = {"horizon": theorem("Thm 1: every horizon", Scale.INT_LOG, (4, 64))}
+
+    Args:
+        fn: the callable.
+        given: the horizon of the request (searched first).
+
+    Returns:
+        The given horizon, then :data:`HORIZON_POINTS` horizons spread over the window
+        (geometric for ``INT_LOG``, arithmetic for ``LINEAR``), each once; None when ``fn``
+        declares no claim space.
+
+    Raises:
+        InputError: a declaration other than {"horizon": a Dimension with an integer window
+            2 ≤ low < high}.
+    """
+    space = getattr(fn, "claim_space", None)
+    if space is None:
+        return None
+    dim = space.get("horizon") if isinstance(space, dict) else None
+    window = getattr(dim, "window", None)
+    if (not isinstance(dim, Dimension) or set(space) != {"horizon"}
+            or dim.scale not in (Scale.INT_LOG, Scale.LINEAR) or window is None
+            or not all(isinstance(v, int) for v in window) or not 2 <= window[0] < window[1]):
+        raise InputError(f"claim_space = {space!r:.120} is not valid: expected {{'horizon': "
+                         "theorem(source, Scale.INT_LOG or Scale.LINEAR, (low, high))}} with "
+                         "integers 2 <= low < high (dpaudit.algorithms.space)")
+    spread = np.geomspace if dim.scale == Scale.INT_LOG else np.linspace
+    points = [int(round(h)) for h in spread(window[0], window[1], HORIZON_POINTS)]
+    return list(dict.fromkeys([int(given), *points]))

@@ -40,11 +40,11 @@ from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
                                    run_audit, source_views)
 from dpaudit.auditing.callables import (Call, REPLAY_RUNS, TranscriptSource, check_signature,
-                                       inputs, load, no_exit, replay)
+                                       declared_horizons, inputs, load, no_exit, replay)
 from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
-                                  DEFAULT_MARGIN)
+                                  DEFAULT_INSTANCES, DEFAULT_MARGIN)
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
 from dpaudit.data.tables import MODELS
@@ -104,7 +104,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
                    runs: int | None = None, seed: int | None = None,
                    progress: bool = False, beta: float = DEFAULT_BETA,
                    margin: float = DEFAULT_MARGIN, strict: bool = False,
-                   workers: int | None = None) -> AuditResult:
+                   workers: int | None = None,
+                   instances: str = DEFAULT_INSTANCES) -> AuditResult:
     """Audit a plain Python bandit callable against (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_code`; the callable's contract is in the module doc.
@@ -129,6 +130,9 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
         strict: a callable that fails :func:`reproducible` raises instead of being audited.
         workers: processes drawing the runs of a callable that returns Transcripts (None: one
             per core); the result does not depend on it.
+        instances: ``search``: the horizons of the claim's space the callable declares
+            (:func:`~dpaudit.auditing.callables.declared_horizons`), else the given one;
+            ``fixed``: the given horizon only.
 
     Returns:
         :class:`~dpaudit.verdicts.result.AuditResult`; its ``reproducible`` says whether two
@@ -141,7 +145,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
     """
     request = AuditRequest(ref, Claim(eps, delta), {"means": means, "horizon": horizon},
                            budget=Budget(runs, alpha, beta, margin), seed=seed,
-                           progress=progress, model=model, strict=strict, workers=workers)
+                           progress=progress, model=model, strict=strict, workers=workers,
+                           instances=instances)
     _shape(model, means, horizon)        # values, not --param text
     return audit_code(request)
 
@@ -227,7 +232,14 @@ def audit_code(request: AuditRequest) -> AuditResult:
     runs = int(request.budget.runs or DEFAULT_RUNS)
     request = draw_seed(request)
     s_table, s_pilot, s_meas, s_replay = np.random.SeedSequence(request.seed).spawn(4)
-    pairs = structured(model, list(means), horizon, int(s_table.generate_state(1, np.uint32)[0]))
+    # the horizons of the claim's space it declares (--instances search), else the given one
+    horizons = (request.instances == "search" and declared_horizons(fn, horizon)) or [horizon]
+    table_seed = int(s_table.generate_state(1, np.uint32)[0])
+    pairs, limits = [], []
+    for h in horizons:
+        found_h = structured(model, list(means), h, table_seed)
+        pairs += found_h
+        limits += [h] * len(found_h)
     bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
                disable=None if request.progress else True, desc=f"audit {ref}")
     eps = float(request.claim.eps)
@@ -236,10 +248,9 @@ def audit_code(request: AuditRequest) -> AuditResult:
     workers = request.workers or default_workers()
     if returns_transcripts(call, inputs(pairs[0])[0], request.seed):
         # the registered algorithms' views of its transcripts, drawn by the worker processes
-        sources = [TranscriptSource(call, inputs(pr),
-                                    source_views(pr, len(means), horizon), pr, horizon,
+        sources = [TranscriptSource(call, inputs(pr), source_views(pr, len(means), h), pr, h,
                                     workers, bar)
-                   for pr in pairs]
+                   for pr, h in zip(pairs, limits)]
         mech = TranscriptMechanism(fn, eps)
     else:
         sources = [MechanismSource(mech, *inputs(pr), pr.describe(), bar) for pr in pairs]
@@ -253,9 +264,16 @@ def audit_code(request: AuditRequest) -> AuditResult:
                        budget=replace(request.budget, runs=runs))
     cand = Candidates(sources, list(range(len(sources))), PILOT_BUDGET * runs, "blackbox")
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
-    coverage = replay(call, sources[found.used(cand.order)].data, horizon, REPLAY_RUNS,
-                      s_replay)
+    u = found.used(cand.order)
+    searched = {}
+    if len(horizons) > 1:   # the instance behind the result: its finalist's horizon
+        resolved = replace(resolved, params={**resolved.params, "horizon": limits[u]})
+        searched = {"instances": {"declared": "horizon", "horizons": horizons,
+                                  "candidates_per_horizon": [limits.count(h) for h in horizons],
+                                  "audited_horizon": limits[u]}}
+    coverage = replay(call, sources[u].data, limits[u], REPLAY_RUNS, s_replay)
     return conclude(resolved, cand, found, Checks(coverage=coverage, reproducible=same,
+                                                  search=searched,
                                                   command=command_line(request, same)), t0)
 
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from dpaudit import Transcript, audit_callable
-from dpaudit.auditing.callables import Call, replay
-from dpaudit.errors import UserCodeError
+from dpaudit.algorithms.space import Scale, theorem
+from dpaudit.auditing.callables import Call, declared_horizons, replay
+from dpaudit.errors import InputError, UserCodeError
 from dpaudit.simulation.simulate import COUNTS, SEQUENCE, STOPPED, TRUNCATED, as_views
 from dpaudit.simulation.transcript import cells, checked
 
@@ -154,3 +155,44 @@ def test_an_exception_in_a_worker_names_the_users_file_and_line(tmp_path):
     line = next(i for i, t in enumerate(WORKER_RAISES.splitlines(), 1) if "raise Runtime" in t)
     assert p.stderr.strip() == (f"dpaudit: error in your code: RuntimeError: raised in a worker "
                                 f"(in f at {src}:{line})")
+
+
+def _short_leak(rng, table, eps):
+    """Explore-then-commit whose commit reads the raw sums below 8 rounds (a bug), else
+    Laplace-noised sums (ε-DP)."""
+    T, K = table.shape
+    sums = np.zeros(K)
+    for t in range(min(2, T)):
+        sums[t % K] += table[t, t % K]
+    noise = 0.0 if T < 8 else 1.0 / eps
+    best = int(np.argmax(sums + rng.laplace(0.0, noise, K) + 1e-9 * rng.random(K)))
+    return Transcript([t % K for t in range(min(2, T))] + [best] * (T - min(2, T)))
+
+
+_short_leak.claim_space = {"horizon": theorem("every horizon", Scale.INT_LOG, (4, 16))}
+
+
+def test_a_declared_horizon_window_is_searched_at_its_ends_and_between():
+    assert declared_horizons(_short_leak, 8) == [8, 4, 6, 10, 16]
+    assert declared_horizons(_greedy, 8) is None
+    bad = Call(_greedy, 1.0, "g")
+    for space in ({"horizon": (4, 16)}, {"horizon": theorem("x", Scale.INT_LOG, (1, 16))},
+                  {"horizon": theorem("x", Scale.LOG, (4, 16))},
+                  {"means": theorem("x", Scale.INT_LOG, (4, 16))}):
+        bad.fn.claim_space = space
+        try:
+            with pytest.raises(InputError, match="claim_space = .* is not valid"):
+                declared_horizons(bad.fn, 8)
+        finally:
+            del bad.fn.claim_space
+
+
+@pytest.mark.slow       # two audits, one over 5 horizons
+def test_a_leak_at_short_horizons_is_found_by_the_declared_space_not_at_the_given_one():
+    fixed = audit_callable(_short_leak, 1.0, horizon=8, runs=20000, seed=1, instances="fixed")
+    assert fixed.verdict != "violation" and fixed.params["horizon"] == 8
+    searched = audit_callable(_short_leak, 1.0, horizon=8, runs=20000, seed=1)
+    assert searched.verdict == "violation" and searched.params["horizon"] < 8
+    block = searched.search["instances"]
+    assert block["horizons"] == [8, 4, 6, 10, 16] and block["audited_horizon"] < 8
+    assert searched.neighbours["rows"] == block["audited_horizon"]   # the tables audited
