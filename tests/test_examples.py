@@ -147,3 +147,16 @@ def test_gate_your_own_fails_on_the_rise_when_the_noise_is_scaled_by_0_7(tmp_pat
     p = _gate_your_own(tmp_path, less_noise)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "FAILED commit: the baseline's event leaks more than it did" in p.stdout
+
+
+@pytest.mark.slow        # about 20 s on 2 cores
+def test_successive_elimination_whose_noise_cancels_is_a_violation_at_the_default_means():
+    """The elimination test compares differences of means to which one Laplace draw was
+    added: the eliminations are deterministic in the raw rewards, so a pair that moves one
+    elimination gives transcripts that never meet (ε_lb saturates at its budget's bound)."""
+    p = subprocess.run([*DPAUDIT, "run", "--algo",
+                        "examples/successive_elimination.py:noisy_elimination", "--eps", "1",
+                        "--param", "horizon=20", "--seed", "1", "--runs", "20000"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "verdict: VIOLATION" in p.stdout and "saturated: no hit on d" in p.stdout
