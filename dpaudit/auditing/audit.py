@@ -495,8 +495,50 @@ def _pilots(srcs: list, half: int, seeds: list) -> list:
     return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
 
 
+class ActionSource(Source):
+    """A source whose cells are views of a bandit's actions.
+
+    Its ``pair`` (a :class:`NeighbourPair`) and ``views`` are its subclass's; events and cells
+    are written as the transcripts behind them.
+
+    Subclasses implement ``items(v, side=None)``: cell → transcript
+    (:func:`transcript_item`) for view ``v``, from runs on ``side`` or on either table.
+    """
+
+    def neighbours(self) -> dict:
+        """The pair's JSON."""
+        return self.pair.describe()
+
+    def describe(self, ev: Event) -> dict:
+        """The event as the transcripts behind a few of its cells.
+
+        Args:
+            ev: the event.
+
+        Returns:
+            {"text": ..., "view": ..., "examples": ...}.
+        """
+        return event_description(ev, self.items(ev.view_index, ev.numerator),
+                                 self.pair.model == PrivacyModel.LOCAL)
+
+    def cell_text(self, v: int, key: int) -> str:
+        """The transcript behind a cell of a view; its hash when no run decoded met it.
+
+        Args:
+            v: the view's index.
+            key: the cell.
+
+        Returns:
+            The transcript in one line.
+        """
+        item = self.items(v).get(int(key))
+        if item is None:
+            return super().cell_text(v, key)
+        return transcript_text(item, counts=int(self.views[v][2]) == COUNTS)
+
+
 @dataclass(eq=False)
-class KernelSource(Source):
+class KernelSource(ActionSource):
     """Compiled runs of a registered algorithm's kernel on one neighbouring pair.
 
     Compiled runs of a registered algorithm's kernel (``spec``, its arrays ``prep``) on
@@ -559,45 +601,25 @@ class KernelSource(Source):
         return simulate_many([self.request(side, n, seed)], workers=self.workers,
                              progress=self.bar.update if self.bar else None)[0]
 
-    def neighbours(self) -> dict:
-        """The pair's JSON."""
-        return self.pair.describe()
-
-    def describe(self, ev: Event) -> dict:
-        """The event as the transcripts behind a few of its cells.
-
-        Args:
-            ev: the event.
-
-        Returns:
-            {"text": ..., "view": ..., "examples": ...}.
-        """
-        table = (self.pair.d, self.pair.d_prime)[ev.numerator.index]
-        return event_description(ev, transcripts(self.spec, self.prep, table, ev.view,
-                                                 self.limit),
-                                 self.spec.model == PrivacyModel.LOCAL)
-
-    def cell_text(self, v: int, key: int) -> str:
-        """The transcript behind a cell of a view.
-
-        Met in runs on d or else on d′ (:func:`transcript_text`); its hash when neither met it.
+    def items(self, v: int, side: Side | None = None) -> dict:
+        """The transcripts behind view ``v``'s cells, decoded from fresh runs.
 
         Args:
             v: the view's index.
-            key: the cell.
+            side: the table whose runs are decoded; None: runs on d, then on d′ (cached).
 
         Returns:
-            The transcript in one line.
+            Cell → transcript (:func:`transcripts`).
         """
         view = tuple(int(x) for x in self.views[v])
+        if side is not None:
+            table = (self.pair.d, self.pair.d_prime)[side.index]
+            return transcripts(self.spec, self.prep, table, view, self.limit)
         if view not in self.decoded:
             d, dp = (transcripts(self.spec, self.prep, t, view, self.limit)
                      for t in (self.pair.d, self.pair.d_prime))
             self.decoded[view] = {**dp, **d}
-        item = self.decoded[view].get(int(key))
-        if item is None:
-            return super().cell_text(v, key)
-        return transcript_text(item, counts=view[2] == COUNTS)
+        return self.decoded[view]
 
 
 def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | None = None, delta: float | None = None,

@@ -27,14 +27,13 @@ from typing import Any, NoReturn
 import cloudpickle
 import numpy as np
 
-from dpaudit.auditing.audit import Source, event_description, transcript_item, transcript_text
 from dpaudit.algorithms.space import Dimension, Scale
+from dpaudit.auditing.audit import ActionSource, transcript_item
 from dpaudit.auditing.mechanism import read_only
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.errors import InputError, UserCodeError, user_frame
-from dpaudit.simulation.simulate import COUNTS, Counts, child_seed, pool_map, seed_sequence
+from dpaudit.simulation.simulate import Counts, child_seed, pool_map, seed_sequence
 from dpaudit.simulation.transcript import Transcript, cells, checked
-from dpaudit.statistics.events import Event
 
 CHUNK = 1 << 9           # runs per chunk: chunk i of a draw uses its seed's i-th child
 DECODED_CELLS = 1 << 14  # cells per view kept with the transcript behind them (for the text)
@@ -242,7 +241,7 @@ def _counts(views: np.ndarray, n: int, parts: list) -> Counts:
 
 
 @dataclass(eq=False)
-class TranscriptSource(Source):
+class TranscriptSource(ActionSource):
     """Runs of a callable returning :class:`Transcript` on one neighbouring pair, as view cells.
 
     Runs of ``call`` on ``data`` = (d, d′) as it receives them (read-only arrays) of the
@@ -324,35 +323,17 @@ class TranscriptSource(Source):
                     break
                 known.setdefault(key, item)
 
-    def neighbours(self) -> dict:
-        """The pair's JSON."""
-        return self.pair.describe()
-
-    def describe(self, ev: Event) -> dict:
-        """The event as the transcripts behind a few of its cells.
-
-        Args:
-            ev: the event.
-
-        Returns:
-            {"text": ..., "view": ..., "examples": ...}.
-        """
-        return event_description(ev, self.decoded[ev.view_index])
-
-    def cell_text(self, v: int, key: int) -> str:
-        """The transcript behind a cell of a view (its hash if no run kept met it).
+    def items(self, v: int, side: Side | None = None) -> dict:
+        """The transcripts behind view ``v``'s cells, kept from the runs drawn (either side).
 
         Args:
             v: the view's index.
-            key: the cell.
+            side: ignored: the cells met on d and on d′ are kept together.
 
         Returns:
-            The transcript in one line.
+            Cell → transcript, the first met of each (up to :data:`DECODED_CELLS`).
         """
-        item = self.decoded[v].get(int(key))
-        if item is None:
-            return super().cell_text(v, key)
-        return transcript_text(item, counts=int(self.views[v, 2]) == COUNTS)
+        return self.decoded[v] if self.decoded else {}
 
 
 def _keys(out: Any, horizon: int) -> tuple:
