@@ -158,6 +158,19 @@ class Source:
         score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
+    def finalist(self, ev: Event, label: int, delta: float) -> Finalist:
+        """The measurement of event ``ev`` on fresh draws of this source.
+
+        Args:
+            ev: the event chosen on the pilots.
+            label: the source's index among the candidates.
+            delta: the δ its runs are judged at (:func:`claim_delta`).
+
+        Returns:
+            The :class:`~dpaudit.statistics.measure.Finalist`: here every view drawn.
+        """
+        return Finalist(ev, self.draw, label, delta, int(getattr(self, "limit", 0) or 0))
+
     def describe(self, ev: Event) -> dict:
         """The event in words, and its view.
 
@@ -348,8 +361,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    m = measure([Finalist(events[i], sources[i].draw, i, deltas[i]) for i in chosen], req.claim,
-                b, s_meas, allow, costs)
+    m = measure([sources[i].finalist(events[i], i, deltas[i]) for i in chosen], req.claim,
+                b, s_meas, allow)
     if bar is not None:
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
@@ -601,6 +614,35 @@ class KernelSource(ActionSource):
         return simulate_many([self.request(side, n, seed)], workers=self.workers,
                              progress=self.bar.update if self.bar else None)[0]
 
+    def finalist(self, ev: Event, label: int, delta: float) -> Finalist:
+        """The measurement of event ``ev``: runs cut where its view ends.
+
+        The event is a set of cells of one view [s, e), a function of the first e samples and
+        of whether the run ended within them (:func:`~dpaudit.simulation.simulate.run_batch`:
+        a run cut at its ``limit`` counts as not ended), so the measurement simulates that
+        view alone, e samples per run at most: the same law of the event's cells as runs to
+        the audit horizon, at a fraction of their samples. The counts keep the source's view
+        indices (the other views' cells are empty).
+
+        Args:
+            ev: the event chosen on the pilots.
+            label: the source's index among the candidates.
+            delta: the δ its runs are judged at (:func:`claim_delta`).
+
+        Returns:
+            The :class:`~dpaudit.statistics.measure.Finalist`.
+        """
+        v = ev.view_index
+        one = replace(self, views=self.views[v:v + 1], limit=int(self.views[v][1]))
+        empty = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
+
+        def draw(side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
+            c = one.draw(side, n, seed)
+            cells = [c.cells[0] if j == v else empty[0] for j in range(len(self.views))]
+            counts = [c.counts[0] if j == v else empty[1] for j in range(len(self.views))]
+            return replace(c, views=self.views, cells=cells, counts=counts)
+        return Finalist(ev, draw, label, delta, one.limit)
+
     def items(self, v: int, side: Side | None = None) -> dict:
         """The transcripts behind view ``v``'s cells, decoded from fresh runs.
 
@@ -745,7 +787,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     pool, searched = [(p, prep)], {}
     if request.instances == "search" and pair is None:    # a pair fixes the instance
         search.check_memory(spec, prep, p)                 # the given instance: refused first
-        pool, searched = _search_instances(spec, request, p, child_seed(root, 5))
+        pool, searched = _search_instances(spec, request, p, child_seed(root, 5), workers)
     K = prep.means.shape[0]
     horizon = spec.audit_horizon(p)
     if pair is not None:
@@ -764,7 +806,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
         strategy = request.neighbours
         table_seed = int(s_table.generate_state(1, np.uint32)[0])
         pairs, order, info, members = _pooled_candidates(
-            strategy, spec, pool, (table_seed, s_screen, child_seed(root, 5, 1)))
+            strategy, spec, pool, (table_seed, s_screen, child_seed(root, 5, 1)), workers)
         limits = [spec.audit_horizon(q) for q, _ in pool]
         if not pairs:
             raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
@@ -897,7 +939,7 @@ def _budget_split(block: dict, found: Found, costs: list) -> dict:
     screen = block["samples"]
     pilots = sum(2 * n * costs[i] for i, h in found.history.items()
                  for (_, n) in found.rounds[:len(h)])
-    measured = sum(2 * ms.n * costs[ms.finalist.label] for ms in found.m.measured)
+    measured = sum(2 * ms.n * ms.finalist.cost for ms in found.m.measured)
     total = screen + pilots + measured
     return {"unit": "samples, at most (runs x samples per run)", "instance_screen": screen,
             "pilots": int(pilots), "measurement": int(measured),
@@ -910,7 +952,7 @@ POOL = 4    # instances whose neighbour candidates enter the search: the given o
 
 
 def _search_instances(spec: AlgorithmSpec, request: AuditRequest, p: dict,
-                      seed: np.random.SeedSequence) -> tuple:
+                      seed: np.random.SeedSequence, workers: int = 1) -> tuple:
     """The instances whose candidates the neighbour search pools, and their JSON.
 
     (pool, JSON): the instances whose candidates the neighbour search pools, the given
@@ -921,7 +963,7 @@ def _search_instances(spec: AlgorithmSpec, request: AuditRequest, p: dict,
     """
     pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
     eps = float(request.claim.eps)
-    sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(), seed)
+    sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(workers=workers), seed)
     pool = [(p, "given")]
     same = instances.same_instance
     far = instances.longest(sc.ranked)
@@ -934,7 +976,8 @@ def _search_instances(spec: AlgorithmSpec, request: AuditRequest, p: dict,
     return [(q, spec.prepare(eps, q)) for q, _ in pool], doc
 
 
-def _pooled_candidates(strategy: str, spec: AlgorithmSpec, pool: list, seeds: tuple) -> tuple:
+def _pooled_candidates(strategy: str, spec: AlgorithmSpec, pool: list, seeds: tuple,
+                       workers: int = 1) -> tuple:
     """The candidate pairs of every instance of the pool, interleaved.
 
     (pairs, order, info, members) over the instances of ``pool`` ((params, prepared)
@@ -950,7 +993,7 @@ def _pooled_candidates(strategy: str, spec: AlgorithmSpec, pool: list, seeds: tu
     for i, (q, prep) in enumerate(pool):
         s = first if i == 0 else child_seed(rest, i)
         pr, od, info = search.candidates(strategy, spec, prep, q, seeds=(table_seed, s),
-                                         limit=spec.audit_horizon(q))
+                                         workers=workers)
         orders.append([len(pairs) + j for j in od])
         scores += info["scores"] if info["scores"] is not None else [None] * len(pr)
         screens.append(info["screen"])

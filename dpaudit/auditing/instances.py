@@ -43,7 +43,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from dpaudit.algorithms.space import Axis, ClaimSpace, Scale
-from dpaudit.auditing.search import own_bases
+from dpaudit.auditing.search import own_bases, spec_map
 from dpaudit.auditing.whitebox import TOLERANCE, Replay, coupled_divergence
 from dpaudit.auditing.whitebox import screen as release_screen
 from dpaudit.data import neighbours as nbrs
@@ -69,6 +69,8 @@ class Screen:
         replays: run/replay pairs per direction of the release screen.
         keep: the best instances refined once.
         survivors: instances returned, best first.
+        workers: processes that screen the instances (not part of the budget: the result does
+            not depend on it).
     """
 
     proposals: int = 48
@@ -77,6 +79,7 @@ class Screen:
     replays: int = 8
     keep: int = 12
     survivors: int = 8
+    workers: int = field(default=1, compare=False)
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ class SpaceScreen:
     @property
     def budget_json(self) -> dict:
         """The screen's budget as JSON."""
-        return dataclasses.asdict(self.budget)
+        return {k: v for k, v in dataclasses.asdict(self.budget).items() if k != "workers"}
 
 
 def _family(axis: Axis, seed: int) -> tuple:
@@ -287,6 +290,11 @@ def _refine(space: ClaimSpace, s: Scored) -> list[tuple[dict, str]]:
     return out
 
 
+def _screen_job(spec: AlgorithmSpec, eps: float, budget: Screen, item: tuple) -> Scored:
+    params, origin, seed = item
+    return screen_instance(spec, eps, params, origin, budget, seed)
+
+
 def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence[str],
                  budget: Screen, seed: int | np.random.SeedSequence) -> SpaceScreen:
     """Propose, screen, rank and refine instances of ``spec``'s claim space (module doc).
@@ -297,7 +305,7 @@ def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence
         params: the audited instance (resolved parameters); the proposals override its free
             dimensions.
         pinned: names of the parameters the user gave (never varied).
-        budget: :class:`Screen`.
+        budget: :class:`Screen` (and the processes it runs on).
         seed: an int or SeedSequence, disjoint from the measurement's.
 
     Returns:
@@ -309,14 +317,19 @@ def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence
     scored: list[Scored] = []
 
     def run(batch: list, start: int) -> None:
+        out, todo = [], []
         for j, (over, origin) in enumerate(batch):
             try:
                 p = spec.resolve_params({**params, **over})
             except InputError as e:
-                scored.append(Scored({**params, **over}, origin, reason=f"not accepted: {e}"))
+                out.append(Scored({**params, **over}, origin, reason=f"not accepted: {e}"))
                 continue
-            scored.append(screen_instance(spec, eps, p, origin, budget,
-                                          child_seed(root, 1, start + j)))
+            out.append(None)
+            todo.append((j, (p, origin, child_seed(root, 1, start + j))))
+        done = spec_map(_screen_job, spec, (eps, budget), [x for _, x in todo], budget.workers)
+        for (j, _), s in zip(todo, done):
+            out[j] = s
+        scored.extend(out)
 
     run(propose(space, budget.proposals, child_seed(root, 0), set(pinned)), 0)
     kept = sorted((s for s in scored if not s.reason), key=lambda s: s.score(eps))

@@ -53,12 +53,15 @@ candidate, as (table × position) matrices ready to draw as a heatmap.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from dpaudit.algorithms import registry
 from dpaudit.auditing.whitebox import screen as wb_screen
 from dpaudit.core import validate
 from dpaudit.data import neighbours as nbrs
 from dpaudit.data.tables import MODELS, base_tables
+from dpaudit.simulation.simulate import pool_map
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -67,6 +70,7 @@ STRATEGIES = ("search", "blackbox", "structure")
 ETA = 2                 # successive halving keeps the best 1/ETA of each round
 SCREEN_RUNS = 8         # white-box run/replay pairs per direction and candidate
 SCREEN_KEEP = 0.5       # keep candidates whose release loss reaches this share of the best
+SCREEN_CHUNK = 64       # candidates per task when the screen runs on the worker processes
 MAX_BLACKBOX = 64       # candidates entering the black-box rounds, at most
 MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
 
@@ -133,7 +137,7 @@ def check_memory(spec: AlgorithmSpec, prep: Prepared, params: dict) -> tuple:
 
 
 def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict, *, seeds: tuple,
-               limit: int) -> tuple[list, list, dict]:
+               workers: int = 1) -> tuple[list, list, dict]:
     """The candidate pairs of a registered algorithm, and their order.
 
     Args:
@@ -143,7 +147,7 @@ def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict,
         params: its parameters.
         seeds: (table seed, an int: the base tables; screen seed, a SeedSequence: the
             white-box screen).
-        limit: samples per run (the audit horizon).
+        workers: processes screening the pairs (the result does not depend on it).
 
     Returns:
         (pairs, order, info): every candidate pair, the indices entering the black-box rounds
@@ -162,19 +166,60 @@ def candidates(strategy: str, spec: AlgorithmSpec, prep: Prepared, params: dict,
     marks = set()
     if len(m.positions(shape)) > nbrs.MAX_POSITIONS:
         base = base_tables(spec.model, means, horizon, table_seed)[0][0]
-        marks = nbrs.release_positions(spec, prep, base, limit)
+        marks = nbrs.release_positions(spec, prep, base, horizon)
     positions = nbrs.select_positions(spec.model, shape, marks)
     pairs = nbrs.structured(spec.model, means, horizon, table_seed, positions,
                             own_bases(spec, prep, horizon))
     if strategy == "blackbox":
         return pairs, list(range(len(pairs))), {"screen": None, "scores": None}
-    scores = [wb_screen(spec, prep, pr, runs=SCREEN_RUNS, seed=s, limit=limit)
-              for pr, s in zip(pairs, screen_seed.spawn(len(pairs)))]
+    scores = spec_map(_screen_pair, spec, (prep, horizon),
+                      list(zip(pairs, screen_seed.spawn(len(pairs)))), workers, chunk=SCREEN_CHUNK)
     order = screened(scores)
     return pairs, order, {"screen": {
         "runs_per_direction": SCREEN_RUNS, "keep_share": SCREEN_KEEP,
         "max_loss": max(s["max_loss"] for s in scores), "kept": len(order)},
         "scores": scores}
+
+
+def spec_map(job: Callable, spec: AlgorithmSpec, common: tuple, items: list, workers: int,
+             chunk: int = 1) -> list:
+    """``job(spec, *common, item)`` for every item, on the worker processes when it can be.
+
+    The screens call it: each item (an instance, a candidate pair) is a pure function of its
+    own seed, so the results, in item order, are those of the loop in this process whatever
+    ``workers``. The spec travels by its registered name (a spec that the registry does not
+    hold under its name, e.g. one built in a test, runs the loop here).
+
+    Args:
+        job: a module-level function of (spec, *common, item).
+        spec: the algorithm.
+        common: arguments shared by every item (sent once per chunk).
+        items: the items.
+        workers: processes.
+        chunk: items per task.
+
+    Returns:
+        The results, in item order.
+    """
+    if workers <= 1 or len(items) <= chunk or not _registered(spec):
+        return [job(spec, *common, x) for x in items]
+    tasks = [(spec.name, job, common, items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    return [r for part in pool_map(_spec_chunk, tasks, workers) for r in part]
+
+
+def _registered(spec: AlgorithmSpec) -> bool:
+    return any(s is spec for s in registry.all_specs())
+
+
+def _spec_chunk(task: tuple) -> list:
+    name, job, common, items = task
+    spec = registry.get(name)
+    return [job(spec, *common, x) for x in items]
+
+
+def _screen_pair(spec: AlgorithmSpec, prep: Prepared, limit: int, item: tuple) -> dict:
+    pair, seed = item
+    return wb_screen(spec, prep, pair, runs=SCREEN_RUNS, seed=seed, limit=limit)
 
 
 def own_bases(spec: AlgorithmSpec, prep: Prepared, horizon: int) -> list:

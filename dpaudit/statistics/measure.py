@@ -48,13 +48,15 @@ class Finalist:
     An event chosen on the selection sample; ``draw(side, n, seed)`` returns the
     :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1); ``delta``: the DP δ of
     the claim its runs are audited against (None: the measurement's claim), so that a finalist
-    of an instance calibrated by its own δ is judged at that δ.
+    of an instance calibrated by its own δ is judged at that δ; ``cost``: samples per run of
+    its draws (what the allowance is charged).
     """
 
     event: Event
     draw: Callable[[int, int, np.random.SeedSequence], Counts]
     label: object = None
     delta: float | None = None
+    cost: int = 0
 
 
 @dataclass
@@ -136,8 +138,7 @@ def _add(a: Counts | None, b: Counts) -> Counts:
 
 
 def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
-            seed: np.random.SeedSequence, allowance: Allowance | None = None,
-            costs: dict | None = None) -> Measurement:
+            seed: np.random.SeedSequence, allowance: Allowance | None = None) -> Measurement:
     """Measure the finalists on fresh samples, in looks.
 
     Violations are tested at the budget's α, Bonferroni over looks × finalists (see the module
@@ -155,8 +156,7 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         seed: the measurement's seed, drawn from by no other stage.
         allowance: the samples cap and time limit left; a look it refuses is not made, and the
             measurement stops there (``stopped`` = "cap"). Fewer looks spend less of α and β,
-            so every bound stays valid.
-        costs: samples per run of each finalist, by its label (for ``allowance``).
+            so every bound stays valid; each draw is charged its finalist's ``cost``.
 
     Returns:
         The :class:`Measurement`: every finalist's hits, bounds and p-values, the levels per
@@ -172,7 +172,7 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
     seeds = [s.spawn(len(sizes)) for s in seed.spawn(F)][:len(finalists)]
     history, stopped = [], "budget"
     for k, size in enumerate(sizes):
-        cost = sum(2 * (size - ms.n) * (costs[ms.finalist.label] if costs else 0) for ms in out)
+        cost = sum(2 * (size - ms.n) * ms.finalist.cost for ms in out)
         capped = allowance.refusal(cost) if allowance is not None else ""
         if capped:
             stopped = f"cap: {capped} stopped it after {k} of {len(sizes)} looks"

@@ -636,7 +636,7 @@ def test_stream_search_positions_come_from_the_release_log():
     base = np.zeros((30, H))
     assert nbrs.release_positions(spec, prep, base, H) == {(0, 14), (2, 0), (2, 14)}
     pairs, order, info = search.candidates("blackbox", spec, prep, p,
-                                           seeds=(1, np.random.SeedSequence(1)), limit=H)
+                                           seeds=(1, np.random.SeedSequence(1)))
     positions = {pr.position for pr in pairs}
     assert {(0, 14), (2, 0), (2, 14)} <= positions and len(positions) <= nbrs.MAX_POSITIONS
     assert all(pr.model == "stream" and pr.d.shape == (30, H) for pr in pairs)

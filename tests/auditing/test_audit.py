@@ -16,6 +16,7 @@ from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.auditing import audit
 from dpaudit.auditing.audit import audit_algorithm, view_lengths
 from dpaudit.calibrate.planted import planted_spec
+from dpaudit.core.terms import Side
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED
 
@@ -249,3 +250,32 @@ def test_a_result_the_time_limit_cut_short_is_reproduced_by_the_cap_it_names(mon
     a, b = cut.to_dict(), again.to_dict()
     assert {k: a[k] for k in same} == {k: b[k] for k in same}
     assert again.cut_short.startswith("the samples cap")
+
+
+def test_a_finalist_is_measured_on_runs_cut_where_its_view_ends():
+    """A finalist's measurement simulates its event's view alone, up to the view's end: each
+    run's cell is the one the same run, simulated to the audit horizon with every view, gives
+    (run by run, on one-run draws that share their seed: exact), and the counts keep the
+    source's view indices."""
+    from dpaudit.algorithms import registry
+    from dpaudit.data import neighbours
+    from dpaudit.simulation.simulate import simulate_many
+    from dpaudit.statistics.events import Event
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"horizon": "16"})
+    prep = spec.prepare(1.0, p)
+    pair = neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[0]
+    K, H = prep.means.size, 16
+    views = audit.source_views(pair, K, H)
+    src = audit.KernelSource(spec, prep, pair, views, H)
+    for v in range(len(views)):
+        ev = Event(tuple(int(x) for x in views[v][:2]), v, np.zeros(0, np.uint64), Side.D, 0.0,
+                   (0, 0))
+        fin = src.finalist(ev, 3, 0.0)
+        assert fin.cost == int(views[v][1]) <= H and fin.label == 3
+        for s in range(40):
+            cut = fin.draw(Side.D_PRIME, 1, np.random.SeedSequence(s))
+            full = simulate_many([src.request(Side.D_PRIME, 1, np.random.SeedSequence(s))])[0]
+            assert cut.n_runs == 1 and len(cut.cells) == len(views)
+            assert np.array_equal(cut.cells[v], full.cells[v])
+            assert all(cut.cells[j].size == 0 for j in range(len(views)) if j != v)

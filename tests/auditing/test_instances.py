@@ -5,12 +5,15 @@ Exact where the kernel allows it: outside its corner the planted kernel's couple
 identical draw for draw (p_div = 0 exactly) and inside it the first reward decides round 1
 (p_div = 1 on the pair that changes it), so no test here can fail by chance. The GDP-NCB and
 DP-OD checks are seeded; their false-failure rates are stated where they are made."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from dpaudit.algorithms import registry
 from dpaudit.auditing.instances import (Scored, Screen, describe, propose, screen_instance,
                                         screen_space, survivors)
+from dpaudit.auditing.search import candidates
 from dpaudit.calibrate.planted import corner_spec
 
 SMALL = Screen(proposals=16, pairs=4, runs=32, replays=4, keep=4, survivors=4)
@@ -210,3 +213,28 @@ def test_an_algorithm_calibrated_by_delta_is_judged_at_the_delta_its_instance_ra
     monkeypatch.setattr(audit, "_own_delta", lambda spec, params: None)
     planted = audit.audit_algorithm("dp-bai-gauss", 1.0, **kw).to_dict()
     assert planted["params"]["delta"] != 1e-5 and not _judged_at_the_delta_it_ran_at(planted)
+
+
+@pytest.mark.slow    # starts the worker processes (a few seconds)
+def test_the_screens_give_the_same_result_on_the_worker_processes_as_in_this_one():
+    spec = registry.get("adap-tt")
+    given = spec.resolve_params({"horizon": 16})
+    here, there = (screen_space(spec, 0.5, given, {"means"}, replace(SMALL, workers=w), seed=5)
+                   for w in (1, 2))
+    assert there.screened == here.screened > SMALL.proposals
+    assert [(s.params, s.p_div, s.max_loss) for s in there.ranked] == \
+        [(s.params, s.p_div, s.max_loss) for s in here.ranked]
+    assert [s.reason for s in there.dropped] == [s.reason for s in here.dropped]
+    prep = spec.prepare(0.5, given)
+    one, two = (candidates("search", spec, prep, given, seeds=(7, np.random.SeedSequence(7)),
+                           workers=w)
+                for w in (1, 2))
+    assert len(one[0]) > 64 and one[1] == two[1] and one[2]["scores"] == two[2]["scores"]
+
+
+def test_a_spec_the_registry_does_not_hold_is_screened_in_this_process(monkeypatch):
+    import dpaudit.auditing.search as search
+    monkeypatch.setattr(search, "pool_map", lambda *a: pytest.fail("sent to the workers"))
+    r = screen_space(corner_spec(), 1.0, corner_spec().resolve_params({}), set(),
+                     replace(SMALL, workers=2), seed=3)
+    assert r.ranked

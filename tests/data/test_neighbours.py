@@ -227,7 +227,7 @@ def test_large_tables_try_the_release_log_positions():
     p = spec.resolve_params({"horizon": "400"})
     prep = spec.prepare(0.5, p)
     pairs, order, _ = search.candidates("blackbox", spec, prep, p,
-                                        seeds=(1, np.random.SeedSequence(0)), limit=400)
+                                        seeds=(1, np.random.SeedSequence(0)))
     rows = {pr.row for pr in pairs}
     assert len(rows) <= nbrs.MAX_POSITIONS and set(range(12)) <= rows and 399 in rows
     assert order == list(range(len(pairs)))
