@@ -173,18 +173,23 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     max_steps = np.int64(theta[MAX_STEPS])
     n_rec = actions.shape[0]
 
-    N = np.zeros(K, np.int64)        # global counts
-    kph = np.ones(K, np.int64)       # phase indices
-    nsw = np.ones(K, np.int64)       # global count at the start of the current phase
-    ntil = np.ones(K)                # local count of the last completed phase
-    mu = np.empty(K)                 # private means μ̃
-    mraw = np.empty(K)               # exact phase means μ̂ (read by the raw-leader mutant only)
+    ints = np.zeros((6, K), np.int64)    # the per-arm state: two allocations per run, not 12
+    floats = np.zeros((5, K))
+    N = ints[0]                      # global counts
+    kph = ints[1]                    # phase indices
+    kph[:] = 1
+    nsw = ints[2]                    # global count at the start of the current phase
+    nsw[:] = 1
+    C = ints[3]                      # sample count of the phase in progress
+    L = ints[4]                      # rounds with a as leader
+    M = ints[5]                      # rounds with a as leader and a pulled
+    ntil = floats[0]                 # local count of the last completed phase
+    ntil[:] = 1.0
+    mu = floats[1]                   # private means μ̃
+    mraw = floats[2]                 # exact phase means μ̂ (read by the raw-leader mutant only)
     lead = mraw if raw_leader else mu  # the means the UCB leader reads
-    S = np.zeros(K)                  # reward sum of the phase in progress
-    C = np.zeros(K, np.int64)        # sample count of the phase in progress
-    Stot = np.zeros(K)               # reward sum since the start (mutant only)
-    L = np.zeros(K, np.int64)        # rounds with a as leader
-    M = np.zeros(K, np.int64)        # rounds with a as leader and a pulled
+    S = floats[3]                    # reward sum of the phase in progress
+    Stot = floats[4]                 # reward sum since the start (mutant only)
 
     n = 0                            # samples taken
     nr = 0                           # releases made

@@ -23,6 +23,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -158,18 +159,21 @@ class Source:
         score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
         return rank, score
 
-    def finalist(self, ev: Event, label: int, delta: float) -> Finalist:
-        """The measurement of event ``ev`` on fresh draws of this source.
+    def narrowed(self, ev: Event) -> "Source":
+        """The source whose draws measure event ``ev`` (here: this one, every view drawn).
 
         Args:
-            ev: the event chosen on the pilots.
-            label: the source's index among the candidates.
-            delta: the δ its runs are judged at (:func:`claim_delta`).
+            ev: an event chosen on the pilots.
 
         Returns:
-            The :class:`~dpaudit.statistics.measure.Finalist`: here every view drawn.
+            A source with the same cells and view indices.
         """
-        return Finalist(ev, self.draw, label, delta, int(getattr(self, "limit", 0) or 0))
+        return self
+
+    @property
+    def cost(self) -> int:
+        """Samples per run of a draw (0 for a source that simulates no bandit)."""
+        return int(getattr(self, "limit", 0) or 0)
 
     def describe(self, ev: Event) -> dict:
         """The event in words, and its view.
@@ -351,7 +355,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
                                    fallback=True)
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         if last and validate:    # rank the last round's events on fresh runs (validated_bound)
-            fresh = _draws([sources[i] for i in alive], half,
+            fresh = _draws([sources[i].narrowed(events[i]) if events[i] else sources[i]
+                            for i in alive], half,
                            [child_seed(s_pilot, len(rounds) * len(sources) + i)
                             for i in alive])
             valid = {i: validated_bound(events[i], c, runs, a_plan, deltas[i])
@@ -361,8 +366,9 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    m = measure([sources[i].finalist(events[i], i, deltas[i]) for i in chosen], req.claim,
-                b, s_meas, allow)
+    narrow = [sources[i].narrowed(events[i]) for i in chosen]
+    m = measure([Finalist(events[i], n.draw, i, deltas[i], n.cost)
+                 for i, n in zip(chosen, narrow)], req.claim, b, s_meas, allow)
     if bar is not None:
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
@@ -397,7 +403,7 @@ def source_costs(sources: list) -> list:
         A compiled source's ``limit`` (its audit horizon); 0 for sources that simulate no bandit
         (a mechanism's single call).
     """
-    return [int(getattr(s, "limit", 0) or 0) for s in sources]
+    return [s.cost for s in sources]
 
 
 def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
@@ -570,6 +576,7 @@ class KernelSource(ActionSource):
     bar: object = None
     delta: float | None = None   # its instance's own δ (calibrated by δ), else None
     decoded: dict = field(default_factory=dict, repr=False)   # view -> cell -> transcript
+    only: int | None = None      # the view drawn alone (:meth:`narrowed`), else None: all
 
     def request(self, side: Side, n: int, seed: np.random.SeedSequence) -> Request:
         """The simulation of ``n`` runs on the table of ``side``.
@@ -583,7 +590,10 @@ class KernelSource(ActionSource):
             The :class:`~dpaudit.simulation.simulate.Request`.
         """
         table = (self.pair.d, self.pair.d_prime)[side.index]
-        return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
+        if self.only is None:
+            return self.spec.request(self.prep, table, n, seed, self.views, self.limit)
+        v = self.only
+        return self.spec.request(self.prep, table, n, seed, self.views[v:v + 1], self.cost)
 
     @staticmethod
     def draw_many(plans: list) -> list:
@@ -596,9 +606,19 @@ class KernelSource(ActionSource):
             The :class:`~dpaudit.simulation.simulate.Counts` of each plan, in order.
         """
         first = plans[0][0]
-        return simulate_many([s.request(side, n, sd) for s, side, n, sd in plans],
-                             workers=first.workers,
-                             progress=first.bar.update if first.bar else None)
+        got = simulate_many([s.request(side, n, sd) for s, side, n, sd in plans],
+                            workers=first.workers,
+                            progress=first.bar.update if first.bar else None)
+        return [s._embedded(c) for (s, *_), c in zip(plans, got)]
+
+    def _embedded(self, c: Counts) -> Counts:
+        """The counts of a narrowed draw under the source's view indices (others empty)."""
+        if self.only is None:
+            return c
+        cells = [np.zeros(0, np.uint64)] * len(self.views)
+        counts = [np.zeros(0, np.int64)] * len(self.views)
+        cells[self.only], counts[self.only] = c.cells[0], c.counts[0]
+        return replace(c, views=self.views, cells=cells, counts=counts)
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
         """Counts of ``n`` runs on the table of ``side``.
@@ -611,37 +631,30 @@ class KernelSource(ActionSource):
         Returns:
             The :class:`~dpaudit.simulation.simulate.Counts`.
         """
-        return simulate_many([self.request(side, n, seed)], workers=self.workers,
-                             progress=self.bar.update if self.bar else None)[0]
+        return self.draw_many([(self, side, n, seed)])[0]
 
-    def finalist(self, ev: Event, label: int, delta: float) -> Finalist:
-        """The measurement of event ``ev``: runs cut where its view ends.
+    def narrowed(self, ev: Event) -> "KernelSource":
+        """The source that measures event ``ev``: its view alone, runs cut where it ends.
 
         The event is a set of cells of one view [s, e), a function of the first e samples and
         of whether the run ended within them (:func:`~dpaudit.simulation.simulate.run_batch`:
-        a run cut at its ``limit`` counts as not ended), so the measurement simulates that
-        view alone, e samples per run at most: the same law of the event's cells as runs to
-        the audit horizon, at a fraction of their samples. The counts keep the source's view
-        indices (the other views' cells are empty).
+        a run cut at its ``limit`` counts as not ended), so the view is simulated alone, e
+        samples per run at most: the same law of the event's cells as runs to the audit
+        horizon, at a fraction of their samples. Its counts keep the source's view indices
+        (the other views' cells are empty).
 
         Args:
-            ev: the event chosen on the pilots.
-            label: the source's index among the candidates.
-            delta: the δ its runs are judged at (:func:`claim_delta`).
+            ev: an event chosen on the pilots.
 
         Returns:
-            The :class:`~dpaudit.statistics.measure.Finalist`.
+            The narrowed :class:`KernelSource`.
         """
-        v = ev.view_index
-        one = replace(self, views=self.views[v:v + 1], limit=int(self.views[v][1]))
-        empty = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        return replace(self, only=ev.view_index)
 
-        def draw(side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
-            c = one.draw(side, n, seed)
-            cells = [c.cells[0] if j == v else empty[0] for j in range(len(self.views))]
-            counts = [c.counts[0] if j == v else empty[1] for j in range(len(self.views))]
-            return replace(c, views=self.views, cells=cells, counts=counts)
-        return Finalist(ev, draw, label, delta, one.limit)
+    @property
+    def cost(self) -> int:
+        """Samples per run of a draw: the audit horizon, or the end of the view drawn alone."""
+        return self.limit if self.only is None else int(self.views[self.only][1])
 
     def items(self, v: int, side: Side | None = None) -> dict:
         """The transcripts behind view ``v``'s cells, decoded from fresh runs.
@@ -836,7 +849,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     "audited_origin": searched["pool"][members[u]]["origin"]}
     if b.whitebox_runs:
         report = whitebox(spec, prep, used, Claim(eps, delta),
-                          Replay(int(b.whitebox_runs), s_white, horizon=horizon))
+                          Replay(int(b.whitebox_runs), s_white, horizon=horizon),
+                          partial(search.spec_map, workers=workers))
         coverage = report["coverage"]
     else:
         report, coverage = {}, {"measured": False, "reason": "whitebox_runs = 0: no run was "

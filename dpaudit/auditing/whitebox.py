@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numba as nb
@@ -330,9 +331,9 @@ class _Reads:
     and the stopping time; per phase, the releases that read it and the runs where one did.
     """
 
-    def __init__(self, runs: int, horizon: int) -> None:
-        """Empty records of ``runs`` runs, audited over ``horizon`` samples."""
-        self.horizon = horizon
+    def __init__(self, runs: int, horizon: int, start: int = 0) -> None:
+        """Empty records of ``runs`` runs (the first is run ``start``), over ``horizon`` samples."""
+        self.horizon, self.start = horizon, start
         self.read = np.zeros(runs, bool)
         self.read_any = np.zeros(runs, bool)    # at any time up to the white-box limit
         self.tau = np.empty(runs, np.int64)
@@ -340,15 +341,26 @@ class _Reads:
 
     def add(self, i: int, runner: _Runner, o: tuple, step: int, counted: int) -> None:
         """Record what run ``i`` read (``o``: its outcome; ``step``: where it diverged)."""
-        self.tau[i] = o[0]
+        j = i - self.start
+        self.tau[j] = o[0]
         out = np.empty(counted, np.int64)
         n, total = _read_rows(runner.r1, runner.r2, counted, self.horizon, out)
         hit = out[:n]
-        self.read[i] = hit.size > 0 or 0 <= step < self.horizon
-        self.read_any[i] = total > 0 or step >= 0
+        self.read[j] = hit.size > 0 or 0 <= step < self.horizon
+        self.read_any[j] = total > 0 or step >= 0
         if hit.size:
             self._phases.append(runner.r1[hit, 2])
             self._runs.append(np.full(hit.size, i))
+
+    @staticmethod
+    def joined(parts: list) -> "_Reads":
+        """The records of consecutive parts (in run order) as one."""
+        out = _Reads(0, parts[0].horizon, parts[0].start)
+        out.read, out.read_any, out.tau = (np.concatenate([getattr(r, a) for r in parts])
+                                           for a in ("read", "read_any", "tau"))
+        out._phases = [x for r in parts for x in r._phases]
+        out._runs = [x for r in parts for x in r._runs]
+        return out
 
     def by_phase(self) -> dict:
         """{phase: (releases that read the position, runs with one)}."""
@@ -363,23 +375,38 @@ class _Reads:
 
 def _sample(runner: _Runner, root: np.random.SeedSequence, k: int, runs: int,
             reads: _Reads | None = None) -> tuple:
-    """``runs`` run/replay pairs of one direction.
+    """Run/replay pairs ``reads.start`` (0 without ``reads``) to ``runs`` − 1 of one direction.
 
-    ``runs`` run/replay pairs of direction ``k``: per-run loss, first divergent step (-1:
-    none) and releases, and runs per status; ``reads`` (if given) records what each run read
-    of the changed position.
+    Run/replay pairs of direction ``k``: per-run loss, first divergent step (-1: none) and
+    releases, and runs per status; ``reads`` (if given) records what each run read of the
+    changed position.
     """
-    loss = np.empty(runs)
-    step = np.full(runs, -1, np.int64)
-    n_rel = np.empty(runs, np.int64)
+    start = reads.start if reads is not None else 0
+    loss = np.empty(runs - start)
+    step = np.full(runs - start, -1, np.int64)
+    n_rel = np.empty(runs - start, np.int64)
     status = np.zeros(3, np.int64)
-    for i in range(runs):
+    for i in range(start, runs):
         o, _, (s, run_loss, counted) = runner.pair(child_seed(root, k, i))
-        loss[i], step[i], n_rel[i] = run_loss, s, o[3]
+        loss[i - start], step[i - start], n_rel[i - start] = run_loss, s, o[3]
         status[o[2]] += 1
         if reads is not None:
             reads.add(i, runner, o, s, counted)
     return loss, step, n_rel, status
+
+
+WHITEBOX_CHUNK = 1000    # run/replay pairs per task when a mapper spreads them over processes
+
+
+def _direction_part(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: int,
+                    horizon: int, root: np.random.SeedSequence, k: int, span: tuple) -> tuple:
+    """Run/replay pairs ``span`` = [i0, i1) of direction ``k`` (``tables`` = (run, replay))."""
+    reads = _Reads(span[1] - span[0], horizon, span[0])
+    return (*_sample(_Runner(spec, prep, *tables, limit), root, k, span[1], reads), reads)
+
+
+def _in_process(job: Callable, spec: AlgorithmSpec, common: tuple, items: list) -> list:
+    return [job(spec, *common, x) for x in items]
 
 
 def coverage(reads: list, runs: int) -> dict:
@@ -569,7 +596,7 @@ class Replay:
 
 
 def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Claim,
-             replay: Replay) -> dict:
+             replay: Replay, mapper: Callable | None = None) -> dict:
     """The exact privacy loss of an algorithm's releases on a pair, and the gray-box replay.
 
     See the module doc. For an (ε, δ) claim with δ > 0 the loss may exceed ε on a set of outputs
@@ -582,6 +609,10 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
         pair: the neighbouring pair.
         claim: the claimed (ε, δ) (δ None: 0).
         replay: runs per direction, seed, samples per run (:class:`Replay`).
+        mapper: ``mapper(job, spec, common, items)`` → ``[job(spec, *common, item) for item in
+            items]``, e.g. on worker processes: it runs the chunks of
+            :data:`WHITEBOX_CHUNK` runs (each run has its own seed, so the result does not
+            depend on it); None: in this process.
 
     Returns:
         A JSON-ready dict: ``runs``, ``limit``, ``eps``, ``directions`` (per direction: loss
@@ -611,11 +642,16 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
     root = seed_sequence(seed)
     eps = float(eps)
 
-    per_dir, losses, worst, first = {}, [], None, None
-    reads = [_Reads(runs, limit if horizon is None else int(horizon)) for _ in DIRECTIONS]
+    per_dir, losses, worst, first, reads = {}, [], None, None, []
+    horizon = limit if horizon is None else int(horizon)
+    spans = [(i, min(i + WHITEBOX_CHUNK, runs)) for i in range(0, runs, WHITEBOX_CHUNK)]
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
+        parts = (mapper or _in_process)(_direction_part, spec,
+                                        (prep, (src, dst), limit, horizon, root, k), spans)
+        loss, step, n_rel = (np.concatenate([p[j] for p in parts]) for j in range(3))
+        status = sum(p[3] for p in parts)
+        reads.append(_Reads.joined([p[4] for p in parts]))
         runner = _Runner(spec, prep, src, dst, limit)
-        loss, step, n_rel, status = _sample(runner, root, k, runs, reads[k])
         div = np.flatnonzero(step >= 0)
         i_max = int(np.argmax(loss))
         if worst is None or loss[i_max] > worst[0]:

@@ -252,8 +252,8 @@ def test_a_result_the_time_limit_cut_short_is_reproduced_by_the_cap_it_names(mon
     assert again.cut_short.startswith("the samples cap")
 
 
-def test_a_finalist_is_measured_on_runs_cut_where_its_view_ends():
-    """A finalist's measurement simulates its event's view alone, up to the view's end: each
+def test_an_event_is_measured_on_runs_cut_where_its_view_ends():
+    """An event's measurement (and the last pilot round's check) simulates its view alone, up to the view's end: each
     run's cell is the one the same run, simulated to the audit horizon with every view, gives
     (run by run, on one-run draws that share their seed: exact), and the counts keep the
     source's view indices."""
@@ -271,10 +271,10 @@ def test_a_finalist_is_measured_on_runs_cut_where_its_view_ends():
     for v in range(len(views)):
         ev = Event(tuple(int(x) for x in views[v][:2]), v, np.zeros(0, np.uint64), Side.D, 0.0,
                    (0, 0))
-        fin = src.finalist(ev, 3, 0.0)
-        assert fin.cost == int(views[v][1]) <= H and fin.label == 3
+        one = src.narrowed(ev)
+        assert one.cost == int(views[v][1]) <= H == src.cost
         for s in range(40):
-            cut = fin.draw(Side.D_PRIME, 1, np.random.SeedSequence(s))
+            cut = one.draw(Side.D_PRIME, 1, np.random.SeedSequence(s))
             full = simulate_many([src.request(Side.D_PRIME, 1, np.random.SeedSequence(s))])[0]
             assert cut.n_runs == 1 and len(cut.cells) == len(views)
             assert np.array_equal(cut.cells[v], full.cells[v])

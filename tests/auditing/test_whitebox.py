@@ -490,3 +490,40 @@ def test_coupled_screen_proves_a_pair_silent_and_finds_the_instances_that_diverg
             # runs are random (independent draws for d and d' would diverge here)
             same = SimpleNamespace(d=pair.d, d_prime=pair.d, model=pair.model)
             assert wb.coupled_divergence(spec, prep, same, wb.Replay(64, 1))["p_div"] == 0
+
+
+def _without_runtime(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k != "runtime_s"}
+
+
+def test_the_white_box_in_chunks_gives_the_result_of_one_loop(monkeypatch):
+    """The runs are cut in chunks a mapper may spread over processes; each run has its own
+    seed, so any chunking gives the same report, the coverage's per-phase run counts too."""
+    eps = 0.5
+    spec, p, prep = setup("adap-tt-no-forgetting", eps)
+    pair = neighbours.candidates(spec, p, 1)[0]
+    one = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(150, 3))
+    monkeypatch.setattr(wb, "WHITEBOX_CHUNK", 7)
+    calls = []
+
+    def mapper(job, spec_, common, items):
+        calls.append(len(items))
+        return [job(spec_, *common, x) for x in reversed(items)][::-1]
+    chunked = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(150, 3), mapper)
+    assert calls == [22, 22]
+    assert one["max_loss"] > eps and one["coverage"]["releases_read"][1]["runs"] > 7
+    assert _without_runtime(chunked) == _without_runtime(one)
+
+
+@pytest.mark.slow    # starts the worker processes
+def test_the_white_box_on_the_worker_processes_gives_the_result_of_this_one():
+    from functools import partial
+
+    from dpaudit.auditing.search import spec_map
+    eps = 0.5
+    spec, p, prep = setup("adap-tt", eps)
+    pair = neighbours.candidates(spec, p, 1)[0]
+    here = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(2500, 4))
+    there = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(2500, 4),
+                        partial(spec_map, workers=2))
+    assert _without_runtime(there) == _without_runtime(here)
