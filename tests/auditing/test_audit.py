@@ -170,19 +170,25 @@ def test_the_docs_state_the_pilot_budget_the_code_uses():
     assert f"uses {k}x as many pilot runs" in suite
 
 
+def _adap_tt_source(horizon: int) -> audit.KernelSource:
+    """The kernel source of adap-tt at ε = 1 and ``horizon`` on its first structured pair."""
+    from dpaudit.algorithms import registry
+    from dpaudit.data import neighbours
+    spec = registry.get("adap-tt")
+    p = spec.resolve_params({"horizon": str(horizon)})
+    prep = spec.prepare(1.0, p)
+    pair = neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[0]
+    views = audit.source_views(pair, prep.means.size, horizon)
+    return audit.KernelSource(spec, prep, pair, views, horizon)
+
+
 def test_a_cell_reads_as_the_transcript_behind_it():
     """The loss table's cells are action sequences (and where the run stopped), found by
     decoding runs of the pair; a cell no decoded run met keeps its hash."""
-    from dpaudit.algorithms import registry
-    from dpaudit.data import neighbours
     from dpaudit.simulation.simulate import run_batch
-    spec = registry.get("adap-tt")
-    p = spec.resolve_params({"horizon": "12"})
-    prep = spec.prepare(1.0, p)
-    pair = neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[0]
-    K, H = prep.means.size, 12
-    views = audit.source_views(pair, K, H)
-    src = audit.KernelSource(spec, prep, pair, views, H)
+    H = 12
+    src = _adap_tt_source(H)
+    spec, prep, pair, views = src.spec, src.prep, src.pair, src.views
     v = len(views) - 1                                  # the whole horizon
     window = tuple(int(x) for x in views[v])
     cells, taus, recs, stats, kept = run_batch(spec.request(prep, pair.d, 50, 3, [window], H),
@@ -253,21 +259,15 @@ def test_a_result_the_time_limit_cut_short_is_reproduced_by_the_cap_it_names(mon
 
 
 def test_an_event_is_measured_on_runs_cut_where_its_view_ends():
-    """An event's measurement (and the last pilot round's check) simulates its view alone, up to the view's end: each
-    run's cell is the one the same run, simulated to the audit horizon with every view, gives
-    (run by run, on one-run draws that share their seed: exact), and the counts keep the
-    source's view indices."""
-    from dpaudit.algorithms import registry
-    from dpaudit.data import neighbours
+    """An event's measurement (and the last pilot round's check) simulates its view alone, up
+    to the view's end: each run's cell is the one the same run, simulated to the audit horizon
+    with every view, gives (run by run, on one-run draws that share their seed: exact), and the
+    counts keep the source's view indices."""
     from dpaudit.simulation.simulate import simulate_many
     from dpaudit.statistics.events import Event
-    spec = registry.get("adap-tt")
-    p = spec.resolve_params({"horizon": "16"})
-    prep = spec.prepare(1.0, p)
-    pair = neighbours.candidates(spec, {**p, "means": tuple(prep.means)}, 1)[0]
-    K, H = prep.means.size, 16
-    views = audit.source_views(pair, K, H)
-    src = audit.KernelSource(spec, prep, pair, views, H)
+    H = 16
+    src = _adap_tt_source(H)
+    views = src.views
     for v in range(len(views)):
         ev = Event(tuple(int(x) for x in views[v][:2]), v, np.zeros(0, np.uint64), Side.D, 0.0,
                    (0, 0))
