@@ -189,9 +189,9 @@ def test_a_declared_horizon_window_is_searched_at_its_ends_and_between():
 
 @pytest.mark.slow       # two audits, one over 5 horizons
 def test_a_leak_at_short_horizons_is_found_by_the_declared_space_not_at_the_given_one():
-    fixed = audit_callable(_short_leak, 1.0, horizon=8, runs=20000, seed=1, instances="fixed")
+    fixed = audit_callable(_short_leak, 1.0, horizon=8, runs=4000, seed=1, instances="fixed")
     assert fixed.verdict != "violation" and fixed.params["horizon"] == 8
-    searched = audit_callable(_short_leak, 1.0, horizon=8, runs=20000, seed=1)
+    searched = audit_callable(_short_leak, 1.0, horizon=8, runs=4000, seed=1)
     assert searched.verdict == "violation" and searched.params["horizon"] < 8
     block = searched.search["instances"]
     assert block["horizons"] == [8, 4, 6, 10, 16] and block["audited_horizon"] < 8
