@@ -347,7 +347,7 @@ def test_a_saturated_bound_is_printed_as_saturated(tmp_path):
     # eps_lb is the largest bound 2500 runs can give, not a measured size
     out = tmp_path / "apt.json"
     p = cli("run", "--algo", "apt", "--eps", "1", "--runs", "20000", "--seed", "1",
-            "--json", str(out))
+            "--instances", "fixed", "--json", str(out))
     assert p.returncode == 1, p.stderr
     assert "saturated: no hit on d in 2500 runs" in p.stdout
     doc = json.loads(out.read_text())
