@@ -161,14 +161,15 @@ def test_windows_follow_the_changed_row():
 
 @pytest.mark.statistical
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(2))
 def test_planted_worst_position_is_found(seed):
     # Exactly one of 256 rows leaks ε = 1, every other ε/4; the claim is ε/2. The default
     # search must return the planted row, flagged. runs = 2e5 (a tenth of the default audit,
-    # pilot budget 3e5 per side) keeps the test short; `python benchmarks/neighbours.py`
-    # measures the rate at the default budget. ε_lb: the planted event "next action = 1" has
-    # probabilities e/(1+e) = 0.73 vs 0.27: at the first look (2.5e4 runs per side)
-    # ε̂ ≈ 1.0 with sd ≈ 0.015, so ε_lb ≈ 0.95 clears 0.5 by > 25 sd.
+    # pilot budget 3e5 per side) and two planted rows keep the test short;
+    # `python benchmarks/neighbours.py` measures the rate over many rows at the default
+    # budget. ε_lb: the planted event "next action = 1" has probabilities e/(1+e) = 0.73 vs
+    # 0.27: at the first look (2.5e4 runs per side) ε̂ ≈ 1.0 with sd ≈ 0.015, so ε_lb ≈ 0.95
+    # clears 0.5 by > 25 sd.
     row = int(np.random.default_rng(seed).integers(256))
     r = audit_algorithm(planted_spec(row), 0.5, seed=seed, runs=200_000, whitebox_runs=0)
     assert r.neighbours["changed_row"] == row
