@@ -20,7 +20,7 @@ import importlib
 import importlib.util
 import inspect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -31,6 +31,8 @@ from dpaudit.algorithms.space import Dimension, Scale
 from dpaudit.auditing.audit import ActionSource, transcript_item
 from dpaudit.auditing.mechanism import read_only
 from dpaudit.core.terms import PrivacyModel, Side
+from dpaudit.data.neighbours import select_positions
+from dpaudit.data.tables import MODELS, base_tables
 from dpaudit.errors import InputError, UserCodeError, user_frame
 from dpaudit.simulation.simulate import Counts, child_seed, pool_map, seed_sequence
 from dpaudit.simulation.transcript import Transcript, cells, checked
@@ -39,6 +41,8 @@ CHUNK = 1 << 9           # runs per chunk: chunk i of a draw uses its seed's i-t
 DECODED_CELLS = 1 << 14  # cells per view kept with the transcript behind them (for the text)
 REPLAY_RUNS = 2_000      # coupled runs of the replay
 HORIZON_POINTS = 4       # horizons searched over a declared window: its ends and points between
+POSITIONS = 64           # positions a callable's search changes per horizon at most
+MARK_RUNS = 4            # runs per base table whose last samples before stopping are marked
 
 
 def load(ref: str) -> Callable:
@@ -443,3 +447,45 @@ def declared_horizons(fn: Callable, given: int) -> list[int] | None:
     spread = np.geomspace if dim.scale == Scale.INT_LOG else np.linspace
     points = [int(round(h)) for h in spread(window[0], window[1], HORIZON_POINTS)]
     return list(dict.fromkeys([int(given), *points]))
+
+
+def positions(call: Call, model: str, means: Sequence[float], horizon: int, table_seed: int,
+              seed: np.random.SeedSequence) -> list[tuple] | None:
+    """The positions a callable's search changes at one horizon.
+
+    Every position of a table that has at most :data:`POSITIONS`; else :data:`POSITIONS` of
+    them by the priority of :func:`~dpaudit.data.neighbours.select_positions`: the first 2K
+    rows, the rows the callable's own runs mark, a geometric grid. A run that returns a
+    :class:`~dpaudit.simulation.transcript.Transcript` with a stopping time τ marks its last K
+    samples (rows τ − K to τ − 1, where the data that decided to stop was read, as τ − 1 is in
+    the catalogue's release log), :data:`MARK_RUNS` runs on each base table of
+    :func:`~dpaudit.data.tables.base_tables` (``user`` and ``full`` tables; ``stream``: the
+    first pulls and the grid). The search's cost then grows with the horizon only through the
+    samples per run.
+
+    Args:
+        call: the callable.
+        model: its privacy model.
+        means: the arms' means.
+        horizon: rows T.
+        table_seed: the seed of the ``instance`` base table.
+        seed: the marking runs' seed (a stream no other stage draws).
+
+    Returns:
+        The positions, or None for every one.
+    """
+    m = MODELS[model]
+    shape = m.shape(len(means), horizon)
+    if len(m.positions(shape)) <= POSITIONS:
+        return None
+    marks = set()
+    if model in (PrivacyModel.USER, PrivacyModel.FULL):
+        for j, (table, _) in enumerate(base_tables(model, means, horizon, table_seed)):
+            data = read_only(table)
+            for i in range(MARK_RUNS):
+                with no_exit(call.name):
+                    out = call(np.random.default_rng(child_seed(seed, j, i)), data)
+                if isinstance(out, Transcript) and out.stopping_time:
+                    tau = min(int(out.stopping_time), horizon)
+                    marks |= {(t,) for t in range(max(tau - len(means), 0), tau)}
+    return select_positions(model, shape, sorted(marks), limit=POSITIONS)

@@ -39,8 +39,9 @@ from tqdm import tqdm
 from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
                                    run_audit, source_views)
-from dpaudit.auditing.callables import (Call, REPLAY_RUNS, TranscriptSource, check_signature,
-                                       declared_horizons, inputs, load, no_exit, replay)
+from dpaudit.auditing.callables import (Call, POSITIONS, REPLAY_RUNS, TranscriptSource,
+                                        check_signature, declared_horizons, inputs, load,
+                                        no_exit, positions, replay)
 from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
@@ -235,16 +236,20 @@ def audit_code(request: AuditRequest) -> AuditResult:
     # the horizons of the claim's space it declares (--instances search), else the given one
     horizons = (request.instances == "search" and declared_horizons(fn, horizon)) or [horizon]
     table_seed = int(s_table.generate_state(1, np.uint32)[0])
-    pairs, limits = [], []
-    for h in horizons:
-        found_h = structured(model, list(means), h, table_seed)
-        pairs += found_h
-        limits += [h] * len(found_h)
-    bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
-               disable=None if request.progress else True, desc=f"audit {ref}")
     eps = float(request.claim.eps)
     mech = CallableMechanism(fn, eps)
     call = Call(fn, eps, mech.__name__, None if callable(request.algorithm) else ref)
+    mark_seed = np.random.SeedSequence(request.seed, spawn_key=(PROBE_KEY, 1))
+    pairs, limits, tried = [], [], []
+    for h in horizons:
+        where = positions(call, model, list(means), h, table_seed, mark_seed)
+        found_h = structured(model, list(means), h, table_seed, positions=where)
+        pairs += found_h
+        limits += [h] * len(found_h)
+        if where is not None:
+            tried.append({"horizon": h, "positions": len(where), "candidates": len(found_h)})
+    bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
+               disable=None if request.progress else True, desc=f"audit {ref}")
     workers = request.workers or default_workers()
     if returns_transcripts(call, inputs(pairs[0])[0], request.seed):
         # the registered algorithms' views of its transcripts, drawn by the worker processes
@@ -266,6 +271,14 @@ def audit_code(request: AuditRequest) -> AuditResult:
     found = run_audit(resolved, cand, (s_pilot, s_meas), bar)
     u = found.used(cand.order)
     searched = {}
+    if tried:    # the positions changed where a table has more than callables.POSITIONS
+        first = found.rounds[0][1] if found.rounds else 0
+        searched["positions"] = {
+            "per_horizon": tried, "at_most": POSITIONS, "first_round_runs_per_side": first,
+            "note": "positions: the first 2K rows, the last K rows before the runs' stopping "
+                    "times on each base table, a geometric grid; every candidate (position x "
+                    f"base table x value pattern) costs {first} runs per side in the first "
+                    "pilot round, and fewer candidates go on"}
     if len(horizons) > 1:   # the instance behind the result: its finalist's horizon
         resolved = replace(resolved, params={**resolved.params, "horizon": limits[u]})
         searched = {"instances": {"declared": "horizon", "horizons": horizons,

@@ -8,7 +8,7 @@ import pytest
 
 from dpaudit import Transcript, audit_callable
 from dpaudit.algorithms.space import Scale, theorem
-from dpaudit.auditing.callables import Call, declared_horizons, replay
+from dpaudit.auditing.callables import POSITIONS, Call, declared_horizons, positions, replay
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.simulation.simulate import COUNTS, SEQUENCE, STOPPED, TRUNCATED, as_views
 from dpaudit.simulation.transcript import cells, checked
@@ -196,3 +196,23 @@ def test_a_leak_at_short_horizons_is_found_by_the_declared_space_not_at_the_give
     block = searched.search["instances"]
     assert block["horizons"] == [8, 4, 6, 10, 16] and block["audited_horizon"] < 8
     assert searched.neighbours["rows"] == block["audited_horizon"]   # the tables audited
+
+
+def _stops_at_row_150(rng, table, eps):
+    """Plays arm t % 2 and stops after 150 samples (before the horizon, whatever the data)."""
+    T = table.shape[0]
+    return Transcript([t % 2 for t in range(min(150, T))], min(150, T), 0)
+
+
+def test_a_long_table_changes_the_first_rows_the_rows_before_stopping_and_a_grid():
+    call = Call(_stops_at_row_150, 1.0, "s")
+    seed = np.random.SeedSequence(4)
+    assert positions(call, "user", [0.9, 0.5], POSITIONS, 1, seed) is None   # every row
+    rows = [p[0] for p in positions(call, "user", [0.9, 0.5], 400, 1, seed)]
+    assert len(rows) <= POSITIONS and rows == sorted(set(rows))
+    assert {0, 1, 2, 3, 148, 149} <= set(rows)        # the first 2K, the last K before τ
+    assert 399 in rows and 150 not in rows             # the grid reaches the end
+    longer = positions(call, "user", [0.9, 0.5], 4000, 1, seed)
+    assert len(longer) <= POSITIONS                    # bounded as the horizon grows
+    numbers = Call(lambda rng, table, eps: int(table[0, 0]), 1.0, "n")
+    assert {0, 1, 2, 3} <= {p[0] for p in positions(numbers, "user", [0.9, 0.5], 400, 1, seed)}
