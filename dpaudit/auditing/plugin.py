@@ -247,7 +247,9 @@ def audit_code(request: AuditRequest) -> AuditResult:
         pairs += found_h
         limits += [h] * len(found_h)
         if where is not None:
-            tried.append({"horizon": h, "positions": len(where), "candidates": len(found_h)})
+            every = len(MODELS[model].positions(MODELS[model].shape(len(means), h)))
+            tried.append({"horizon": h, "positions": len(where), "of": every,
+                          "candidates": len(found_h)})
     bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
                disable=None if request.progress else True, desc=f"audit {ref}")
     workers = request.workers or default_workers()

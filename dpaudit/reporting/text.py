@@ -265,6 +265,12 @@ def search_lines(s: dict) -> list[str]:
     rounds = " -> ".join(str(r["candidates"]) for r in b["rounds"])
     screen = s.get("screen")
     kept = (f", {screen['kept']} kept by the white-box screen" if screen else "")
+    where = s.get("positions")
+    if where:    # a callable's long tables: the positions changed, not every one
+        per = ", ".join(f"{h['positions']} of {h['of']} positions at horizon {h['horizon']}"
+                        for h in where["per_horizon"])
+        kept += (f" ({per}: the first rows, the rows before stopping, a grid; "
+                 f"{where['first_round_runs_per_side']} runs per side each in round 1)")
     return [f"  search ({s['strategy']}): {s['candidates']} candidate pairs{kept}; pilot rounds "
             f"{rounds} pairs, {b['pilot_runs_per_side_used']} pilot runs per side in all"]
 

@@ -216,3 +216,29 @@ def test_a_long_table_changes_the_first_rows_the_rows_before_stopping_and_a_grid
     assert len(longer) <= POSITIONS                    # bounded as the horizon grows
     numbers = Call(lambda rng, table, eps: int(table[0, 0]), 1.0, "n")
     assert {0, 1, 2, 3} <= {p[0] for p in positions(numbers, "user", [0.9, 0.5], 400, 1, seed)}
+
+
+class _Searched(Exception):
+    """Raised in place of the search: the test reads the candidates it was given."""
+
+
+def test_a_callables_audit_searches_the_selected_positions_and_says_so(monkeypatch):
+    import dpaudit.auditing.plugin as plugin
+    from dpaudit.reporting.text import search_lines
+    seen = {}
+
+    def searched(req, cand, *args, **kwargs):
+        seen["rows"] = {s.pair.row for s in cand.sources}
+        raise _Searched
+
+    monkeypatch.setattr(plugin, "run_audit", searched)
+    with pytest.raises(_Searched):
+        audit_callable(_stops_at_row_150, 1.0, horizon=400, runs=200, seed=1, workers=1)
+    assert 148 in seen["rows"] and 149 in seen["rows"] and len(seen["rows"]) <= POSITIONS
+    s = {"strategy": "blackbox", "candidates": 417, "screen": None,
+         "budget": {"rounds": [{"candidates": 417}], "pilot_runs_per_side_used": 10},
+         "positions": {"per_horizon": [{"horizon": 400, "positions": 40, "of": 400,
+                                        "candidates": 417}], "first_round_runs_per_side": 500}}
+    line = search_lines(s)[0]
+    assert "(40 of 400 positions at horizon 400" in line and "500 runs per side each" in line
+    assert "positions" not in search_lines({**s, "positions": None})[0]
