@@ -250,6 +250,11 @@ def _compare(a1: np.ndarray, tau1: int, rec1: int, st1: int, rel1: np.ndarray, n
     return step, loss, counted, -1
 
 
+def _start(child: np.random.SeedSequence) -> dict:
+    """The state of a fresh ``Generator(PCG64(child))``: where a run seeded by ``child`` starts."""
+    return np.random.PCG64(child).state
+
+
 class _Runner:
     """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
 
@@ -262,20 +267,25 @@ class _Runner:
         self.r1, self.r2 = np.empty((RELEASE_ROWS, 8)), np.empty((RELEASE_ROWS, 8))
         self.empty = np.empty(0)
         self.name = spec.name
+        # one generator, set to each run's state: the same draws as a fresh Generator of the
+        # run's seed, without building one (and its ctypes interface for numba) per call
+        self.rng = np.random.Generator(np.random.PCG64(0))
 
-    def _call(self, child: np.random.SeedSequence, table: np.ndarray, actions: np.ndarray,
-              buf: str, frozen: np.ndarray) -> tuple[int, int, int, int]:
+    def _call(self, state: dict, table: np.ndarray, actions: np.ndarray, buf: str,
+              frozen: np.ndarray) -> tuple[int, int, int, int]:
         """One run into a release buffer, its buffer grown when it overflows.
 
-        One run into release buffer ``buf`` ("r1" or "r2"); a run that makes more releases
-        than the buffer holds is simulated again (it is deterministic given ``child``) with a
-        buffer that holds them all (up to :data:`MAX_RELEASE_ROWS`).
+        One run, its generator set to ``state`` (:func:`_start`), into release buffer ``buf``
+        ("r1" or "r2"); a run that makes more releases than the buffer holds is simulated
+        again (it is deterministic given ``state``) with a buffer that holds them all (up to
+        :data:`MAX_RELEASE_ROWS`).
         """
         p = self.prep
         while True:
             releases = getattr(self, buf)
-            out = self.kernel(np.random.Generator(np.random.PCG64(child)), table, p.means,
-                              p.theta, p.aux, self.limit, actions, releases, frozen)
+            self.rng.bit_generator.state = state
+            out = self.kernel(self.rng, table, p.means, p.theta, p.aux, self.limit, actions,
+                              releases, frozen)
             tau, rec, status, nr = (int(x) for x in out)
             if nr <= releases.shape[0]:
                 return tau, rec, status, nr
@@ -287,9 +297,10 @@ class _Runner:
 
     def pair(self, child: np.random.SeedSequence) -> tuple:
         """Run on src, replay on dst: returns (orig, replay, (step, loss, counted))."""
-        o = self._call(child, self.src, self.a1, "r1", self.empty)
+        state = _start(child)
+        o = self._call(state, self.src, self.a1, "r1", self.empty)
         frozen = np.ascontiguousarray(self.r1[:o[3], 5])
-        r = self._call(child, self.dst, self.a2, "r2", frozen)
+        r = self._call(state, self.dst, self.a2, "r2", frozen)
         step, loss, counted, bad = _compare(self.a1, o[0], o[1], o[2], self.r1, o[3],
                                             self.a2, r[0], r[1], r[2], self.r2, r[3])
         if bad <= -2:
@@ -506,9 +517,9 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     runner = _Runner(spec, prep, d, dp, limit)
     diverged = []
     for i in range(runs):
-        child = child_seed(root, i)
-        o = runner._call(child, d, runner.a1, "r1", runner.empty)
-        r = runner._call(child, dp, runner.a2, "r2", runner.empty)
+        state = _start(child_seed(root, i))
+        o = runner._call(state, d, runner.a1, "r1", runner.empty)
+        r = runner._call(state, dp, runner.a2, "r2", runner.empty)
         m = min(o[0], limit)
         if o[:3] != r[:3] or not np.array_equal(runner.a1[:m], runner.a2[:m]):
             diverged.append(i)
