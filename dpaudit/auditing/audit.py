@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from dpaudit.statistics.measure import Measured
 
 DEFAULT_RUNS = 2_000_000   # measurement runs per side per finalist (bandit algorithms)
-PILOT_BUDGET = 1.5         # neighbour search: pilot runs per side, all rounds = 1.5 × runs
+PILOT_BUDGET = 0.75        # neighbour search: pilot runs per side, all rounds = 0.75 × runs
 LOSS_TABLE_ROWS = 20
 WINDOW_FROM = 16           # changed rows from here on also get windows after them as views
 COUNTS_FROM = 4            # windows at least this long are also viewed as arm counts
@@ -301,7 +301,9 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     """The shared pipeline (module doc) over the candidates' sources, up to the measurement.
 
     A pilot round starts only if it leaves room for the measurement (all of it, or half the
-    samples left if less); a look only if it fits (docs/method/kernels.md).
+    samples left if less); a look only if it fits (docs/method/kernels.md). A round whose
+    candidates take more samples per run than the average candidate gets fewer runs
+    (:func:`dpaudit.auditing.search.round_runs`).
 
     Args:
         req: the request, resolved: its budget's ``runs`` (measurement runs per side per
@@ -330,10 +332,13 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     validate = cand.strategy not in (None, "structure") and rounds[-1][0] > F
     alive, history, pilots, events, valid = order, {i: [] for i in order}, {}, {}, {}
     costs = source_costs(sources)
+    mean_cost = sum(costs[i] for i in order) / len(order) if order else 0.0
     allow = allow or Allowance.of(b.max_samples, b.time_limit)
     measurement = 2 * runs * F * max([costs[i] for i in order], default=0)
     capped = ""
     for r, (k, n) in enumerate(rounds):
+        n = search.round_runs(n, [costs[i] for i in alive[:k]], mean_cost)
+        rounds[r] = (k, n)
         cost = sum(2 * n * costs[i] for i in alive[:k])
         why = allow.refusal(cost + min(measurement, allow.samples / 2))
         if why:     # the round, and room for the measurement (or half the cap), must fit

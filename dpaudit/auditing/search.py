@@ -108,6 +108,29 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
     return out + [(counts[-1], max(int(budget / 2 // counts[-1]), min_runs))]
 
 
+def round_runs(runs: int, costs: list, mean_cost: float, min_runs: int = MIN_ROUND_RUNS) -> int:
+    """Pilot runs per side per candidate of a round, within its share of the samples.
+
+    :func:`schedule` counts runs as if every candidate cost the average of those that entered
+    the search. A round whose candidates take more samples per run on average (long-horizon
+    survivors) gets proportionally fewer runs, the same for each of them, so that the rounds
+    together spend at most budget × ``mean_cost`` samples per side (up to ``min_runs``).
+
+    Args:
+        runs: the round's runs per side per candidate in the schedule.
+        costs: samples per run of each of the round's candidates.
+        mean_cost: the mean samples per run of the candidates that entered the search.
+        min_runs: runs per side per candidate at least.
+
+    Returns:
+        ``runs``, or fewer (at least ``min_runs``) for a round of costlier candidates.
+    """
+    cost = sum(costs) / len(costs) if costs else 0.0
+    if mean_cost <= 0 or cost <= mean_cost:
+        return runs
+    return min(runs, max(int(runs * mean_cost / cost), min_runs))
+
+
 PAIRS_PER_POSITION = 32   # bases × value patterns: at most 29 pairs per position (full model)
 
 

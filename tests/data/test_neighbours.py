@@ -143,6 +143,20 @@ def test_schedule_halves_to_twice_the_finalists_within_budget():
     assert [k for k, _ in search.schedule(100, 1, 10**6, eta=4)] == [100, 25, 7, 2]
 
 
+def test_a_round_of_longer_candidates_gets_fewer_runs_within_the_samples_budget():
+    costs = [8, 12, 32, 512] * 16                       # four instances' horizons
+    mean = sum(costs) / len(costs)
+    rounds = search.schedule(len(costs), 2, 1_500_000)
+    survivors = [costs, [512] * 8 + [8] * 24, [512, 32, 512, 32], [8, 8, 12, 12]]
+    got = [search.round_runs(n, c, mean) for (_, n), c in zip(rounds, survivors)]
+    assert got[0] == rounds[0][1] and got[3] == rounds[3][1]   # average or cheaper: as scheduled
+    assert got[2] == int(rounds[2][1] * mean / 272)             # 2 of 4 long: about half
+    spent = sum(k * n * sum(c) / len(c) for (k, _), n, c in zip(rounds, got, survivors))
+    assert spent <= sum(k * n for k, n in rounds[:4]) * mean  # at most budget x mean cost
+    assert search.round_runs(1000, [512], 8) == search.MIN_ROUND_RUNS
+    assert search.round_runs(1000, [], 0.0) == search.round_runs(1000, [0, 0], 0.0) == 1000
+
+
 def test_screen_keeps_divergent_and_near_best_candidates():
     scores = [{"max_loss": 1.0, "mean_loss": 0.1, "diverged_runs": 0},
               {"max_loss": 0.25, "mean_loss": 0.2, "diverged_runs": 0},
@@ -185,7 +199,7 @@ def test_search_json_budget_candidates_finalists_profile_and_determinism():
     a = audit_algorithm("adap-tt", 0.5, params={"horizon": "12"}, **kw).to_dict()
     s = a["search"]
     assert s["strategy"] == "search" and s["candidates"] == len(s["tried"])
-    assert s["budget"]["pilot_runs_per_side"] == 60_000
+    assert s["budget"]["pilot_runs_per_side"] == 30_000
     assert s["budget"]["rounds"][-1]["candidates"] == 4 and len(s["finalists"]) == 2
     assert {f["index"] for f in s["finalists"]} == {t["index"] for t in s["tried"]
                                                      if t["finalist"]}
