@@ -278,8 +278,8 @@ def test_violation_exit_code_and_explicit_pair(tmp_path):
 def test_neighbours_strategy_flag(tmp_path):
     # the v1 hand-picked candidates on request; the search's JSON names the strategy
     out = tmp_path / "s.json"
-    p = cli(*RUN, *SMALL, "--neighbours", "structure", "--instances", "fixed", "--json",
-            str(out))
+    p = cli(*RUN, "--runs", "40000", "--seed", "3", "--neighbours", "structure", "--instances",
+            "fixed", "--json", str(out))   # a pilot of 0.75 x 40000 runs finds its event
     assert p.returncode == 0, p.stderr
     s = json.loads(out.read_text())["search"]
     assert s["strategy"] == "structure" and s["candidates"] == 12      # 4 rows x 3 bases
