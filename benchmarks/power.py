@@ -26,12 +26,12 @@ import json
 import math
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 from dpaudit.auditing.mechanism import audit_mechanism
 from dpaudit.calibrate.calibration import rate
+from dpaudit.core import executor
 from dpaudit.statistics.measure import design
 from dpaudit.statistics.stats import PowerCurve
 from dpaudit.verdicts.result import write_json_atomic
@@ -74,32 +74,30 @@ def main():
     print(f"nominal power 1 - beta = {1 - BETA}, alpha = {ALPHA}, {a.audits} audits per row\n")
     print("| ε | δ | p | n | detectable loss L* (reference) | power at true p | violations "
           "| rate [95 % CI] | s |\n|---|---|---|---|---|---|---|---|---|")
-    import multiprocessing as mp
-    with ProcessPoolExecutor(a.workers, mp_context=mp.get_context("spawn")) as pool:
-        for cfg in CONFIGS:
-            eps, delta, p, n = cfg
-            row = done.get(key(cfg))
-            if row is None or row["audits"] != a.audits:
-                t0 = time.time()
-                verdict, loss, event = audit((eps, delta, p, n, eps, 0))
-                # the planned design: finalists = 1 (audit_mechanism)
-                sizes, levels = design(n, ALPHA)
-                curve = PowerCurve(p, sizes, eps, levels, delta)
-                rows = list(pool.map(audit, [(eps, delta, p, n, loss, s)
-                                             for s in range(1, a.audits + 1)],
-                                     chunksize=max(1, a.audits // (8 * a.workers))))
-                k = sum(v == "violation" for v, _, _ in rows)
-                row = {"eps": eps, "delta": delta, "p": p, "n": n, "audits": a.audits,
-                       "reference": {"verdict": verdict, "event": event},
-                       "detectable_loss": loss, "power_at_true_p": curve.power(loss),
-                       "violations": rate(k, a.audits), "seconds": time.time() - t0}
-                done[key(cfg)] = row
-                write_json_atomic(a.json, {"alpha": ALPHA, "beta": BETA, "configs": done})
-            v = row["violations"]
-            print(f"| {eps:g} | {delta:g} | {p:g} | {n} | {row['detectable_loss']:.4f} | "
-                  f"{row['power_at_true_p']:.3f} | {v['k']}/{v['n']} | {v['rate']:.3f} "
-                  f"[{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | {row['seconds']:.0f} |",
-                  flush=True)
+    for cfg in CONFIGS:
+        eps, delta, p, n = cfg
+        row = done.get(key(cfg))
+        if row is None or row["audits"] != a.audits:
+            t0 = time.time()
+            verdict, loss, event = audit((eps, delta, p, n, eps, 0))
+            # the planned design: finalists = 1 (audit_mechanism)
+            sizes, levels = design(n, ALPHA)
+            curve = PowerCurve(p, sizes, eps, levels, delta)
+            rows = list(executor.map_tasks(audit, [(eps, delta, p, n, loss, s)
+                                                   for s in range(1, a.audits + 1)],
+                                           a.workers))
+            k = sum(v == "violation" for v, _, _ in rows)
+            row = {"eps": eps, "delta": delta, "p": p, "n": n, "audits": a.audits,
+                   "reference": {"verdict": verdict, "event": event},
+                   "detectable_loss": loss, "power_at_true_p": curve.power(loss),
+                   "violations": rate(k, a.audits), "seconds": time.time() - t0}
+            done[key(cfg)] = row
+            write_json_atomic(a.json, {"alpha": ALPHA, "beta": BETA, "configs": done})
+        v = row["violations"]
+        print(f"| {eps:g} | {delta:g} | {p:g} | {n} | {row['detectable_loss']:.4f} | "
+              f"{row['power_at_true_p']:.3f} | {v['k']}/{v['n']} | {v['rate']:.3f} "
+              f"[{v['ci'][0]:.3f}, {v['ci'][1]:.3f}] | {row['seconds']:.0f} |",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
 from dpaudit.auditing import instances, search
 from dpaudit.auditing.whitebox import Replay, whitebox
+from dpaudit.core import executor
 from dpaudit.core.allowance import Allowance
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
@@ -41,7 +42,7 @@ from dpaudit.core.terms import PrivacyModel, Side, Verdict
 from dpaudit.data import tables
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CHUNK, COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED,
-                                         as_views, child_seed, default_workers, run_batch,
+                                         as_views, child_seed, run_batch,
                                          simulate_many)
 from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
@@ -795,7 +796,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
             else request.pair)
     prep = spec.prepare(float(eps), p)
     runs = int(request.budget.runs or DEFAULT_RUNS)
-    workers = int(request.workers or default_workers())
+    workers = int(request.workers or executor.default_workers())
     rate = None                 # a time limit: the kernels compiled, the rate measured first
     if request.budget.time_limit is not None:
         rate = sample_rate(spec, prep, spec.audit_horizon(p), workers)
@@ -911,7 +912,7 @@ def sample_rate(spec: AlgorithmSpec, prep: Prepared, limit: int, workers: int) -
                       workers=workers)
         return time.perf_counter() - t
 
-    warm = min(workers, default_workers())     # at most one per core (--workers 100000)
+    warm = min(workers, executor.default_workers())     # at most one per core (--workers 100000)
     took((warm - 1) * CHUNK + 1)         # a chunk for each of them: compiled, warm
     n = CHUNK
     while (t := took(n)) < RATE_PROBE_S:

@@ -30,11 +30,12 @@ import numpy as np
 from dpaudit.algorithms.space import Dimension, Scale
 from dpaudit.auditing.audit import ActionSource, transcript_item
 from dpaudit.auditing.mechanism import read_only
+from dpaudit.core import executor
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.data.neighbours import select_positions
 from dpaudit.data.tables import MODELS, base_tables
 from dpaudit.errors import InputError, UserCodeError, user_frame
-from dpaudit.simulation.simulate import Counts, child_seed, pool_map, seed_sequence
+from dpaudit.simulation.simulate import Counts, child_seed, seed_sequence
 from dpaudit.simulation.transcript import Transcript, cells, checked
 
 CHUNK = 1 << 9           # runs per chunk: chunk i of a draw uses its seed's i-th child
@@ -306,7 +307,7 @@ class TranscriptSource(ActionSource):
                      for m, sd in zip(sizes, seed.spawn(len(sizes)))]
             owner += [j] * len(sizes)
         if payload is not None and len(jobs) > 1:
-            parts = pool_map(_chunk_job, jobs, first.workers)
+            parts = executor.map_tasks(_chunk_job, jobs, first.workers)
         else:
             parts = (_run_chunk(first.call, job.data, job.views, job.n, job.seed) for job in jobs)
         got: list[list] = [[] for _ in plans]

@@ -43,14 +43,13 @@ from dpaudit.auditing.callables import (Call, POSITIONS, REPLAY_RUNS, Transcript
                                         check_signature, declared_horizons, inputs, load,
                                         no_exit, positions, replay)
 from dpaudit.auditing.mechanism import MechanismSource
-from dpaudit.core import validate
+from dpaudit.core import executor, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN)
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.data.neighbours import structured
 from dpaudit.data.tables import MODELS
 from dpaudit.errors import InputError, UserCodeError
-from dpaudit.simulation.simulate import default_workers
 from dpaudit.simulation.transcript import Transcript, checked
 from dpaudit.verdicts.result import AuditResult
 
@@ -252,7 +251,7 @@ def audit_code(request: AuditRequest) -> AuditResult:
                           "candidates": len(found_h)})
     bar = tqdm(total=0, unit="run", unit_scale=True, leave=False,
                disable=None if request.progress else True, desc=f"audit {ref}")
-    workers = request.workers or default_workers()
+    workers = request.workers or executor.default_workers()
     if returns_transcripts(call, inputs(pairs[0])[0], request.seed):
         # the registered algorithms' views of its transcripts, drawn by the worker processes
         sources = [TranscriptSource(call, inputs(pr), source_views(pr, len(means), h), pr, h,

@@ -58,10 +58,9 @@ from typing import TYPE_CHECKING
 
 from dpaudit.algorithms import registry
 from dpaudit.auditing.whitebox import screen as wb_screen
-from dpaudit.core import validate
+from dpaudit.core import executor, validate
 from dpaudit.data import neighbours as nbrs
 from dpaudit.data.tables import MODELS, base_tables
-from dpaudit.simulation.simulate import pool_map
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -227,7 +226,7 @@ def spec_map(job: Callable, spec: AlgorithmSpec, common: tuple, items: list, wor
     if workers <= 1 or len(items) <= chunk or not _registered(spec):
         return [job(spec, *common, x) for x in items]
     tasks = [(spec.name, job, common, items[i:i + chunk]) for i in range(0, len(items), chunk)]
-    return [r for part in pool_map(_spec_chunk, tasks, workers) for r in part]
+    return [r for part in executor.map_tasks(_spec_chunk, tasks, workers) for r in part]
 
 
 def _registered(spec: AlgorithmSpec) -> bool:

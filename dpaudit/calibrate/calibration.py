@@ -12,21 +12,20 @@ Three measurements, each a number with an exact Clopper–Pearson interval:
   loss ε/factor for Laplace, geometric and randomised response).
 
 ``python benchmarks/calibration.py`` runs the suite and prints the tables quoted in docs/method/calibration.md.
-Audits run in parallel worker processes, one audit per task, each seeded by its index.
+Audits run on the executor (:mod:`dpaudit.core.executor`), one audit per task, each seeded by
+its index.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpaudit.auditing.mechanism import audit_mechanism
 from dpaudit.calibrate.mechanisms import FAMILIES, known_mechanism
-from dpaudit.core import interrupt
+from dpaudit.core import executor
 from dpaudit.core.terms import Verdict
 from dpaudit.statistics.stats import cp_lower, cp_upper
 
@@ -73,13 +72,7 @@ def run_tasks(tasks: list[Task], workers: int = 2) -> list[dict]:
     Returns:
         One row per task.
     """
-    if workers <= 1:
-        return [run_task(t) for t in tasks]
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                             initializer=interrupt.worker_init) as pool:
-        with interrupt.launching():
-            results = pool.map(run_task, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
-        return list(results)
+    return list(executor.map_tasks(run_task, tasks, workers))
 
 
 def rate(k: int, n: int, alpha: float = 0.05) -> dict:

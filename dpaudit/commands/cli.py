@@ -25,7 +25,7 @@ from dpaudit.auditing.search import STRATEGIES
 from dpaudit.checks.constants import constants
 from dpaudit.checks.correctness import (Trials, check_correctness, default_runs, runs_to_certify,
                                         summary)
-from dpaudit.core import interrupt, validate
+from dpaudit.core import executor, interrupt, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
                                   DEFAULT_TIME_LIMIT, INSTANCES)
@@ -35,7 +35,6 @@ from dpaudit.gating.gate import GateOptions, gate
 from dpaudit import reproduce
 from dpaudit.reporting import report, text
 from dpaudit.simulation.bench import bench
-from dpaudit.simulation.simulate import default_workers
 from dpaudit.verdicts.result import EXIT_CODES, AuditResult, write_json_atomic
 from dpaudit.verdicts.verdict import rules_text
 
@@ -81,6 +80,33 @@ def _whole(text: str) -> int:
 
 def _positive_int(flag: str) -> Callable:
     return _arg(flag, validate.positive, int)
+
+
+def _workers(text: str) -> int:
+    n = _positive_int("--workers")(text)
+    try:
+        return executor.check_workers(n)
+    except InputError as e:
+        raise _Refusal(str(e)) from None
+
+
+def _scheduler(text: str) -> str:
+    try:
+        return executor.check_scheduler(text)
+    except InputError as e:
+        raise _Refusal(str(e)) from None
+
+
+def _executor_args(p: argparse.ArgumentParser, workers: int | None = None) -> None:
+    """``--workers`` and ``--scheduler``: where a command's chunked computations run."""
+    p.add_argument("--workers", type=_workers, default=workers,
+                   help="worker processes (default: all cores; at most "
+                        f"{executor.WORKERS_PER_CORE} per core); results do not depend on it")
+    p.add_argument("--scheduler", type=_scheduler, metavar="NAME",
+                   help=f"{executor.PROCESSES} (default: a pool of processes on this machine), "
+                        f"{executor.DASK} (a Dask LocalCluster of --workers processes) or a "
+                        "Dask scheduler's address tcp://host:port (its workers); default "
+                        f"${executor.ENV} or {executor.PROCESSES}; results do not depend on it")
 
 
 def _params(items: list | None) -> dict:
@@ -156,8 +182,7 @@ def _parser() -> argparse.ArgumentParser:
                           "result it cut short says so and names the --max-samples that "
                           "reproduces it (default 0: none, so the same seed gives the same "
                           "result on every machine; --max-samples is the counted cap)")
-    run.add_argument("--workers", type=_positive_int("--workers"),
-                     help="processes (default: all cores); results do not depend on it")
+    _executor_args(run)
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
                      help="algorithm parameter, e.g. --param risk=0.05 means=0.9,0.5")
@@ -208,8 +233,7 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--report-dir", metavar="DIR",
                    help="write each entry's verdict JSON and HTML/Markdown report, and an "
                         "index.html, into DIR")
-    g.add_argument("--workers", type=_positive_int("--workers"),
-                   help="processes per audit (default: all cores); results do not depend on it")
+    _executor_args(g)
     g.add_argument("--beta", type=_beta, default=DEFAULT_BETA,
                    help="each entry's upper bound eps_ub holds with confidence 1 - beta "
                         "(default 0.05)")
@@ -230,8 +254,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default=reproduce.DEFAULT_OUT, metavar="DIR",
                     help="output folder (default %(default)s)")
     rp.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
-    rp.add_argument("--workers", type=_positive_int("--workers"), default=default_workers(),
-                    help="processes (default: all cores); results do not depend on it")
+    _executor_args(rp, executor.default_workers())
     c = sub.add_parser("check", help="verification checkers: the papers' constants and "
                                      "the error probability of identification algorithms")
     csub = c.add_subparsers(dest="checker", required=True, parser_class=_Parser)
@@ -300,8 +323,7 @@ def _correctness_parser(csub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=_seed, default=0, help="root seed (default 0)")
     c.add_argument("--alpha", type=_arg("--alpha", validate.correctness_alpha), default=0.05,
                    help="error probability of each verdict (default 0.05)")
-    c.add_argument("--workers", type=_positive_int("--workers"),
-                   help="processes (default: all cores); results do not depend on it")
+    _executor_args(c)
     c.add_argument("--json", metavar="PATH", help="write the result JSON here (atomically)")
 
 
@@ -311,7 +333,7 @@ _risk = _arg("--risk", validate.probability)
 def _check_correctness(a: argparse.Namespace) -> int:
     validate.output_path("--json", a.json)
     r = check_correctness(a.algo, a.risk, eps=a.eps, params=_params(a.param),
-                          trials=Trials(a.runs, a.seed, a.alpha, a.workers or default_workers()))
+                          trials=Trials(a.runs, a.seed, a.alpha, a.workers or executor.default_workers()))
     if a.json:
         write_json_atomic(a.json, r)
     _out(summary(r))
@@ -486,6 +508,15 @@ def _out(text: str = "") -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _dispatch(a: argparse.Namespace) -> int:
+    """Run the parsed command."""
+    return {"list": lambda: _list(a), "run": lambda: _run(a), "bench": lambda: _bench(a),
+            "gate": lambda: _gate(a), "report": lambda: _report(a),
+            "reproduce": lambda: reproduce.main(a, _out),
+            "check": lambda: (_check_correctness(a) if a.checker == "correctness"
+                              else _check_constants(a))}[a.command]()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command line.
 
@@ -501,11 +532,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = [x for x in argv if x != "--debug"]
     try:
         a = _parser().parse_args(argv)
-        return {"list": lambda: _list(a), "run": lambda: _run(a), "bench": lambda: _bench(a),
-                "gate": lambda: _gate(a), "report": lambda: _report(a),
-                "reproduce": lambda: reproduce.main(a, _out),
-                "check": lambda: (_check_correctness(a) if a.checker == "correctness"
-                                    else _check_constants(a))}[a.command]()
+        with executor.use(getattr(a, "scheduler", None)):
+            return _dispatch(a)
     except (InputError, _Refusal) as e:
         print(f"dpaudit: error: {validate.shown(e)}", file=sys.stderr)
         return 2

@@ -15,8 +15,8 @@ forever). Compiled batch loops are therefore called through :func:`call`: they r
 GIL (``nogil=True``) in a helper thread while the main thread waits, where a handler runs at
 once; the handler ends the process, helper thread included.
 
-Worker processes are launched with both signals blocked (:func:`launching`) and ignore SIGINT
-(:func:`worker_init`): a Ctrl-C at the terminal reaches the whole group, and the parent alone
+Worker processes (:mod:`dpaudit.core.executor`) are launched with both signals blocked and
+ignore SIGINT; a hook (:func:`on_stop`) kills and reaps them: a Ctrl-C at the terminal reaches the whole group, and the parent alone
 decides. Python callers of the library keep Python's usual ``KeyboardInterrupt``.
 """
 from __future__ import annotations
@@ -27,7 +27,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from multiprocessing import resource_tracker
 from types import FrameType
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -36,6 +35,7 @@ _exit = os._exit             # the process's own (bring-your-own code runs with 
 _held = 0                    # held() blocks running
 _pending: list[int] = []     # signals received meanwhile
 _HELPER_BLOCKS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}   # see call()
+_ON_STOP: list[Callable[[], None]] = []   # on_stop()'s hooks
 
 
 def install() -> None:
@@ -49,6 +49,15 @@ def installed() -> bool:
     return signal.getsignal(signal.SIGINT) is _stop
 
 
+def on_stop(hook: Callable[[], None]) -> None:
+    """Run ``hook()`` when a signal ends the process, before the message (its errors ignored).
+
+    Args:
+        hook: e.g. :mod:`dpaudit.core.executor`'s, which kills and reaps the worker processes.
+    """
+    _ON_STOP.append(hook)
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     if _held:
         _pending.append(signum)
@@ -57,24 +66,13 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 
 def _finish(signum: int) -> None:
-    """Kill and reap the workers, say why on stderr and end the process (never returns)."""
+    """Run the stop hooks (workers killed), say why on stderr, end the process (never returns)."""
     for s in EXIT_CODES:                     # a second signal does not interrupt the clean-up
         signal.signal(s, signal.SIG_IGN)
     threading.excepthook = _quiet            # the pools' threads fail as their workers die
-    mp = sys.modules.get("multiprocessing")  # not imported: no worker was ever started
-    children = mp.active_children() if mp else []
-    for p in children:
-        p.kill()
-    for p in children:
-        p.join(1.0)
-    util = sys.modules.get("multiprocessing.util")
-    tracker = sys.modules.get("multiprocessing.resource_tracker")
-    if util:    # unlink the pools' semaphores as the interpreter's exit does (else the resource
-        util._exiting = True                 # tracker warns of leaks), queue threads told to
-        with contextlib.suppress(Exception):     # stay quiet; priority ≥ 0: no thread joins
-            util._run_finalizers(0)
-    with contextlib.suppress(Exception):     # then end the tracker (reaped, not orphaned)
-        tracker and tracker._resource_tracker._stop()
+    for hook in _ON_STOP:                    # the executor kills and reaps its workers
+        with contextlib.suppress(Exception):
+            hook()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     with contextlib.suppress(Exception):
@@ -93,8 +91,8 @@ def held() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while the block runs.
 
     SIGINT and SIGTERM held back while the block runs and acted on when it ends: around an
-    output file's write (the whole file or none of it) and, through :func:`launching`, the
-    start of worker processes. The signals are blocked in this thread, whose mask new
+    output file's write (the whole file or none of it) and, through
+    :func:`dpaudit.core.executor.launching`, the start of worker processes. The signals are blocked in this thread, whose mask new
     processes inherit; the mask alone does not hold the process's signals (the kernel hands a
     signal to any thread that does not block it, and Python runs the handler in the main
     thread), so the handler itself defers while a block runs.
@@ -109,19 +107,6 @@ def held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         if not _held and _pending:
             _finish(_pending[0])
-
-
-@contextlib.contextmanager
-def launching() -> Iterator[None]:
-    """:func:`held` around the start of worker processes.
-
-    :func:`held` around the start of worker processes: a signal during their start-up (the
-    imports, a second or more) waits for :func:`worker_init`. multiprocessing's resource tracker
-    is started first: its start unblocks both signals in the calling thread.
-    """
-    resource_tracker.ensure_running()
-    with held():
-        yield
 
 
 def call(fn: Callable, *args: object) -> object:
@@ -163,15 +148,3 @@ def call(fn: Callable, *args: object) -> object:
     if ok:
         return value
     raise value
-
-
-def worker_init() -> None:
-    """Initializer of worker processes.
-
-    Initializer of worker processes: ignore SIGINT (the parent stops them), die on SIGTERM,
-    then unblock both.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, EXIT_CODES)
-

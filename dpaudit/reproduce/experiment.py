@@ -25,8 +25,9 @@ from scipy import stats
 from tqdm import tqdm
 
 from dpaudit.algorithms import registry
+from dpaudit.core import executor
 from dpaudit.reporting.report import environment
-from dpaudit.simulation.simulate import outcomes_many, pool_map
+from dpaudit.simulation.simulate import outcomes_many
 from dpaudit.verdicts.result import jsonable, versions, write_bytes_atomic, write_text_atomic
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class Context:
         """
         bar = tqdm(total=sum(j.runs for j in jobs), unit="run", desc=what, leave=False,
                    disable=not self.progress)
-        stream = pool_map(pseudo_regret, jobs, self.workers) if self.workers > 1 and \
+        stream = executor.map_tasks(pseudo_regret, jobs, self.workers) if self.workers > 1 and \
             len(jobs) > 1 else map(pseudo_regret, jobs)
         out = []
         with bar:

@@ -35,10 +35,10 @@ from scipy.special import logsumexp
 from tqdm import tqdm
 
 from dpaudit.algorithms import registry
+from dpaudit.core import executor
 from dpaudit.reproduce.experiment import (Claim, Context, Figure, Reproduction, Row, level,
                                           new_figure,
                                           save_figure)
-from dpaudit.simulation.simulate import pool_map
 
 KEY = "sarkar2025"
 TITLE = "DP-NCB: Privacy Preserving Fair Bandits"
@@ -368,7 +368,7 @@ def run_set(rs: RunSet, ctx: Context, means: tuple = (MU_B,)) -> dict:
             seed = (ctx.seed, rs.tag, CONFIGS.index(c), int(round(eps * 1000)))
             tasks += [(c.algo, c.params, eps, rs.horizon, seed + (r,), path, rs.runs, r,
                        rs.mixed) for r in range(rs.runs)]
-        stream = pool_map(run_into_file, tasks, ctx.workers) if ctx.workers > 1 else \
+        stream = executor.map_tasks(run_into_file, tasks, ctx.workers) if ctx.workers > 1 else \
             map(run_into_file, tasks)
         with tqdm(total=len(tasks), unit="run", desc=KEY, leave=False,
                   disable=not ctx.progress) as bar:

@@ -67,18 +67,15 @@ counts do not depend on completion order, so results are bit-identical for any `
 from __future__ import annotations
 
 import importlib
-import multiprocessing as mp
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
-from dpaudit.core import interrupt
+from dpaudit.core import executor, interrupt
 
 STOPPED, TRUNCATED, CAPPED = 0, 1, 2
 RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dist")
@@ -383,34 +380,6 @@ def _ref(kernel: Callable) -> tuple[str, str]:
     return (kernel.py_func.__module__, kernel.py_func.__name__)
 
 
-_POOLS: dict[int, ProcessPoolExecutor] = {}
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    if workers not in _POOLS:
-        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                              initializer=interrupt.worker_init)
-    return _POOLS[workers]
-
-
-def pool_map(fn: Callable, items: list, workers: int) -> Iterator:
-    """``map(fn, items)`` over the shared pool of worker processes.
-
-    The workers are spawned processes that leave Ctrl-C to this one
-    (:mod:`dpaudit.core.interrupt`).
-
-    Args:
-        fn: a picklable function of one item.
-        items: the items.
-        workers: processes (1: in this process).
-
-    Returns:
-        An iterator of the results, in order.
-    """
-    with interrupt.launching():      # submitting launches the workers, if not yet up
-        return _pool(workers).map(fn, items)
-
-
 @dataclass(frozen=True)
 class Request:
     """Runs of one kernel on one table.
@@ -528,7 +497,7 @@ def _chunked(job: Callable, requests: list, size: int, workers: int,
         # avoids concurrent cache writes of the same signature
         for r in {id(j.kernel): j for j in jobs}.values():
             run_batch(replace(r, n_runs=0, seed=0))
-        stream = pool_map(job, [replace(j, kernel=_ref(j.kernel)) for j in jobs], workers)
+        stream = executor.map_tasks(job, [replace(j, kernel=_ref(j.kernel)) for j in jobs], workers)
     else:
         stream = (job(j) for j in jobs)
     results = [[] for _ in requests]
@@ -537,9 +506,3 @@ def _chunked(job: Callable, requests: list, size: int, workers: int,
         if progress:
             progress(j.n_runs)
     return results
-
-
-def default_workers() -> int:
-    """The workers used when none is given: every core this process may use."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-               else (os.cpu_count() or 1))

@@ -234,7 +234,7 @@ def test_the_screens_give_the_same_result_on_the_worker_processes_as_in_this_one
 
 def test_a_spec_the_registry_does_not_hold_is_screened_in_this_process(monkeypatch):
     import dpaudit.auditing.search as search
-    monkeypatch.setattr(search, "pool_map", lambda *a: pytest.fail("sent to the workers"))
+    monkeypatch.setattr(search.executor, "map_tasks", lambda *a: pytest.fail("sent to the workers"))
     r = screen_space(corner_spec(), 1.0, corner_spec().resolve_params({}), set(),
                      replace(SMALL, workers=2), seed=3)
     assert r.ranked

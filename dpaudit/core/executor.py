@@ -1,0 +1,285 @@
+"""The one executor: every chunked computation of dpaudit runs through :func:`map_tasks`.
+
+Kernel simulations, pilots and screens (:mod:`dpaudit.simulation.simulate`), a callable's
+samples (:mod:`dpaudit.auditing.callables`), candidate screens (:mod:`dpaudit.auditing.search`),
+correctness runs and reproductions (:mod:`dpaudit.reproduce`) and calibration audits
+(:mod:`dpaudit.calibrate.calibration`) are maps of a pure function over a list of tasks. This
+module runs such a map on one of three schedulers (docs/reference/executor.md):
+
+* ``processes`` (the default): a pool of spawned worker processes on this machine, no
+  services;
+* ``dask``: a ``dask.distributed`` ``LocalCluster`` of single-threaded worker processes,
+  started at its first use and closed when this process ends (the ``dask`` extra);
+* the address of a running Dask scheduler (``tcp://host:port``): its workers, on any number
+  of machines; ``workers`` is then what the cluster has.
+
+The scheduler is this process's choice: :func:`use` (the command line's ``--scheduler``), else
+the environment variable ``DPAUDIT_SCHEDULER``, else ``processes``.
+
+Determinism: a task carries everything it draws from (its own ``SeedSequence`` child, keyed by
+what it computes and its chunk index, never by a worker) and results come back in task order,
+so a map's result is the same bit for bit on any scheduler and any number of workers. A task
+is pure, so a task whose worker dies is run again: Dask resubmits it to another worker; the
+process pool is rebuilt once and the unfinished tasks are submitted again.
+
+Worker processes end with their parent, even one killed by SIGKILL: each watches its parent
+(:func:`dpaudit.core.interrupt.worker_init`; Dask's own worker processes exit when the pipe
+to their parent closes).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import multiprocessing as mp
+import os
+import re
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
+
+from dpaudit.core import interrupt
+from dpaudit.errors import InputError
+
+PROCESSES, DASK = "processes", "dask"
+ENV = "DPAUDIT_SCHEDULER"
+WORKERS_PER_CORE = 4     # --workers above this many per core is refused (no speed, only memory)
+_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/]+:\d+/?$")
+_chosen: list[str] = []              # use()'s stack
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+_CLIENTS: dict[tuple, object] = {}   # (scheduler, workers) -> dask Client
+PARENT_POLL_S = 0.5      # seconds between a worker's looks at its parent
+
+
+def check_scheduler(scheduler: str, what: str = "--scheduler") -> str:
+    """The scheduler's name, checked.
+
+    Args:
+        scheduler: ``processes``, ``dask`` or a Dask scheduler's address ``tcp://host:port``.
+        what: the name of the setting in the error message.
+
+    Returns:
+        ``scheduler``.
+
+    Raises:
+        InputError: any other value.
+    """
+    if scheduler in (PROCESSES, DASK) or _ADDRESS.match(str(scheduler)):
+        return scheduler
+    raise InputError(f"{what} {scheduler!r} is not a scheduler; expected {PROCESSES}, {DASK} "
+                     "or a Dask scheduler's address tcp://host:port")
+
+
+def scheduler() -> str:
+    """The scheduler maps run on: :func:`use`'s, else ``$DPAUDIT_SCHEDULER``, else processes.
+
+    Raises:
+        InputError: ``DPAUDIT_SCHEDULER`` names no scheduler.
+    """
+    if _chosen:
+        return _chosen[-1]
+    return check_scheduler(os.environ.get(ENV) or PROCESSES, ENV)
+
+
+@contextlib.contextmanager
+def use(name: str | None) -> Iterator[None]:
+    """Run the maps of the block on scheduler ``name`` (None: leave the choice as it is).
+
+    Args:
+        name: ``processes``, ``dask`` or a Dask scheduler's address.
+
+    Raises:
+        InputError: ``name`` is not a scheduler.
+    """
+    if name is None:
+        yield
+        return
+    _chosen.append(check_scheduler(name))
+    try:
+        yield
+    finally:
+        _chosen.pop()
+
+
+def default_workers() -> int:
+    """The workers used when none is given: every core this process may use."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))
+
+
+def check_workers(workers: int, what: str = "--workers") -> int:
+    """``workers``, refused when far above this machine's cores.
+
+    Args:
+        workers: worker processes asked for (≥ 1).
+        what: the name of the setting in the error message.
+
+    Returns:
+        ``workers``.
+
+    Raises:
+        InputError: more than :data:`WORKERS_PER_CORE` per core.
+    """
+    cap = WORKERS_PER_CORE * default_workers()
+    if workers > cap:
+        raise InputError(f"{what} {workers} is out of range: at most {cap} on this machine "
+                         f"({WORKERS_PER_CORE} per core, {default_workers()} cores); a cluster's "
+                         "workers are those of its scheduler (--scheduler tcp://host:port)")
+    return workers
+
+
+def map_tasks(fn: Callable, tasks: list, workers: int) -> Iterator:
+    """``map(fn, tasks)`` on the chosen scheduler (:func:`scheduler`), results in task order.
+
+    Args:
+        fn: a pure function of one task, importable by name (workers re-import it).
+        tasks: the tasks (picklable).
+        workers: worker processes of a local scheduler (1 and ``processes``: in this process);
+            an address's cluster has its own.
+
+    Returns:
+        An iterator of ``fn(task)`` per task, in order.
+
+    Raises:
+        InputError: a bad scheduler or far too many workers.
+    """
+    name = scheduler()
+    if name == PROCESSES:
+        if workers <= 1 or len(tasks) <= 1:
+            return map(fn, tasks)
+        return _pool_map(fn, list(tasks), check_workers(workers))
+    return _dask_map(fn, list(tasks), name, workers)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    if workers not in _POOLS:
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                              initializer=worker_init,
+                                              initargs=(os.getpid(),))
+    return _POOLS[workers]
+
+
+def _pool_map(fn: Callable, tasks: list, workers: int) -> Iterator:
+    """The process pool's map; a pool broken by a dead worker is rebuilt once."""
+    done = 0
+    for attempt in (0, 1):
+        with launching():     # submitting launches the workers, if not yet up
+            stream = _pool(workers).map(fn, tasks[done:])
+        try:
+            for r in stream:
+                done += 1
+                yield r
+            return
+        except BrokenProcessPool:
+            _POOLS.pop(workers).shutdown(wait=False, cancel_futures=True)
+            if attempt:
+                raise
+
+
+def _dask_map(fn: Callable, tasks: list, name: str, workers: int) -> Iterator:
+    client = _client(name, workers)
+    with warnings.catch_warnings():     # tasks carry their tables (pure tasks): a large graph
+        warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+        futures = client.map(fn, tasks, pure=False)
+    try:
+        for f in futures:
+            yield f.result()
+    finally:
+        client.cancel(futures)
+
+
+def _client(name: str, workers: int):
+    """The Dask client of ``name`` (a LocalCluster of ``workers`` started at its first use)."""
+    key = (name, workers if name == DASK else 0)
+    if key not in _CLIENTS:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise InputError(f"--scheduler {name} needs Dask: pip install 'dpaudit[dask]'") \
+                from None
+        if name == DASK:
+            with launching():
+                cluster = LocalCluster(n_workers=check_workers(workers), threads_per_worker=1,
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+            _CLIENTS[key] = Client(cluster)
+        else:
+            _CLIENTS[key] = Client(name)
+    return _CLIENTS[key]
+
+
+@atexit.register
+def close() -> None:
+    """Close the Dask clients and the clusters this process started, then the process pools."""
+    while _CLIENTS:
+        client = _CLIENTS.popitem()[1]
+        cluster = client.cluster
+        with contextlib.suppress(Exception):
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    while _POOLS:
+        _POOLS.popitem()[1].shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def launching() -> Iterator[None]:
+    """:func:`dpaudit.core.interrupt.held` around the start of worker processes.
+
+    A signal during their start-up (the imports, a second or more) waits for
+    :func:`worker_init`; the workers inherit the blocked signals. multiprocessing's resource
+    tracker is started first: its start unblocks both signals in the calling thread.
+    """
+    resource_tracker.ensure_running()
+    with interrupt.held():
+        yield
+
+
+def worker_init(parent: int | None = None) -> None:
+    """Initializer of the pool's worker processes.
+
+    Ignore SIGINT (the parent stops them), die on SIGTERM, then unblock both; with ``parent``,
+    end this process when that parent is gone (killed by SIGKILL included: the pool cannot tell
+    its workers, whose pipes stay open).
+
+    Args:
+        parent: the parent's process id (None: not watched).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.EXIT_CODES)
+    if parent is not None:
+        threading.Thread(target=_watch, args=(parent,), name="dpaudit-parent",
+                         daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    """End this process once ``parent`` is no longer its parent (it died: re-parented)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
+def _kill_workers() -> None:
+    """Kill and reap every worker process (a signal ends this process: interrupt.on_stop)."""
+    children = mp.active_children()
+    for p in children:
+        p.kill()
+    for p in children:
+        p.join(1.0)
+    util = sys.modules.get("multiprocessing.util")
+    if util:    # unlink the pools' semaphores as the interpreter's exit does (else the resource
+        util._exiting = True                 # tracker warns of leaks), queue threads told to
+        with contextlib.suppress(Exception):     # stay quiet; priority ≥ 0: no thread joins
+            util._run_finalizers(0)
+    with contextlib.suppress(Exception):     # then end the tracker (reaped, not orphaned)
+        resource_tracker._resource_tracker._stop()
+
+
+interrupt.on_stop(_kill_workers)

@@ -1,0 +1,182 @@
+"""The executor (dpaudit.core.executor): schedulers, determinism, faults and workers' lifetime."""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dpaudit.commands.cli import main
+from dpaudit.core import executor
+from dpaudit.errors import InputError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# a small audit that still runs every stage (instance fixed, the neighbour search, pilots,
+# measurement, white-box): 6 s on 2 cores
+SMALL = ["run", "--algo", "adap-tt", "--eps", "0.5", "--runs", "2000", "--instances", "fixed",
+         "--seed", "1"]
+TIMING = ("runtime_s",)    # fields that may differ between two runs of one audit
+
+
+def _dask() -> None:
+    pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
+
+
+def _without_timing(x: object) -> object:
+    if isinstance(x, dict):
+        return {k: _without_timing(v) for k, v in x.items() if k not in TIMING}
+    if isinstance(x, list):
+        return [_without_timing(v) for v in x]
+    return x
+
+
+def _spawned(parent: int) -> set[int]:
+    """The worker processes of ``parent``: its children started by multiprocessing's spawn."""
+    out = set()
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (d / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"spawn_main" in cmd:
+            out.add(int(d.name))
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    out = set()
+    for p in pids:
+        try:
+            state = pathlib.Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            out.add(p)
+    return out
+
+
+def _start(argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dpaudit", *argv], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, executor.ENV: ""})
+
+
+def _wait_for_workers(p: subprocess.Popen, n: int, timeout: float = 60) -> set[int]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and p.poll() is None:
+        if len(got := _spawned(p.pid)) >= n:
+            return got
+        time.sleep(0.1)
+    pytest.fail(f"the audit did not start {n} workers within {timeout} s")
+
+
+def test_the_scheduler_is_the_blocks_then_the_environments_then_processes(monkeypatch):
+    monkeypatch.delenv(executor.ENV, raising=False)
+    assert executor.scheduler() == "processes"
+    monkeypatch.setenv(executor.ENV, "dask")
+    assert executor.scheduler() == "dask"
+    with executor.use("tcp://10.0.0.1:8786"):
+        assert executor.scheduler() == "tcp://10.0.0.1:8786"
+        with executor.use(None):
+            assert executor.scheduler() == "tcp://10.0.0.1:8786"
+    assert executor.scheduler() == "dask"
+    monkeypatch.setenv(executor.ENV, "mpi")
+    with pytest.raises(InputError, match="DPAUDIT_SCHEDULER 'mpi' is not a scheduler"):
+        executor.scheduler()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--scheduler", "threads"], "--scheduler 'threads' is not a scheduler; expected processes"),
+    (["--workers", "100000"], "--workers 100000 is out of range: at most "),
+])
+def test_a_bad_scheduler_or_far_too_many_workers_is_refused_in_one_line(flags, says, capsys,
+                                                                          tmp_path):
+    assert main([*SMALL, "--json", str(tmp_path / "out.json"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
+def test_far_too_many_workers_are_refused_in_the_python_api_too():
+    with pytest.raises(InputError, match="--workers 100000 is out of range"):
+        executor.check_workers(100000)
+    assert executor.check_workers(executor.default_workers()) == executor.default_workers()
+
+
+def _dies_once(x: tuple[str, int]) -> int:
+    """x²; the task 3 kills its worker the first time it runs (a marker file remembers)."""
+    marker, i = x
+    if i == 3 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(9)
+    return i * i
+
+
+@pytest.mark.slow
+def test_a_task_whose_worker_dies_is_run_again_and_the_map_is_unchanged(tmp_path, monkeypatch):
+    monkeypatch.delenv(executor.ENV, raising=False)
+    marker = str(tmp_path / "died")
+    got = list(executor.map_tasks(_dies_once, [(marker, i) for i in range(8)], 2))
+    assert os.path.exists(marker)          # the worker did die
+    assert got == [i * i for i in range(8)]
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+def test_the_audit_is_the_same_on_one_or_two_processes_and_on_dask(tmp_path):
+    """The must-show of issue 63 on a small budget: processes/1, processes/2, dask/2."""
+    _dask()
+    out = {}
+    for scheduler, workers in (("processes", 1), ("processes", 2), ("dask", 2)):
+        path = tmp_path / f"{scheduler}{workers}.json"
+        p = _start([*SMALL, "--json", str(path), "--scheduler", scheduler,
+                    "--workers", str(workers)])
+        assert p.wait(120) in (0, 1, 3), p.stderr.read().decode()   # a verdict
+        out[scheduler, workers] = _without_timing(json.loads(path.read_text()))
+    one = out["processes", 1]
+    assert one["verdict"] and one["search"]
+    assert out["processes", 2] == one
+    assert out["dask", 2] == one
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+def test_a_dask_worker_killed_mid_audit_leaves_the_result_unchanged(tmp_path):
+    _dask()
+    results = []
+    for kill in (False, True):
+        path = tmp_path / f"{kill}.json"
+        p = _start([*SMALL, "--json", str(path), "--scheduler", "dask", "--workers", "2"])
+        workers = _wait_for_workers(p, 2)
+        if kill:
+            time.sleep(2.0)                 # the cluster is up and the audit under way
+            os.kill(min(workers), signal.SIGKILL)
+        assert p.wait(120) in (0, 1, 3), p.stderr.read().decode()   # a verdict
+        results.append(_without_timing(json.loads(path.read_text())))
+        if kill:
+            assert min(workers) not in _alive(workers)
+    assert results[1] == results[0]
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+@pytest.mark.parametrize("scheduler", ["processes", "dask"])
+def test_no_worker_outlives_an_audit_killed_by_sigkill(scheduler, tmp_path):
+    if scheduler == "dask":
+        _dask()
+    p = _start(["run", "--algo", "adap-tt", "--eps", "0.5", "--runs", "200000", "--seed", "1",
+                "--scheduler", scheduler, "--workers", "2", "--json", str(tmp_path / "o.json")])
+    workers = _wait_for_workers(p, 2)
+    time.sleep(1.0)
+    p.kill()
+    p.wait(10)
+    end = time.monotonic() + 10
+    while _alive(workers) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not _alive(workers), f"workers {sorted(_alive(workers))} outlived their parent"
