@@ -709,6 +709,64 @@ class GateOptions:
     margin: float = DEFAULT_MARGIN
 
 
+@dataclass(frozen=True)
+class EntryCheck:
+    """One entry of a gate run: what :func:`check_entry` needs.
+
+    Attributes:
+        entry: the suite entry.
+        alpha: its level α_i (the verdict's and the re-measurement's).
+        has_baseline: a baseline was read (False: being written).
+        stored: the baseline's event of the entry, or None.
+        update_baseline: the run writes the baseline.
+        workers: processes per audit.
+        beta: the pass bound's β.
+        margin: a pass needs ε_ub ≤ (1 + margin)·ε.
+    """
+
+    entry: Entry
+    alpha: float
+    has_baseline: bool
+    stored: dict | None
+    update_baseline: bool = False
+    workers: int | None = None
+    beta: float = DEFAULT_BETA
+    margin: float = DEFAULT_MARGIN
+
+
+def check_entry(c: EntryCheck) -> dict:
+    """One entry audited, its stored event re-measured where the rules say so, and judged.
+
+    Args:
+        c: the entry and the run's settings.
+
+    Returns:
+        The row of the gate: ``entry``, ``result`` (verdict JSON), ``evidence`` (the event
+        a baseline stores, or None), ``rise`` (:func:`remeasure`, or None), ``why_not`` (why
+        it was not re-measured), ``ok``, ``status``, ``message`` and ``seconds``.
+    """
+    t = time.perf_counter()
+    e = c.entry
+    res, ev = run_entry(e, c.alpha, c.workers, c.beta, c.margin)
+    if c.update_baseline and e.expect != Verdict.VIOLATION and ev and not ev["saturated"]:
+        ev = fixed_n_evidence(e, ev, c.workers)
+    rise, why_not = None, None
+    if not c.has_baseline:
+        why_not = "no baseline yet"
+    elif e.expect == Verdict.VIOLATION:
+        why_not = "not re-measured: a violation is expected"
+    elif not c.stored:
+        why_not = "not re-measured: the baseline measured no event"
+    elif c.stored.get("saturated"):
+        why_not = "not re-measured: the stored event had no hit on the denominator side"
+    else:
+        rise = remeasure(e, c.stored, c.workers)
+    ok, status, msg = judge(e, res, rise, c.alpha)
+    return {"entry": e, "result": res, "evidence": ev, "rise": rise, "why_not": why_not,
+            "ok": ok, "status": status, "message": msg + (f"; {why_not}" if why_not and ok else ""),
+            "seconds": time.perf_counter() - t}
+
+
 def gate(path: str, options: GateOptions = GateOptions(),
          echo: Callable[[str], object] = print) -> int:
     """Run a suite of audits and compare it with its baseline.
@@ -763,29 +821,12 @@ def gate(path: str, options: GateOptions = GateOptions(),
         echo(f"versions changed since the baseline: {'; '.join(changes)} (the random streams "
              "may differ; the stored events are measured again all the same)")
     rows, t0 = [], time.perf_counter()
-    for i, e in enumerate(suite.entries):
-        t_e = time.perf_counter()
-        res, ev = run_entry(e, a_i, workers, beta, margin)
-        if update_baseline and e.expect != Verdict.VIOLATION and ev and not ev["saturated"]:
-            ev = fixed_n_evidence(e, ev, workers)
-        stored = (base.get(e.name) or {}).get("event")
-        rise, why_not = None, None
-        if not doc:
-            why_not = "no baseline yet"
-        elif e.expect == Verdict.VIOLATION:
-            why_not = "not re-measured: a violation is expected"
-        elif not stored:
-            why_not = "not re-measured: the baseline measured no event"
-        elif stored.get("saturated"):
-            why_not = "not re-measured: the stored event had no hit on the denominator side"
-        else:
-            rise = remeasure(e, stored, workers)
-        ok, status, msg = judge(e, res, rise, a_i)
-        rows.append({"entry": e, "result": res, "evidence": ev, "rise": rise,
-                     "why_not": why_not, "ok": ok, "status": status,
-                     "message": msg + (f"; {why_not}" if why_not and ok else "")})
-        echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if ok else 'FAIL'} "
-             f"{rows[-1]['message']} ({time.perf_counter() - t_e:.0f} s)")
+    checks = [EntryCheck(e, a_i, doc is not None, (base.get(e.name) or {}).get("event"),
+                         update_baseline, workers, beta, margin) for e in suite.entries]
+    for i, row in enumerate(map(check_entry, checks)):
+        rows.append(row)
+        echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if row['ok'] else 'FAIL'} "
+             f"{row['message']} ({row['seconds']:.0f} s)")
     failed = [r for r in rows if not r["ok"]]
     if update_baseline and failed:
         echo(f"baseline not written: {len(failed)} unexpected verdict(s)")
