@@ -5,7 +5,8 @@
 Runs the suite's entries one by one as ``dpaudit gate`` checks them
 (:func:`dpaudit.gating.gate.check_entry`, against the committed baseline) with timers around the
 stages of an audit of a registered algorithm: the claim-space instance screen, the pair screen,
-the pilot rounds, the measurement looks, the final white-box, and the gate's re-measurement of
+the pilot rounds, the choice of events on the pilots, the validation of the last round's events
+on fresh runs, the measurement looks, the final white-box, and the gate's re-measurement of
 the stored event; ``compile`` is numba's compilation (or cache load) in this process, inside the
 stages; ``other`` is the rest (setup, events, the verdict). Checkpointed: each finished entry is
 written to ``--json`` at once, and a rerun skips those already there (delete the file to start
@@ -27,7 +28,9 @@ from dpaudit.verdicts.result import write_json_atomic
 STAGES = {"instance screen": (audit, "_search_instances"),
           "pair screen": (audit, "_pooled_candidates"),
           "pilots": (audit, "_pilots"),
-          "measurement": (audit, "_draws"),
+          "events": (audit, "best_event"),
+          "validation": (audit, "_draws"),
+          "measurement": (audit, "measure"),
           "white-box": (audit, "whitebox"),
           "re-measurement": (gate, "remeasure")}
 
@@ -72,9 +75,8 @@ def main() -> None:
     if os.path.exists(a.json):
         with open(a.json) as f:
             done = json.load(f).get("entries", {})
-    cols = ["instance screen", "pair screen", "pilots", "measurement", "white-box",
-            "re-measurement", "compile", "other", "total"]
-    print("| entry | " + " | ".join(cols) + " |\n|---" * (len(cols) + 1) + "|")
+    cols = [*STAGES, "compile", "other", "total"]
+    print("| entry | " + " | ".join(cols) + " |\n" + "|---" * (len(cols) + 1) + "|")
     for e in suite.entries:
         if e.name not in done:
             spent = defaultdict(float)

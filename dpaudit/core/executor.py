@@ -55,6 +55,7 @@ _chosen: list[str] = []              # use()'s stack
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _CLIENTS: dict[tuple, object] = {}   # (scheduler, workers) -> dask Client
 PARENT_POLL_S = 0.5      # seconds between a worker's looks at its parent
+_in_worker = False       # this process is a pool's worker (worker_init)
 
 
 def check_scheduler(scheduler: str, what: str = "--scheduler") -> str:
@@ -141,7 +142,8 @@ def map_tasks(fn: Callable, tasks: list, workers: int) -> Iterator:
         fn: a pure function of one task, importable by name (workers re-import it).
         tasks: the tasks (picklable).
         workers: worker processes of a local scheduler (1 and ``processes``: in this process);
-            an address's cluster has its own.
+            an address's cluster has its own. In a worker process (a task that maps) the map
+            runs in that process.
 
     Returns:
         An iterator of ``fn(task)`` per task, in order.
@@ -150,11 +152,27 @@ def map_tasks(fn: Callable, tasks: list, workers: int) -> Iterator:
         InputError: a bad scheduler or far too many workers.
     """
     name = scheduler()
+    if _inside_worker() or len(tasks) <= 1:
+        return map(fn, tasks)     # a task's own maps run where it runs: no pool in a pool
     if name == PROCESSES:
-        if workers <= 1 or len(tasks) <= 1:
+        if workers <= 1:
             return map(fn, tasks)
         return _pool_map(fn, list(tasks), check_workers(workers))
     return _dask_map(fn, list(tasks), name, workers)
+
+
+def _inside_worker() -> bool:
+    """Whether this process is one of the executor's workers (a pool's or a Dask worker)."""
+    if _in_worker:
+        return True
+    dist = sys.modules.get("distributed")
+    if dist is None:
+        return False
+    try:
+        dist.get_worker()
+    except ValueError:        # not in a Dask task
+        return False
+    return True
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
@@ -244,13 +262,16 @@ def launching() -> Iterator[None]:
 def worker_init(parent: int | None = None) -> None:
     """Initializer of the pool's worker processes.
 
-    Ignore SIGINT (the parent stops them), die on SIGTERM, then unblock both; with ``parent``,
+    Mark this process as a worker (its tasks' own maps run in it), ignore SIGINT (the parent
+    stops them), die on SIGTERM, then unblock both; with ``parent``,
     end this process when that parent is gone (killed by SIGKILL included: the pool cannot tell
     its workers, whose pipes stay open).
 
     Args:
         parent: the parent's process id (None: not watched).
     """
+    global _in_worker
+    _in_worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt.EXIT_CODES)

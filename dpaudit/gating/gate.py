@@ -62,7 +62,10 @@ matter of power (docs/guide/gate.md gives each entry's distance from the rule).
 Mutants are expected to be caught: a missed mutant fails the gate as an unexpected verdict
 (the power of each entry's budget: docs/guide/gate.md).
 
-Results are deterministic for a suite (same seeds ⇒ same verdicts, whatever ``--workers``).
+The entries run side by side on the executor (:mod:`dpaudit.core.executor`: ``--workers``
+processes, or a Dask cluster), each audit in one worker; a suite of one entry gives its audit
+the workers. Results are deterministic for a suite (same seeds ⇒ same verdicts, whatever
+``--workers`` and ``--scheduler``).
 Outputs (each written atomically): the baseline JSON (``--update-baseline``), JUnit XML
 (``--junit``), and per-entry verdict JSON + HTML/Markdown reports with an index
 (``--report-dir``, :mod:`dpaudit.reporting.report`).
@@ -87,7 +90,7 @@ from dpaudit.auditing.audit import KernelSource, audit_registered
 from dpaudit.auditing.callables import Call, TranscriptSource, inputs, load
 from dpaudit.auditing.plugin import audit_code, callable_instance
 from dpaudit.auditing.search import STRATEGIES
-from dpaudit.core import validate
+from dpaudit.core import executor, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_BETA, DEFAULT_INSTANCES,
                                   DEFAULT_MARGIN, DEFAULT_NEIGHBOURS, INSTANCES)
 from dpaudit.core.terms import Side, Verdict
@@ -508,7 +511,9 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
         spec = registry.get(entry.algo)
         params, _ = spec.resolve_claim(dict(stored.get("params", entry.params)), entry.delta)
         prep = spec.prepare(entry.eps, params)
-        src = KernelSource(spec, prep, pair, views, stored["horizon"], workers or 1)
+        # the stored view alone, each run cut where it ends (KernelSource.narrowed: the same
+        # law of its cells as runs to the horizon, at a fraction of the samples)
+        src = KernelSource(spec, prep, pair, views, stored["horizon"], workers or 1, only=0)
     seeds = np.random.SeedSequence(entry.seed, spawn_key=(REMEASURE_KEY, stream)).spawn(2)
     hits = [int(src.draw(side, entry.runs, seeds[side.index]).hits(0, cells)) for side in Side]
     return (hits[1], hits[0]) if stored["numerator"] == Side.D_PRIME else (hits[0], hits[1])
@@ -695,8 +700,8 @@ class GateOptions:
 
     How ``dpaudit gate`` runs: the ``baseline`` file (None: ``baseline.json`` beside the
     suite), the ``junit`` XML and the ``report_dir`` to write (None: none),
-    ``update_baseline`` (write it instead of checking against it), ``workers`` (results do
-    not depend on it); every entry's upper bound ``eps_ub`` holds with confidence 1 −
+    ``update_baseline`` (write it instead of checking against it), ``workers`` (entries
+    audited at once; results do not depend on it); every entry's upper bound ``eps_ub`` holds with confidence 1 −
     ``beta``, and a pass needs it ≤ (1 + ``margin``)·ε (:mod:`dpaudit.verdicts.verdict`).
     """
 
@@ -823,7 +828,10 @@ def gate(path: str, options: GateOptions = GateOptions(),
     rows, t0 = [], time.perf_counter()
     checks = [EntryCheck(e, a_i, doc is not None, (base.get(e.name) or {}).get("event"),
                          update_baseline, workers, beta, margin) for e in suite.entries]
-    for i, row in enumerate(map(check_entry, checks)):
+    # the entries run side by side on the executor, each audit in its worker process (one
+    # entry: its audit's own maps use the workers); the rows come back in suite order
+    parallel = workers or executor.default_workers()
+    for i, row in enumerate(executor.map_tasks(check_entry, checks, parallel)):
         rows.append(row)
         echo(f"[{i + 1}/{len(suite.entries)}] {'ok  ' if row['ok'] else 'FAIL'} "
              f"{row['message']} ({row['seconds']:.0f} s)")
