@@ -127,22 +127,40 @@ def test_a_task_whose_worker_dies_is_run_again_and_the_map_is_unchanged(tmp_path
     assert got == [i * i for i in range(8)]
 
 
+def _results(tmp_path: pathlib.Path, configs: list) -> dict:
+    """The small audit's JSON (times left out) per (scheduler, workers)."""
+    out = {}
+    for scheduler, workers in configs:
+        path = tmp_path / f"{len(out)}.json"
+        p = _start([*SMALL, "--json", str(path), "--scheduler", scheduler,
+                    "--workers", str(workers)])
+        assert p.wait(120) in (0, 1, 3), p.stderr.read().decode()   # a verdict
+        out[scheduler, workers] = _without_timing(json.loads(path.read_text()))
+    return out
+
+
 @pytest.mark.slow
 @pytest.mark.cli
 def test_the_audit_is_the_same_on_one_or_two_processes_and_on_dask(tmp_path):
     """The must-show of issue 63 on a small budget: processes/1, processes/2, dask/2."""
     _dask()
-    out = {}
-    for scheduler, workers in (("processes", 1), ("processes", 2), ("dask", 2)):
-        path = tmp_path / f"{scheduler}{workers}.json"
-        p = _start([*SMALL, "--json", str(path), "--scheduler", scheduler,
-                    "--workers", str(workers)])
-        assert p.wait(120) in (0, 1, 3), p.stderr.read().decode()   # a verdict
-        out[scheduler, workers] = _without_timing(json.loads(path.read_text()))
+    out = _results(tmp_path, [("processes", 1), ("processes", 2), ("dask", 2)])
     one = out["processes", 1]
     assert one["verdict"] and one["search"]
-    assert out["processes", 2] == one
-    assert out["dask", 2] == one
+    for key, got in out.items():
+        assert got == one, key
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+def test_the_audit_on_a_running_dask_scheduler_is_the_same(tmp_path):
+    """A LocalCluster of two worker processes stands for `dask scheduler` + `dask worker`."""
+    _dask()
+    from dask.distributed import LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        out = _results(tmp_path, [("processes", 2), (cluster.scheduler_address, 1)])
+    assert out[cluster.scheduler_address, 1] == out["processes", 2]
 
 
 @pytest.mark.slow
