@@ -39,12 +39,14 @@ def test_docstring_and_annotation_rules_apply_where_the_config_says(tmp_path):
 
 # Every public function and method of the package documents its arguments in a Google "Args:"
 # section (ruff's D417 then checks that every argument is in it). Kernels and their batch loops
-# share one signature each, documented once: the kernel contract in dpaudit.simulation.simulate
-# and simulate.batch_body's Args.
+# share one signature each, documented once: the kernel contract in dpaudit.simulation.simulate,
+# simulate.batch_body's Args and dpaudit.auditing.whitebox.pair_body's (run/replay loops).
 PACKAGE = sorted([*(ROOT / "dpaudit").rglob("*.py"), *(ROOT / "algorithms").rglob("*.py")])
 CONTRACTS = {("rng", "table", "means", "theta", "aux", "limit", "actions", "releases", "frozen"):
              "the kernel contract", ("rng", "table", "means", "theta", "aux", "limit", "n_runs",
-                                     "views", "keep"): "batch_body"}
+                                     "views", "keep"): "batch_body",
+             ("rng", "rng2", "table", "table2", "means", "theta", "aux", "limit", "work"):
+             "pair_body"}
 
 
 def _public_functions(tree):
@@ -65,7 +67,7 @@ def test_every_public_function_of_the_package_documents_its_arguments():
             args = [a.arg for a in f.args.args + f.args.kwonlyargs if a.arg not in ("self", "cls")]
             doc = ast.get_docstring(f) or ""
             contract = CONTRACTS.get(tuple(args))
-            if contract and f.name != "batch_body":
+            if contract and f.name not in ("batch_body", "pair_body"):
                 if contract not in doc:                # points to where its arguments are
                     missing.append(f"{rel}:{f.lineno} {f.name} (no reference to {contract})")
             elif args and "Args:" not in doc:

@@ -87,6 +87,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
@@ -416,8 +417,41 @@ def od_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     return b[4], b[5], b[6], b[7], b[3]
 
 
+@nb.njit(cache=True, nogil=True)
+def dp_bai_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+                 table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+                 limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`dp_bai_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = dp_bai_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                          pair_frozen(work, 0))
+        r = dp_bai_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                          pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+@nb.njit(cache=True, nogil=True)
+def od_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+             table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+             limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`od_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = od_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                      pair_frozen(work, 0))
+        r = od_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                      pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
 BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
+# the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
+PAIR_LOOPS = {dp_bai_kernel: dp_bai_pairs, od_kernel: od_pairs}
 
 
 @nb.njit(cache=True)

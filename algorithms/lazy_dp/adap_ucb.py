@@ -106,6 +106,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
@@ -308,8 +309,26 @@ def adap_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     return b[4], b[5], b[6], b[7], b[3]
 
 
+@nb.njit(cache=True, nogil=True)
+def adap_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+               table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+               limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`adap_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = adap_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                        pair_frozen(work, 0))
+        r = adap_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                        pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
 BATCH_LOOPS = {adap_kernel: adap_batch}
+# the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
+PAIR_LOOPS = {adap_kernel: adap_pairs}
 
 
 # ------------------------------------------------------------------------------ prepare

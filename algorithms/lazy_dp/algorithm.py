@@ -134,6 +134,7 @@ import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
 
+from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
@@ -655,10 +656,60 @@ def dpse_regret_batch(rng: np.random.Generator, table: np.ndarray, means: np.nda
     return b[4], b[5], b[6], b[7], b[3]
 
 
+@nb.njit(cache=True, nogil=True)
+def lazy_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+               table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+               limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`lazy_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = lazy_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                        pair_frozen(work, 0))
+        r = lazy_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                        pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+@nb.njit(cache=True, nogil=True)
+def ftnl_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+               table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+               limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`ftnl_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = ftnl_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                        pair_frozen(work, 0))
+        r = ftnl_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                        pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+@nb.njit(cache=True, nogil=True)
+def dpse_regret_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+                      table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+                      limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`dpse_regret_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = dpse_regret_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                               pair_frozen(work, 0))
+        r = dpse_regret_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                               pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
 BATCH_LOOPS = {lazy_kernel: lazy_batch,
                ftnl_kernel: ftnl_batch,
                dpse_regret_kernel: dpse_regret_batch}
+# the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
+PAIR_LOOPS = {lazy_kernel: lazy_pairs,
+              ftnl_kernel: ftnl_pairs,
+              dpse_regret_kernel: dpse_regret_pairs}
 
 
 # ------------------------------------------------------------------------------- prepare

@@ -115,6 +115,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
@@ -808,8 +809,41 @@ def privbern_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     return b[4], b[5], b[6], b[7], b[3]
 
 
+@nb.njit(cache=True, nogil=True)
+def tb_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+             table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+             limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`tb_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = tb_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                      pair_frozen(work, 0))
+        r = tb_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                      pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+@nb.njit(cache=True, nogil=True)
+def privbern_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+                   table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+                   limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`privbern_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = privbern_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                            pair_frozen(work, 0))
+        r = privbern_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                            pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
 BATCH_LOOPS = {tb_kernel: tb_batch, privbern_kernel: privbern_batch}
+# the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
+PAIR_LOOPS = {tb_kernel: tb_pairs, privbern_kernel: privbern_pairs}
 
 
 # ------------------------------------------------------------------------------- prepare

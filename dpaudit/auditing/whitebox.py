@@ -68,7 +68,7 @@ from numpy.typing import ArrayLike
 from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
-                                         child_seed, seed_sequence)
+                                         cached_loop, child_seed, seed_sequence)
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -255,6 +255,117 @@ def _start(child: np.random.SeedSequence) -> dict:
     return np.random.PCG64(child).state
 
 
+# ------------------------------------------------------------------ compiled run/replay loops
+
+COUPLED, REPLAY = 0, 1      # a pair loop's mode: runs on both tables, or a run and its replay
+GOING, RESYNC, OVERFLOW, BAD = 0, 1, 2, 3   # why a pair loop returned (its ``work[7][3]``)
+STEP, LOSS_ROWS, BAD_ROW = 8, 9, 10   # record columns after (τ, rec, status, releases) × 2
+RECORD_COLUMNS = 11
+
+
+@nb.njit(cache=True)
+def pair_next(work: tuple) -> bool:
+    """Whether a pair loop goes on (:func:`pair_body`).
+
+    Args:
+        work: the loop's buffers (:func:`pair_body`).
+
+    Returns:
+        True while pairs are left and the last one needs nothing from Python.
+    """
+    ctl = work[7]
+    return ctl[0] < ctl[1] and ctl[3] == GOING
+
+
+@nb.njit(cache=True)
+def pair_frozen(work: tuple, n: int) -> np.ndarray:
+    """The values the second run of a pair releases (the kernel's ``frozen``).
+
+    Args:
+        work: the loop's buffers (:func:`pair_body`).
+        n: releases the first run made.
+
+    Returns:
+        float64 (n,): its released values (mode REPLAY; n cut at the buffer's rows, the loop
+        then grows it and runs the pair again), or none (mode COUPLED).
+    """
+    r1, frozen, ctl = work[2], work[4], work[7]
+    if ctl[2] == COUPLED:
+        return frozen[:0]
+    n = min(n, r1.shape[0])
+    for j in range(n):
+        frozen[j] = r1[j, 5]
+    return frozen[:n]
+
+
+@nb.njit(cache=True)
+def pair_record(work: tuple, rng: np.random.Generator, rng2: np.random.Generator, o: tuple,
+                r: tuple) -> None:
+    """Record a pair's outcome and whether Python must step in.
+
+    The runs' transcripts are compared (and in mode REPLAY the releases' loss summed,
+    :func:`_compare`); the pair loop then stops when the release buffers were too small
+    (OVERFLOW: nothing recorded), a release broke the contract (BAD), or the two generators
+    may be out of step (RESYNC: the transcripts differ, or one more draw from each differs).
+
+    Args:
+        work: the loop's buffers (:func:`pair_body`).
+        rng: the first run's generator.
+        rng2: the second's.
+        o: the first run's (τ, recommendation, status, releases).
+        r: the second's.
+    """
+    a1, a2, r1, r2, _, rec, loss, ctl = work
+    if o[3] > r1.shape[0] or r[3] > r2.shape[0]:
+        ctl[3], ctl[4] = OVERFLOW, max(o[3], r[3])
+        return
+    n = min(o[3], r[3]) if ctl[2] == REPLAY else 0   # coupled runs: transcripts only
+    step, lo, counted, bad = _compare(a1, o[0], o[1], o[2], r1, n, a2, r[0], r[1], r[2], r2, n)
+    i = ctl[0]
+    for c in range(4):
+        rec[i, c], rec[i, 4 + c] = o[c], r[c]
+    rec[i, STEP], rec[i, LOSS_ROWS], rec[i, BAD_ROW] = step, counted, bad
+    loss[i] = lo
+    ctl[0] = i + 1
+    if bad != -1:
+        ctl[3] = BAD
+    elif step >= 0 or rng.random() != rng2.random():
+        ctl[3] = RESYNC
+
+
+@nb.njit(nogil=True)
+def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Generator,
+              table: np.ndarray, table2: np.ndarray, means: np.ndarray, theta: np.ndarray,
+              aux: np.ndarray, limit: int, work: tuple) -> None:
+    """The run/replay loop of :meth:`_Runner.sweep` for any ``kernel`` (a first-class function).
+
+    Pair i runs the kernel on ``table`` with ``rng`` and on ``table2`` with ``rng2`` (mode
+    REPLAY: the second run releases the first's values, ``frozen``; COUPLED: its own), both
+    generators in the same state; they stay in step while both runs draw alike, checked after
+    each pair (:func:`pair_record`). Not cached (a function argument: see
+    :func:`dpaudit.simulation.simulate.batch_body`); algorithm modules declare the same loop
+    with their kernel called directly in ``PAIR_LOOPS``.
+
+    Args:
+        kernel: a compiled kernel (the kernel contract of :mod:`dpaudit.simulation.simulate`).
+        rng: the first runs' generator.
+        rng2: the second runs' generator, in the same state.
+        table: the first runs' table.
+        table2: the second runs' table.
+        means: the arms' means (rewards beyond the table).
+        theta: the kernel's parameters.
+        aux: its auxiliary array.
+        limit: samples per run at most.
+        work: (actions, actions2, releases, releases2, frozen, records int64 (runs, 11), loss
+            float64 (runs,), control int64 [next pair, end, mode, why, rows needed]).
+    """
+    while pair_next(work):
+        o = kernel(rng, table, means, theta, aux, limit, work[0], work[2], pair_frozen(work, 0))
+        r = kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                   pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 class _Runner:
     """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
 
@@ -266,7 +377,10 @@ class _Runner:
         self.a1, self.a2 = np.empty(limit, np.int16), np.empty(limit, np.int16)
         self.r1, self.r2 = np.empty((RELEASE_ROWS, 8)), np.empty((RELEASE_ROWS, 8))
         self.empty = np.empty(0)
+        self.frozen = np.empty(RELEASE_ROWS)
         self.name = spec.name
+        loop = cached_loop(spec.kernel, "PAIR_LOOPS")
+        self.loop = (loop, ()) if loop is not None else (pair_body, (spec.kernel,))
         # one generator, set to each run's state: the same draws as a fresh Generator of the
         # run's seed, without building one (and its ctypes interface for numba) per call
         self.rng = np.random.Generator(np.random.PCG64(0))
@@ -295,21 +409,78 @@ class _Runner:
                                    f"(now {self.limit})")
             setattr(self, buf, np.empty((nr, 8)))
 
-    def pair(self, child: np.random.SeedSequence) -> tuple:
-        """Run on src, replay on dst: returns (orig, replay, (step, loss, counted))."""
-        state = _start(child)
+    def _grow(self, rows: int) -> None:
+        if rows > MAX_RELEASE_ROWS:
+            raise RuntimeError(f"{self.name}: a run made {rows} releases, more than the "
+                               f"white-box buffer holds ({MAX_RELEASE_ROWS}); lower limit "
+                               f"(now {self.limit})")
+        self.r1, self.r2, self.frozen = np.empty((rows, 8)), np.empty((rows, 8)), np.empty(rows)
+
+    def sweep(self, seed: np.random.SeedSequence, runs: int, mode: int) -> tuple:
+        """Pairs 0 .. ``runs`` − 1 drawn from one stream, in a compiled loop (:func:`pair_body`).
+
+        Both runs of every pair draw from ``Generator(PCG64(seed))`` in one state: pair i
+        starts where pair i − 1 left the first generator (one more draw taken from each to
+        check they are in step; the second is set to the first's state when not). Python steps
+        in only to resynchronise, to grow the release buffers (the pairs since the loop's start
+        are run again from its state: the same records) or to raise.
+
+        Args:
+            seed: the stream's seed.
+            runs: pairs.
+            mode: :data:`REPLAY` (src, then dst releasing the same values: white-box loss) or
+                :data:`COUPLED` (src and dst, each its own releases: transcripts only).
+
+        Returns:
+            (records int64 (runs, :data:`RECORD_COLUMNS`): τ, recommendation, status and
+            releases of each run, then the first divergent step (-1: none), the releases
+            summed and -1 (else a bad release); loss float64 (runs,); the first generator, in
+            the state where pair ``runs`` would start).
+
+        Raises:
+            RuntimeError: as :meth:`pair`.
+            ValueError: as :meth:`pair`.
+        """
+        g1, g2 = (np.random.Generator(np.random.PCG64(seed)) for _ in range(2))
+        rec, loss = np.empty((runs, RECORD_COLUMNS), np.int64), np.empty(runs)
+        ctl = np.array([0, runs, mode, GOING, 0], np.int64)
+        fn, pre = self.loop
+        p = self.prep
+        while ctl[0] < runs:
+            state, start = g1.bit_generator.state, int(ctl[0])
+            fn(*pre, g1, g2, self.src, self.dst, p.means, p.theta, p.aux, self.limit,
+               (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl))
+            why, ctl[3] = ctl[3], GOING
+            if why == OVERFLOW:
+                self._grow(int(ctl[4]))
+                g1.bit_generator.state = g2.bit_generator.state = state
+                ctl[0] = start
+            elif why == RESYNC:
+                g2.bit_generator.state = g1.bit_generator.state
+            elif why == BAD:
+                self._raise(int(rec[ctl[0] - 1, BAD_ROW]))
+        return rec, loss, g1
+
+    def _raise(self, bad: int) -> None:
+        if bad <= -2:
+            raise RuntimeError(f"{self.name}: the replay did not release the frozen value of "
+                               f"release {-2 - bad} (kernel ignores its `frozen` argument)")
+        row = self.r1[bad]
+        raise ValueError(f"{self.name}: release {bad} (dist={row[7]:g}, noisy={row[5]!r}, "
+                         f"scale={row[6]!r}) has no finite log-density ratio")
+
+    def pair(self, state: dict) -> tuple:
+        """Run on src, replay on dst, from generator state ``state`` (:func:`_start`).
+
+        Returns (orig, replay, (step, loss, counted)).
+        """
         o = self._call(state, self.src, self.a1, "r1", self.empty)
         frozen = np.ascontiguousarray(self.r1[:o[3], 5])
         r = self._call(state, self.dst, self.a2, "r2", frozen)
         step, loss, counted, bad = _compare(self.a1, o[0], o[1], o[2], self.r1, o[3],
                                             self.a2, r[0], r[1], r[2], self.r2, r[3])
-        if bad <= -2:
-            raise RuntimeError(f"{self.name}: the replay did not release the frozen value of "
-                               f"release {-2 - bad} (kernel ignores its `frozen` argument)")
-        if bad >= 0:
-            row = self.r1[bad]
-            raise ValueError(f"{self.name}: release {bad} (dist={row[7]:g}, noisy={row[5]!r}, "
-                             f"scale={row[6]!r}) has no finite log-density ratio")
+        if bad != -1:
+            self._raise(bad)
         return o, r, (step, float(loss), counted)
 
 
@@ -398,7 +569,7 @@ def _sample(runner: _Runner, root: np.random.SeedSequence, k: int, runs: int,
     n_rel = np.empty(runs - start, np.int64)
     status = np.zeros(3, np.int64)
     for i in range(start, runs):
-        o, _, (s, run_loss, counted) = runner.pair(child_seed(root, k, i))
+        o, _, (s, run_loss, counted) = runner.pair(_start(child_seed(root, k, i)))
         loss[i - start], step[i - start], n_rel[i - start] = run_loss, s, o[3]
         status[o[2]] += 1
         if reads is not None:
@@ -457,7 +628,8 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     """A cheap white-box score of a candidate pair for the neighbour search.
 
     Run/replay pairs per direction as in :func:`whitebox`, each run stopped after ``limit``
-    samples (the audit's horizon).
+    samples (the audit's horizon), in a compiled loop: direction k's pairs draw one after
+    another from one stream seeded by the k-th child of ``seed`` (:meth:`_Runner.sweep`).
 
     Args:
         spec: the algorithm.
@@ -475,13 +647,15 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     """
     root = seed_sequence(seed)
     losses, diverged, feeds = [], 0, []
-    for k, (src, dst) in enumerate(((pair.d, pair.d_prime), (pair.d_prime, pair.d))):
+    d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
+    for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        loss, step, _, _ = _sample(runner, root, k, runs)
+        rec, loss, _ = runner.sweep(child_seed(root, k), runs, REPLAY)
         losses.append(loss)
-        diverged += int((step >= 0).sum())
-        if k == 0 and (loss != 0).any():
-            feeds = _feeds(runner, child_seed(root, 0, int(np.argmax(loss != 0))))
+        diverged += int((rec[:, STEP] >= 0).sum())
+        if k == 0 and (loss != 0).any():    # that pair again, from where it started
+            g = runner.sweep(child_seed(root, k), int(np.argmax(loss != 0)), REPLAY)[2]
+            feeds = _feeds(runner, g.bit_generator.state)
     pooled = np.concatenate(losses)
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
             "diverged_runs": diverged, "feeds": feeds}
@@ -491,7 +665,8 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
                        replay: Replay) -> dict:
     """The coupled screen of a neighbouring pair.
 
-    Run i on d and run i on d′ draw from the same generator (``child_seed(replay.seed, i)``).
+    Run i on d and run i on d′ start from the same generator state (pair after pair from one
+    stream seeded by ``replay.seed``, in a compiled loop: :meth:`_Runner.sweep`).
     Any coupling of two runs gives P(outputs differ) ≥ the total variation distance between the
     output distributions on d and on d′, so ``p_div`` estimates an upper bound of it, and
     ``p_div`` = 0 over every coupled pair is evidence that the pair shows nothing at this
@@ -514,26 +689,19 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     T = d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0]
     limit = T if replay.limit is None else int(replay.limit)
     root, runs = seed_sequence(replay.seed), int(replay.runs)
-    runner = _Runner(spec, prep, d, dp, limit)
-    diverged = []
-    for i in range(runs):
-        state = _start(child_seed(root, i))
-        o = runner._call(state, d, runner.a1, "r1", runner.empty)
-        r = runner._call(state, dp, runner.a2, "r2", runner.empty)
-        m = min(o[0], limit)
-        if o[:3] != r[:3] or not np.array_equal(runner.a1[:m], runner.a2[:m]):
-            diverged.append(i)
+    rec = _Runner(spec, prep, d, dp, limit).sweep(root, runs, COUPLED)[0]
+    diverged = np.flatnonzero(rec[:, STEP] >= 0).tolist()
     return {"runs": runs, "diverged": len(diverged), "p_div": len(diverged) / runs,
             "first": diverged[0] if diverged else None}
 
 
-def _feeds(runner: _Runner, child: np.random.SeedSequence, at_most: int = 4) -> list:
+def _feeds(runner: _Runner, state: dict, at_most: int = 4) -> list:
     """The releases whose exact value differs between a run and its replay.
 
     The releases whose exact value differs between a run and its replay: what the changed
     position feeds (t = samples taken when released, arm, phase, count).
     """
-    o, r, _ = runner.pair(child)
+    o, r, _ = runner.pair(state)
     m = min(o[3], r[3])
     rows = np.flatnonzero(runner.r1[:m, 4] != runner.r2[:m, 4])[:at_most]
     return [{"t": int(runner.r1[j, 0]), "arm": int(runner.r1[j, 1]),
@@ -552,9 +720,8 @@ def _above(x: ArrayLike, eps: float) -> np.ndarray:
     return x > eps * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
 
 
-def _example(runner: _Runner, child: np.random.SeedSequence, index: int, direction: int,
-             step: int) -> dict:
-    o, r, _ = runner.pair(child)
+def _example(runner: _Runner, state: dict, index: int, direction: int, step: int) -> dict:
+    o, r, _ = runner.pair(state)
     names = ("d", "d_prime") if direction == 0 else ("d_prime", "d")
 
     def act(a: np.ndarray, tau: int) -> int | None:
@@ -569,9 +736,9 @@ def _example(runner: _Runner, child: np.random.SeedSequence, index: int, directi
     return ex
 
 
-def _worst(runner: _Runner, child: np.random.SeedSequence, index: int, direction: int) -> dict:
+def _worst(runner: _Runner, state: dict, index: int, direction: int) -> dict:
     """Per-release contributions of one run (re-simulated: it is deterministic)."""
-    o, r, (step, loss, counted) = runner.pair(child)
+    o, r, (step, loss, counted) = runner.pair(state)
     m = counted
     r1, r2 = runner.r1[:m], runner.r2[:m]
     contrib = log_density_ratio(r1[:, 7], r1[:, 5], r1[:, 4], r2[:, 4], r1[:, 6],
@@ -675,7 +842,8 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
                  "first_divergent_step": int(step[div].min()) if div.size else None}
         if div.size:
             j = int(div[np.argmin(step[div])])      # lowest run index attaining the minimum
-            entry["example"] = _example(runner, child_seed(root, k, j), j, k, int(step[j]))
+            entry["example"] = _example(runner, _start(child_seed(root, k, j)), j, k,
+                                        int(step[j]))
             if first is None or step[j] < first[0]:
                 first = (int(step[j]), entry["example"])
         per_dir[DIRECTIONS[k]] = entry
@@ -685,8 +853,8 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
     max_loss = float(pooled.max())
     k_w, i_w = worst[1], worst[2]
     src, dst = ((d, dp), (dp, d))[k_w]
-    worst_run = _worst(_Runner(spec, prep, src, dst, limit), child_seed(root, k_w, i_w), i_w,
-                       k_w)
+    worst_run = _worst(_Runner(spec, prep, src, dst, limit), _start(child_seed(root, k_w, i_w)),
+                       i_w, k_w)
     diverged = sum(e["diverged_runs"] for e in per_dir.values())
     exceed = bool(_above(np.array([max_loss]), eps)[0]) if delta <= 0 else None
     return {

@@ -20,6 +20,7 @@ import math
 import numba as nb
 import numpy as np
 
+from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
@@ -117,8 +118,41 @@ def corner_batch(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     return b[4], b[5], b[6], b[7], b[3]
 
 
+@nb.njit(cache=True, nogil=True)
+def planted_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+                  table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+                  limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`planted_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = planted_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                           pair_frozen(work, 0))
+        r = planted_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                           pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+@nb.njit(cache=True, nogil=True)
+def corner_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
+                 table2: np.ndarray, means: np.ndarray, theta: np.ndarray, aux: np.ndarray,
+                 limit: int, work: tuple) -> None:
+    """Cached run/replay loop of :func:`corner_kernel` (``PAIR_LOOPS``).
+
+    Arguments: those of :func:`dpaudit.auditing.whitebox.pair_body`.
+    """
+    while pair_next(work):
+        o = corner_kernel(rng, table, means, theta, aux, limit, work[0], work[2],
+                          pair_frozen(work, 0))
+        r = corner_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
+                          pair_frozen(work, o[3]))
+        pair_record(work, rng, rng2, o, r)
+
+
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)
 BATCH_LOOPS = {planted_kernel: planted_batch, corner_kernel: corner_batch}
+# the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
+PAIR_LOOPS = {planted_kernel: planted_pairs, corner_kernel: corner_pairs}
 
 
 def planted_spec(row: int, *, eps_planted: float = 1.0, eps_other: float = 0.25,

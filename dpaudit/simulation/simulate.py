@@ -255,18 +255,20 @@ def child_seed(ss: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
                                   pool_size=ss.pool_size)
 
 
-def cached_loop(kernel: Callable) -> Callable | None:
-    """The cached batch loop of a kernel, or None.
+def cached_loop(kernel: Callable, kind: str = "BATCH_LOOPS") -> Callable | None:
+    """The cached batch loop (or run/replay loop) of a kernel, or None.
 
     Args:
         kernel: a compiled kernel.
+        kind: ``BATCH_LOOPS`` (loops of :func:`batch_body`) or ``PAIR_LOOPS`` (loops of
+            :func:`dpaudit.auditing.whitebox.pair_body`).
 
     Returns:
-        The loop its module declares in ``BATCH_LOOPS`` (a dict kernel -> loop, beside the
+        The loop its module declares in ``kind`` (a dict kernel -> loop, beside the
         kernels), or None.
     """
     module = sys.modules.get(getattr(kernel, "py_func", kernel).__module__)
-    return getattr(module, "BATCH_LOOPS", {}).get(kernel)
+    return getattr(module, kind, {}).get(kernel)
 
 
 def run_batch(request: Request, keep: int = 0) -> tuple:

@@ -527,3 +527,62 @@ def test_the_white_box_on_the_worker_processes_gives_the_result_of_this_one():
     there = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(2500, 4),
                         partial(spec_map, workers=2))
     assert _without_runtime(there) == _without_runtime(here)
+
+
+# ---------------------------------------------------------------- compiled run/replay loops
+
+def _runner(name, eps=1.0):
+    spec, p, prep = setup(name, eps)
+    pair = neighbours.candidates(spec, p, 1)[0]
+    d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
+    return wb._Runner(spec, prep, d, dp, spec.audit_horizon(p))
+
+
+@pytest.mark.parametrize("name", ["rnm-ftnl", "ttucb", "adap-tt-raw-leader", "dp-se"])
+def test_a_sweep_records_each_pair_as_a_run_and_replay_from_where_it_starts(name, monkeypatch):
+    """The compiled loop records, pair by pair, what this module's Python run and replay give
+    from the generator state where that pair starts (a sweep stopped there): a private kernel
+    (no divergence), a non-private one (every replay diverges: Python resynchronises the
+    generators after each) and a mutant; with one-row release buffers too (every run
+    overflows them: they grow and the loop runs again), bit for bit."""
+    runner = _runner(name)
+    seed = np.random.SeedSequence(11)
+    rec, loss, _ = runner.sweep(seed, 40, wb.REPLAY)
+    for j in range(40):
+        state = runner.sweep(seed, j, wb.REPLAY)[2].bit_generator.state
+        o, r, (step, lo, counted) = runner.pair(state)
+        assert list(rec[j]) == [*o, *r, step, counted, -1] and loss[j] == lo, j
+    monkeypatch.setattr(wb, "RELEASE_ROWS", 1)
+    small = _runner(name)
+    got = small.sweep(seed, 40, wb.REPLAY)
+    assert np.array_equal(got[0], rec) and np.array_equal(got[1], loss)
+    if name == "ttucb":
+        assert (rec[:, wb.STEP] >= 0).all()
+    elif name != "adap-tt-raw-leader":
+        assert (rec[:, wb.STEP] == -1).all() and loss.max() > 0
+
+
+@pytest.mark.parametrize("name", ["gdp-ncb", "ttucb"])
+def test_coupled_pairs_diverge_exactly_when_the_two_runs_differ(name):
+    """In mode COUPLED both runs release their own values; a pair diverges iff the runs on d
+    and on d′ from its starting state differ in actions, τ, recommendation or status."""
+    runner = _runner(name)
+    seed = np.random.SeedSequence(5)
+    rec = runner.sweep(seed, 30, wb.COUPLED)[0]
+    for j in range(30):
+        state = runner.sweep(seed, j, wb.COUPLED)[2].bit_generator.state
+        o = runner._call(state, runner.src, runner.a1, "r1", runner.empty)
+        r = runner._call(state, runner.dst, runner.a2, "r2", runner.empty)
+        differ = o[:3] != r[:3] or not np.array_equal(runner.a1[:o[0]], runner.a2[:o[0]])
+        assert (rec[j, wb.STEP] >= 0) == differ and list(rec[j, :8]) == [*o, *r], j
+    assert (rec[:, wb.STEP] >= 0).any() == (name == "ttucb")
+
+
+@pytest.mark.slow      # compiles the generic loop (a few seconds)
+def test_the_generic_pair_loop_gives_the_declared_loops_records():
+    runner = _runner("adap-tt")
+    want = runner.sweep(np.random.SeedSequence(2), 50, wb.REPLAY)
+    runner.loop = (wb.pair_body, (runner.kernel,))
+    got = runner.sweep(np.random.SeedSequence(2), 50, wb.REPLAY)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[2].bit_generator.state == want[2].bit_generator.state

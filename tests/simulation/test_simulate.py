@@ -13,6 +13,11 @@ def test_every_registered_kernel_has_a_declared_cached_loop():
     missing = sorted(s.name for s in registry.all_specs() if cached_loop(s.kernel) is None)
     assert missing == []
     assert cached_loop(planted.planted_kernel) is planted.planted_batch
+    # and a cached run/replay loop (dpaudit.auditing.whitebox.pair_body) for the screens
+    missing = sorted(s.name for s in registry.all_specs()
+                     if cached_loop(s.kernel, "PAIR_LOOPS") is None)
+    assert missing == []
+    assert cached_loop(planted.planted_kernel, "PAIR_LOOPS") is planted.planted_pairs
 
 
 def test_a_kernel_whose_module_declares_no_loop_gets_none():
