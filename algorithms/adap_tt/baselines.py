@@ -331,7 +331,7 @@ def ttucb_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.n
                          pair_frozen(work, 0))
         r = ttucb_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                          pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def dpse_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -346,7 +346,7 @@ def dpse_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
                         pair_frozen(work, 0))
         r = dpse_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                         pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

@@ -430,7 +430,7 @@ def dp_bai_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.
                           pair_frozen(work, 0))
         r = dp_bai_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                           pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def od_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -445,7 +445,7 @@ def od_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndar
                       pair_frozen(work, 0))
         r = od_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                       pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

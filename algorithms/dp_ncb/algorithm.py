@@ -461,7 +461,7 @@ def ncb_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nda
                        pair_frozen(work, 0))
         r = ncb_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                        pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def laplace_randomiser_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -476,7 +476,7 @@ def laplace_randomiser_pairs(rng: np.random.Generator, rng2: np.random.Generator
                                       pair_frozen(work, 0))
         r = laplace_randomiser_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                                       pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

@@ -322,7 +322,7 @@ def adap_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
                         pair_frozen(work, 0))
         r = adap_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                         pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

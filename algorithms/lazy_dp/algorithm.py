@@ -669,7 +669,7 @@ def lazy_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
                         pair_frozen(work, 0))
         r = lazy_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                         pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def ftnl_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -684,7 +684,7 @@ def ftnl_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
                         pair_frozen(work, 0))
         r = ftnl_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                         pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def dpse_regret_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -699,7 +699,7 @@ def dpse_regret_pairs(rng: np.random.Generator, rng2: np.random.Generator, table
                                pair_frozen(work, 0))
         r = dpse_regret_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                                pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

@@ -822,7 +822,7 @@ def tb_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndar
                       pair_frozen(work, 0))
         r = tb_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                       pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 @nb.njit(cache=True, nogil=True)
 def privbern_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndarray,
@@ -837,7 +837,7 @@ def privbern_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: n
                             pair_frozen(work, 0))
         r = privbern_kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                             pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 # the cached batch loop of each kernel (dpaudit.simulation.simulate.run_batch reads it)

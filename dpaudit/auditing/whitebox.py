@@ -69,6 +69,7 @@ from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
                                          cached_loop, child_seed, seed_sequence)
+from dpaudit.simulation.seeding import addresses, pcg64_states, set_state
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -258,14 +259,15 @@ def _start(child: np.random.SeedSequence) -> dict:
 # ------------------------------------------------------------------ compiled run/replay loops
 
 COUPLED, REPLAY = 0, 1      # a pair loop's mode: runs on both tables, or a run and its replay
-GOING, RESYNC, OVERFLOW, BAD = 0, 1, 2, 3   # why a pair loop returned (its ``work[7][3]``)
-STEP, LOSS_ROWS, BAD_ROW = 8, 9, 10   # record columns after (τ, rec, status, releases) × 2
+GOING, OVERFLOW, BAD = 0, 1, 2   # why a pair loop returned (its control's WHY)
+NEXT, END, MODE, WHY, ROWS = range(5)   # the control array of a pair loop
+STEP, COUNTED, BAD_ROW = 8, 9, 10   # record columns after (τ, rec, status, releases) × 2
 RECORD_COLUMNS = 11
 
 
 @nb.njit(cache=True)
 def pair_next(work: tuple) -> bool:
-    """Whether a pair loop goes on (:func:`pair_body`).
+    """Whether a pair loop goes on; if so, both generators set where the next pair starts.
 
     Args:
         work: the loop's buffers (:func:`pair_body`).
@@ -273,8 +275,12 @@ def pair_next(work: tuple) -> bool:
     Returns:
         True while pairs are left and the last one needs nothing from Python.
     """
-    ctl = work[7]
-    return ctl[0] < ctl[1] and ctl[3] == GOING
+    ctl, states, where = work[7], work[8], work[9]
+    if ctl[NEXT] >= ctl[END] or ctl[WHY] != GOING:
+        return False
+    set_state(where, 0, states[ctl[NEXT]])
+    set_state(where, 1, states[ctl[NEXT]])
+    return True
 
 
 @nb.njit(cache=True)
@@ -290,7 +296,7 @@ def pair_frozen(work: tuple, n: int) -> np.ndarray:
         then grows it and runs the pair again), or none (mode COUPLED).
     """
     r1, frozen, ctl = work[2], work[4], work[7]
-    if ctl[2] == COUPLED:
+    if ctl[MODE] == COUPLED:
         return frozen[:0]
     n = min(n, r1.shape[0])
     for j in range(n):
@@ -299,38 +305,32 @@ def pair_frozen(work: tuple, n: int) -> np.ndarray:
 
 
 @nb.njit(cache=True)
-def pair_record(work: tuple, rng: np.random.Generator, rng2: np.random.Generator, o: tuple,
-                r: tuple) -> None:
-    """Record a pair's outcome and whether Python must step in.
+def pair_record(work: tuple, o: tuple, r: tuple) -> None:
+    """Record a pair's outcome, or stop the loop for Python.
 
     The runs' transcripts are compared (and in mode REPLAY the releases' loss summed,
-    :func:`_compare`); the pair loop then stops when the release buffers were too small
-    (OVERFLOW: nothing recorded), a release broke the contract (BAD), or the two generators
-    may be out of step (RESYNC: the transcripts differ, or one more draw from each differs).
+    :func:`_compare`); the loop stops when the release buffers were too small (OVERFLOW:
+    nothing recorded, the rows needed in the control) or a release broke the contract (BAD).
 
     Args:
         work: the loop's buffers (:func:`pair_body`).
-        rng: the first run's generator.
-        rng2: the second's.
         o: the first run's (τ, recommendation, status, releases).
         r: the second's.
     """
-    a1, a2, r1, r2, _, rec, loss, ctl = work
+    a1, a2, r1, r2, _, rec, loss, ctl = work[:8]
     if o[3] > r1.shape[0] or r[3] > r2.shape[0]:
-        ctl[3], ctl[4] = OVERFLOW, max(o[3], r[3])
+        ctl[WHY], ctl[ROWS] = OVERFLOW, max(o[3], r[3])
         return
-    n = min(o[3], r[3]) if ctl[2] == REPLAY else 0   # coupled runs: transcripts only
+    n = min(o[3], r[3]) if ctl[MODE] == REPLAY else 0   # coupled runs: transcripts only
     step, lo, counted, bad = _compare(a1, o[0], o[1], o[2], r1, n, a2, r[0], r[1], r[2], r2, n)
-    i = ctl[0]
+    i = ctl[NEXT]
     for c in range(4):
         rec[i, c], rec[i, 4 + c] = o[c], r[c]
-    rec[i, STEP], rec[i, LOSS_ROWS], rec[i, BAD_ROW] = step, counted, bad
+    rec[i, STEP], rec[i, COUNTED], rec[i, BAD_ROW] = step, counted, bad
     loss[i] = lo
-    ctl[0] = i + 1
+    ctl[NEXT] = i + 1
     if bad != -1:
-        ctl[3] = BAD
-    elif step >= 0 or rng.random() != rng2.random():
-        ctl[3] = RESYNC
+        ctl[WHY] = BAD
 
 
 @nb.njit(nogil=True)
@@ -339,17 +339,17 @@ def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Genera
               aux: np.ndarray, limit: int, work: tuple) -> None:
     """The run/replay loop of :meth:`_Runner.sweep` for any ``kernel`` (a first-class function).
 
-    Pair i runs the kernel on ``table`` with ``rng`` and on ``table2`` with ``rng2`` (mode
-    REPLAY: the second run releases the first's values, ``frozen``; COUPLED: its own), both
-    generators in the same state; they stay in step while both runs draw alike, checked after
-    each pair (:func:`pair_record`). Not cached (a function argument: see
-    :func:`dpaudit.simulation.simulate.batch_body`); algorithm modules declare the same loop
-    with their kernel called directly in ``PAIR_LOOPS``.
+    Pair i runs the kernel on ``table`` with ``rng`` and on ``table2`` with ``rng2``, both set
+    to the state of pair i (a fresh ``PCG64`` of its seed: :mod:`dpaudit.simulation.seeding`);
+    mode REPLAY: the second run releases the first's values (``frozen``), COUPLED: its own.
+    Not cached (a function argument: see :func:`dpaudit.simulation.simulate.batch_body`);
+    algorithm modules declare the same loop with their kernel called directly in
+    ``PAIR_LOOPS``.
 
     Args:
         kernel: a compiled kernel (the kernel contract of :mod:`dpaudit.simulation.simulate`).
         rng: the first runs' generator.
-        rng2: the second runs' generator, in the same state.
+        rng2: the second runs' generator.
         table: the first runs' table.
         table2: the second runs' table.
         means: the arms' means (rewards beyond the table).
@@ -357,13 +357,14 @@ def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Genera
         aux: its auxiliary array.
         limit: samples per run at most.
         work: (actions, actions2, releases, releases2, frozen, records int64 (runs, 11), loss
-            float64 (runs,), control int64 [next pair, end, mode, why, rows needed]).
+            float64 (runs,), control int64 (5,) [next pair, end, mode, why, rows needed],
+            states uint64 (runs, 4), the generators' addresses int64 (2, 2)).
     """
     while pair_next(work):
         o = kernel(rng, table, means, theta, aux, limit, work[0], work[2], pair_frozen(work, 0))
         r = kernel(rng2, table2, means, theta, aux, limit, work[1], work[3],
                    pair_frozen(work, o[3]))
-        pair_record(work, rng, rng2, o, r)
+        pair_record(work, o, r)
 
 
 class _Runner:
@@ -384,6 +385,7 @@ class _Runner:
         # one generator, set to each run's state: the same draws as a fresh Generator of the
         # run's seed, without building one (and its ctypes interface for numba) per call
         self.rng = np.random.Generator(np.random.PCG64(0))
+        self.rng2 = np.random.Generator(np.random.PCG64(0))    # the compiled loops' replays
 
     def _call(self, state: dict, table: np.ndarray, actions: np.ndarray, buf: str,
               frozen: np.ndarray) -> tuple[int, int, int, int]:
@@ -416,17 +418,16 @@ class _Runner:
                                f"(now {self.limit})")
         self.r1, self.r2, self.frozen = np.empty((rows, 8)), np.empty((rows, 8)), np.empty(rows)
 
-    def sweep(self, seed: np.random.SeedSequence, runs: int, mode: int) -> tuple:
-        """Pairs 0 .. ``runs`` − 1 drawn from one stream, in a compiled loop (:func:`pair_body`).
+    def sweep(self, seed: np.random.SeedSequence, key: tuple, runs: int, mode: int) -> tuple:
+        """Pairs 0 .. ``runs`` − 1 in a compiled loop (:func:`pair_body`).
 
-        Both runs of every pair draw from ``Generator(PCG64(seed))`` in one state: pair i
-        starts where pair i − 1 left the first generator (one more draw taken from each to
-        check they are in step; the second is set to the first's state when not). Python steps
-        in only to resynchronise, to grow the release buffers (the pairs since the loop's start
-        are run again from its state: the same records) or to raise.
+        Pair i starts both runs from ``Generator(PCG64(child_seed(seed, *key, i)))``'s state,
+        as :meth:`pair` from that state would: the same records. Python steps in only to grow
+        the release buffers (the pair is run again) or to raise.
 
         Args:
-            seed: the stream's seed.
+            seed: the parent seed.
+            key: the spawn-key levels between it and the pairs.
             runs: pairs.
             mode: :data:`REPLAY` (src, then dst releasing the same values: white-box loss) or
                 :data:`COUPLED` (src and dst, each its own releases: transcripts only).
@@ -434,32 +435,28 @@ class _Runner:
         Returns:
             (records int64 (runs, :data:`RECORD_COLUMNS`): τ, recommendation, status and
             releases of each run, then the first divergent step (-1: none), the releases
-            summed and -1 (else a bad release); loss float64 (runs,); the first generator, in
-            the state where pair ``runs`` would start).
+            summed and -1 (else a bad release); loss float64 (runs,)).
 
         Raises:
             RuntimeError: as :meth:`pair`.
             ValueError: as :meth:`pair`.
         """
-        g1, g2 = (np.random.Generator(np.random.PCG64(seed)) for _ in range(2))
         rec, loss = np.empty((runs, RECORD_COLUMNS), np.int64), np.empty(runs)
         ctl = np.array([0, runs, mode, GOING, 0], np.int64)
+        states = pcg64_states(seed, key, runs)
+        where = addresses(self.rng, self.rng2)
         fn, pre = self.loop
         p = self.prep
-        while ctl[0] < runs:
-            state, start = g1.bit_generator.state, int(ctl[0])
-            fn(*pre, g1, g2, self.src, self.dst, p.means, p.theta, p.aux, self.limit,
-               (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl))
-            why, ctl[3] = ctl[3], GOING
+        while ctl[NEXT] < runs:
+            fn(*pre, self.rng, self.rng2, self.src, self.dst, p.means, p.theta, p.aux,
+               self.limit, (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl,
+                            states, where))
+            why, ctl[WHY] = ctl[WHY], GOING
             if why == OVERFLOW:
-                self._grow(int(ctl[4]))
-                g1.bit_generator.state = g2.bit_generator.state = state
-                ctl[0] = start
-            elif why == RESYNC:
-                g2.bit_generator.state = g1.bit_generator.state
+                self._grow(int(ctl[ROWS]))
             elif why == BAD:
-                self._raise(int(rec[ctl[0] - 1, BAD_ROW]))
-        return rec, loss, g1
+                self._raise(int(rec[ctl[NEXT] - 1, BAD_ROW]))
+        return rec, loss
 
     def _raise(self, bad: int) -> None:
         if bad <= -2:
@@ -628,8 +625,7 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     """A cheap white-box score of a candidate pair for the neighbour search.
 
     Run/replay pairs per direction as in :func:`whitebox`, each run stopped after ``limit``
-    samples (the audit's horizon), in a compiled loop: direction k's pairs draw one after
-    another from one stream seeded by the k-th child of ``seed`` (:meth:`_Runner.sweep`).
+    samples (the audit's horizon), in a compiled loop (:meth:`_Runner.sweep`).
 
     Args:
         spec: the algorithm.
@@ -650,12 +646,11 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        rec, loss, _ = runner.sweep(child_seed(root, k), runs, REPLAY)
+        rec, loss = runner.sweep(root, (k,), runs, REPLAY)
         losses.append(loss)
         diverged += int((rec[:, STEP] >= 0).sum())
-        if k == 0 and (loss != 0).any():    # that pair again, from where it started
-            g = runner.sweep(child_seed(root, k), int(np.argmax(loss != 0)), REPLAY)[2]
-            feeds = _feeds(runner, g.bit_generator.state)
+        if k == 0 and (loss != 0).any():
+            feeds = _feeds(runner, _start(child_seed(root, 0, int(np.argmax(loss != 0)))))
     pooled = np.concatenate(losses)
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
             "diverged_runs": diverged, "feeds": feeds}
@@ -665,8 +660,8 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
                        replay: Replay) -> dict:
     """The coupled screen of a neighbouring pair.
 
-    Run i on d and run i on d′ start from the same generator state (pair after pair from one
-    stream seeded by ``replay.seed``, in a compiled loop: :meth:`_Runner.sweep`).
+    Run i on d and run i on d′ draw from the same generator (``child_seed(replay.seed, i)``),
+    in a compiled loop (:meth:`_Runner.sweep`).
     Any coupling of two runs gives P(outputs differ) ≥ the total variation distance between the
     output distributions on d and on d′, so ``p_div`` estimates an upper bound of it, and
     ``p_div`` = 0 over every coupled pair is evidence that the pair shows nothing at this
@@ -689,7 +684,7 @@ def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     T = d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0]
     limit = T if replay.limit is None else int(replay.limit)
     root, runs = seed_sequence(replay.seed), int(replay.runs)
-    rec = _Runner(spec, prep, d, dp, limit).sweep(root, runs, COUPLED)[0]
+    rec = _Runner(spec, prep, d, dp, limit).sweep(root, (), runs, COUPLED)[0]
     diverged = np.flatnonzero(rec[:, STEP] >= 0).tolist()
     return {"runs": runs, "diverged": len(diverged), "p_div": len(diverged) / runs,
             "first": diverged[0] if diverged else None}

@@ -539,22 +539,19 @@ def _runner(name, eps=1.0):
 
 
 @pytest.mark.parametrize("name", ["rnm-ftnl", "ttucb", "adap-tt-raw-leader", "dp-se"])
-def test_a_sweep_records_each_pair_as_a_run_and_replay_from_where_it_starts(name, monkeypatch):
+def test_a_sweep_records_each_pair_as_a_run_and_replay_from_its_own_seed(name, monkeypatch):
     """The compiled loop records, pair by pair, what this module's Python run and replay give
-    from the generator state where that pair starts (a sweep stopped there): a private kernel
-    (no divergence), a non-private one (every replay diverges: Python resynchronises the
-    generators after each) and a mutant; with one-row release buffers too (every run
-    overflows them: they grow and the loop runs again), bit for bit."""
+    from a fresh generator of the pair's seed (child (3, i) of the seed): a private kernel, a
+    non-private one (every replay diverges) and a mutant; with one-row release buffers too
+    (every run overflows them: they grow and the pair runs again), bit for bit."""
     runner = _runner(name)
     seed = np.random.SeedSequence(11)
-    rec, loss, _ = runner.sweep(seed, 40, wb.REPLAY)
+    rec, loss = runner.sweep(seed, (3,), 40, wb.REPLAY)
     for j in range(40):
-        state = runner.sweep(seed, j, wb.REPLAY)[2].bit_generator.state
-        o, r, (step, lo, counted) = runner.pair(state)
+        o, r, (step, lo, counted) = runner.pair(wb._start(wb.child_seed(seed, 3, j)))
         assert list(rec[j]) == [*o, *r, step, counted, -1] and loss[j] == lo, j
     monkeypatch.setattr(wb, "RELEASE_ROWS", 1)
-    small = _runner(name)
-    got = small.sweep(seed, 40, wb.REPLAY)
+    got = _runner(name).sweep(seed, (3,), 40, wb.REPLAY)
     assert np.array_equal(got[0], rec) and np.array_equal(got[1], loss)
     if name == "ttucb":
         assert (rec[:, wb.STEP] >= 0).all()
@@ -565,12 +562,12 @@ def test_a_sweep_records_each_pair_as_a_run_and_replay_from_where_it_starts(name
 @pytest.mark.parametrize("name", ["gdp-ncb", "ttucb"])
 def test_coupled_pairs_diverge_exactly_when_the_two_runs_differ(name):
     """In mode COUPLED both runs release their own values; a pair diverges iff the runs on d
-    and on d′ from its starting state differ in actions, τ, recommendation or status."""
+    and on d′ from its seed differ in actions, τ, recommendation or status."""
     runner = _runner(name)
     seed = np.random.SeedSequence(5)
-    rec = runner.sweep(seed, 30, wb.COUPLED)[0]
+    rec = runner.sweep(seed, (), 30, wb.COUPLED)[0]
     for j in range(30):
-        state = runner.sweep(seed, j, wb.COUPLED)[2].bit_generator.state
+        state = wb._start(wb.child_seed(seed, j))
         o = runner._call(state, runner.src, runner.a1, "r1", runner.empty)
         r = runner._call(state, runner.dst, runner.a2, "r2", runner.empty)
         differ = o[:3] != r[:3] or not np.array_equal(runner.a1[:o[0]], runner.a2[:o[0]])
@@ -581,8 +578,7 @@ def test_coupled_pairs_diverge_exactly_when_the_two_runs_differ(name):
 @pytest.mark.slow      # compiles the generic loop (a few seconds)
 def test_the_generic_pair_loop_gives_the_declared_loops_records():
     runner = _runner("adap-tt")
-    want = runner.sweep(np.random.SeedSequence(2), 50, wb.REPLAY)
+    want = runner.sweep(np.random.SeedSequence(2), (0,), 50, wb.REPLAY)
     runner.loop = (wb.pair_body, (runner.kernel,))
-    got = runner.sweep(np.random.SeedSequence(2), 50, wb.REPLAY)
+    got = runner.sweep(np.random.SeedSequence(2), (0,), 50, wb.REPLAY)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
-    assert got[2].bit_generator.state == want[2].bit_generator.state
