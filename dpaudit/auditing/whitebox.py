@@ -259,10 +259,11 @@ def _start(child: np.random.SeedSequence) -> dict:
 # ------------------------------------------------------------------ compiled run/replay loops
 
 COUPLED, REPLAY = 0, 1      # a pair loop's mode: runs on both tables, or a run and its replay
-GOING, OVERFLOW, BAD = 0, 1, 2   # why a pair loop returned (its control's WHY)
-NEXT, END, MODE, WHY, ROWS = range(5)   # the control array of a pair loop
-STEP, COUNTED, BAD_ROW = 8, 9, 10   # record columns after (τ, rec, status, releases) × 2
-RECORD_COLUMNS = 11
+GOING, OVERFLOW, BAD, PHASES = 0, 1, 2, 3   # why a pair loop returned (its control's WHY)
+NEXT, END, MODE, WHY, NEED, HORIZON, PHASE0 = range(7)   # the control array of a pair loop
+STEP, COUNTED, BAD_ROW, READ, READ_ANY = 8, 9, 10, 11, 12   # record columns after
+RECORD_COLUMNS = 13                                 # (τ, rec, status, releases) × 2
+PHASE_SLOTS = 16          # phases a sweep's histogram holds at first (widened when needed)
 
 
 @nb.njit(cache=True)
@@ -319,18 +320,54 @@ def pair_record(work: tuple, o: tuple, r: tuple) -> None:
     """
     a1, a2, r1, r2, _, rec, loss, ctl = work[:8]
     if o[3] > r1.shape[0] or r[3] > r2.shape[0]:
-        ctl[WHY], ctl[ROWS] = OVERFLOW, max(o[3], r[3])
+        ctl[WHY], ctl[NEED] = OVERFLOW, max(o[3], r[3])
         return
     n = min(o[3], r[3]) if ctl[MODE] == REPLAY else 0   # coupled runs: transcripts only
     step, lo, counted, bad = _compare(a1, o[0], o[1], o[2], r1, n, a2, r[0], r[1], r[2], r2, n)
+    read, total = _reads(work, counted, step)
+    if read < 0:
+        return
     i = ctl[NEXT]
     for c in range(4):
         rec[i, c], rec[i, 4 + c] = o[c], r[c]
     rec[i, STEP], rec[i, COUNTED], rec[i, BAD_ROW] = step, counted, bad
+    rec[i, READ], rec[i, READ_ANY] = read, total > 0 or step >= 0
     loss[i] = lo
     ctl[NEXT] = i + 1
     if bad != -1:
         ctl[WHY] = BAD
+
+
+@nb.njit(cache=True)
+def _reads(work: tuple, counted: int, step: int) -> tuple:
+    """Whether this pair's run read the changed position within the horizon, and how often.
+
+    Rows j < ``counted`` whose exact value differs between the run and its replay read it (at
+    any time: ``total``); those released by the horizon (samples) count per phase in the
+    histogram ``work[10]`` (releases, runs with one, the last run that had one); a decision
+    read it when the replay diverged before the horizon. Returns (read, total), or (-1, 0)
+    with the loop stopped (PHASES) when a phase falls outside the histogram.
+    """
+    r1, r2, ctl, hist = work[2], work[3], work[7], work[10]
+    horizon, p0, i = ctl[HORIZON], ctl[PHASE0], ctl[NEXT]
+    hits, total = 0, 0
+    for j in range(counted):
+        if r1[j, 4] != r2[j, 4]:
+            total += 1
+            if r1[j, 0] <= horizon:
+                ph = int(r1[j, 2]) - p0
+                if ph < 0 or ph >= hist.shape[1]:
+                    ctl[WHY], ctl[NEED] = PHASES, int(r1[j, 2])
+                    return -1, 0
+                hits += 1
+    for j in range(counted):
+        if r1[j, 4] != r2[j, 4] and r1[j, 0] <= horizon:
+            ph = int(r1[j, 2]) - p0
+            hist[0, ph] += 1
+            if hist[2, ph] != i + 1:
+                hist[1, ph] += 1
+                hist[2, ph] = i + 1
+    return int(hits > 0 or 0 <= step < horizon), total
 
 
 @nb.njit(nogil=True)
@@ -356,9 +393,10 @@ def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Genera
         theta: the kernel's parameters.
         aux: its auxiliary array.
         limit: samples per run at most.
-        work: (actions, actions2, releases, releases2, frozen, records int64 (runs, 11), loss
-            float64 (runs,), control int64 (5,) [next pair, end, mode, why, rows needed],
-            states uint64 (runs, 4), the generators' addresses int64 (2, 2)).
+        work: (actions, actions2, releases, releases2, frozen, records int64 (runs, 13), loss
+            float64 (runs,), control int64 (7,) [next pair, end, mode, why, rows or phase
+            needed, horizon, first phase], states uint64 (runs, 4), the generators' addresses
+            int64 (2, 2), the phases read int64 (3, P): releases, runs, last run).
     """
     while pair_next(work):
         o = kernel(rng, table, means, theta, aux, limit, work[0], work[2], pair_frozen(work, 0))
@@ -386,6 +424,7 @@ class _Runner:
         # run's seed, without building one (and its ctypes interface for numba) per call
         self.rng = np.random.Generator(np.random.PCG64(0))
         self.rng2 = np.random.Generator(np.random.PCG64(0))    # the compiled loops' replays
+        self.horizon = limit    # samples within which a sweep counts what read the position
 
     def _call(self, state: dict, table: np.ndarray, actions: np.ndarray, buf: str,
               frozen: np.ndarray) -> tuple[int, int, int, int]:
@@ -418,12 +457,14 @@ class _Runner:
                                f"(now {self.limit})")
         self.r1, self.r2, self.frozen = np.empty((rows, 8)), np.empty((rows, 8)), np.empty(rows)
 
-    def sweep(self, seed: np.random.SeedSequence, key: tuple, runs: int, mode: int) -> tuple:
-        """Pairs 0 .. ``runs`` − 1 in a compiled loop (:func:`pair_body`).
+    def sweep(self, seed: np.random.SeedSequence, key: tuple, runs: int | tuple,
+              mode: int) -> tuple:
+        """Pairs 0 .. ``runs`` − 1 (or ``runs`` = (i0, i1): i0 .. i1 − 1) in a compiled loop.
 
         Pair i starts both runs from ``Generator(PCG64(child_seed(seed, *key, i)))``'s state,
-        as :meth:`pair` from that state would: the same records. Python steps in only to grow
-        the release buffers (the pair is run again) or to raise.
+        as :meth:`pair` from that state would: the same records (:func:`pair_body`). Python
+        steps in only to grow the release buffers or the phase histogram (the pair is run
+        again) or to raise.
 
         Args:
             seed: the parent seed.
@@ -435,28 +476,42 @@ class _Runner:
         Returns:
             (records int64 (runs, :data:`RECORD_COLUMNS`): τ, recommendation, status and
             releases of each run, then the first divergent step (-1: none), the releases
-            summed and -1 (else a bad release); loss float64 (runs,)).
+            summed, -1 (else a bad release), whether it read the changed position within
+            :attr:`horizon` samples and at any time; loss float64 (runs,); the phases whose
+            releases read it: {phase: (releases, runs)}).
 
         Raises:
             RuntimeError: as :meth:`pair`.
             ValueError: as :meth:`pair`.
         """
-        rec, loss = np.empty((runs, RECORD_COLUMNS), np.int64), np.empty(runs)
-        ctl = np.array([0, runs, mode, GOING, 0], np.int64)
-        states = pcg64_states(seed, key, runs)
+        i0, i1 = runs if isinstance(runs, tuple) else (0, runs)
+        n = i1 - i0
+        rec, loss = np.empty((n, RECORD_COLUMNS), np.int64), np.empty(n)
+        ctl = np.array([0, n, mode, GOING, 0, self.horizon, 0], np.int64)
+        states = pcg64_states(seed, key, (i0, i1))
         where = addresses(self.rng, self.rng2)
+        hist = np.zeros((3, PHASE_SLOTS), np.int64)
         fn, pre = self.loop
         p = self.prep
-        while ctl[NEXT] < runs:
+        while ctl[NEXT] < n:
             fn(*pre, self.rng, self.rng2, self.src, self.dst, p.means, p.theta, p.aux,
                self.limit, (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl,
-                            states, where))
+                            states, where, hist))
             why, ctl[WHY] = ctl[WHY], GOING
             if why == OVERFLOW:
-                self._grow(int(ctl[ROWS]))
+                self._grow(int(ctl[NEED]))
+            elif why == PHASES:       # a wider histogram, the old one inside it
+                lo = min(int(ctl[PHASE0]), int(ctl[NEED]))
+                hi = max(int(ctl[PHASE0]) + hist.shape[1], int(ctl[NEED]) + 1)
+                wide = np.zeros((3, 2 * (hi - lo)), np.int64)
+                at = int(ctl[PHASE0]) - lo
+                wide[:, at:at + hist.shape[1]] = hist
+                hist, ctl[PHASE0] = wide, lo
             elif why == BAD:
                 self._raise(int(rec[ctl[NEXT] - 1, BAD_ROW]))
-        return rec, loss
+        used = np.flatnonzero(hist[0])
+        phases = {int(ctl[PHASE0] + j): (int(hist[0, j]), int(hist[1, j])) for j in used}
+        return rec, loss, phases
 
     def _raise(self, bad: int) -> None:
         if bad <= -2:
@@ -481,97 +536,38 @@ class _Runner:
         return o, r, (step, float(loss), counted)
 
 
-@nb.njit(cache=True)
-def _read_rows(r1: np.ndarray, r2: np.ndarray, counted: int, horizon: int,
-               out: np.ndarray) -> tuple[int, int]:
-    """The release-log rows that read the changed position by ``horizon``.
-
-    Rows j < ``counted`` of release logs ``r1`` (run) and ``r2`` (replay) whose exact value
-    differs and that were released once at most ``horizon`` samples were taken (so they can
-    shape the transcript cut at ``horizon``: its later actions, τ or â), written to ``out``; returns
-    their number and the number of differing rows at any time.
-    """
-    n, total = 0, 0
-    for j in range(counted):
-        if r1[j, 4] != r2[j, 4]:
-            total += 1
-            if r1[j, 0] <= horizon:
-                out[n] = j
-                n += 1
-    return n, total
-
-
 class _Reads:
     """What the changed position reached in the runs of one direction.
 
     What the changed position reached in the runs of one direction, within ``horizon``
     samples (the audited transcript's length): per run, whether a release read it (its exact
     value differs between the run and its replay) or a decision did (the replay diverged),
-    and the stopping time; per phase, the releases that read it and the runs where one did.
+    at any time up to the white-box limit, and the stopping time; per phase, the releases
+    that read it and the runs where one did (:meth:`_Runner.sweep`).
     """
 
-    def __init__(self, runs: int, horizon: int, start: int = 0) -> None:
-        """Empty records of ``runs`` runs (the first is run ``start``), over ``horizon`` samples."""
-        self.horizon, self.start = horizon, start
-        self.read = np.zeros(runs, bool)
-        self.read_any = np.zeros(runs, bool)    # at any time up to the white-box limit
-        self.tau = np.empty(runs, np.int64)
-        self._phases, self._runs = [], []     # phase of every release that read it, its run
-
-    def add(self, i: int, runner: _Runner, o: tuple, step: int, counted: int) -> None:
-        """Record what run ``i`` read (``o``: its outcome; ``step``: where it diverged)."""
-        j = i - self.start
-        self.tau[j] = o[0]
-        out = np.empty(counted, np.int64)
-        n, total = _read_rows(runner.r1, runner.r2, counted, self.horizon, out)
-        hit = out[:n]
-        self.read[j] = hit.size > 0 or 0 <= step < self.horizon
-        self.read_any[j] = total > 0 or step >= 0
-        if hit.size:
-            self._phases.append(runner.r1[hit, 2])
-            self._runs.append(np.full(hit.size, i))
+    def __init__(self, horizon: int, rec: np.ndarray, phases: dict) -> None:
+        """The reads of a sweep's records ``rec`` and ``phases``, over ``horizon`` samples."""
+        self.horizon = horizon
+        self.read, self.read_any = rec[:, READ] > 0, rec[:, READ_ANY] > 0
+        self.tau = rec[:, 0].copy()
+        self.phases = phases
 
     @staticmethod
     def joined(parts: list) -> "_Reads":
         """The records of consecutive parts (in run order) as one."""
-        out = _Reads(0, parts[0].horizon, parts[0].start)
+        out = _Reads(parts[0].horizon, np.empty((0, RECORD_COLUMNS), np.int64), {})
         out.read, out.read_any, out.tau = (np.concatenate([getattr(r, a) for r in parts])
                                            for a in ("read", "read_any", "tau"))
-        out._phases = [x for r in parts for x in r._phases]
-        out._runs = [x for r in parts for x in r._runs]
+        for r in parts:
+            for ph, (n, runs) in r.phases.items():
+                old = out.phases.get(ph, (0, 0))
+                out.phases[ph] = (old[0] + n, old[1] + runs)
         return out
 
     def by_phase(self) -> dict:
         """{phase: (releases that read the position, runs with one)}."""
-        if not self._phases:
-            return {}
-        phase = np.concatenate(self._phases).astype(np.int64)
-        run = np.concatenate(self._runs)
-        phases, releases = np.unique(phase, return_counts=True)
-        runs = [np.unique(run[phase == p]).size for p in phases]
-        return {int(p): (int(n), int(r)) for p, n, r in zip(phases, releases, runs)}
-
-
-def _sample(runner: _Runner, root: np.random.SeedSequence, k: int, runs: int,
-            reads: _Reads | None = None) -> tuple:
-    """Run/replay pairs ``reads.start`` (0 without ``reads``) to ``runs`` − 1 of one direction.
-
-    Run/replay pairs of direction ``k``: per-run loss, first divergent step (-1: none) and
-    releases, and runs per status; ``reads`` (if given) records what each run read of the
-    changed position.
-    """
-    start = reads.start if reads is not None else 0
-    loss = np.empty(runs - start)
-    step = np.full(runs - start, -1, np.int64)
-    n_rel = np.empty(runs - start, np.int64)
-    status = np.zeros(3, np.int64)
-    for i in range(start, runs):
-        o, _, (s, run_loss, counted) = runner.pair(_start(child_seed(root, k, i)))
-        loss[i - start], step[i - start], n_rel[i - start] = run_loss, s, o[3]
-        status[o[2]] += 1
-        if reads is not None:
-            reads.add(i, runner, o, s, counted)
-    return loss, step, n_rel, status
+        return dict(sorted(self.phases.items()))
 
 
 WHITEBOX_CHUNK = 1000    # run/replay pairs per task when a mapper spreads them over processes
@@ -579,9 +575,16 @@ WHITEBOX_CHUNK = 1000    # run/replay pairs per task when a mapper spreads them 
 
 def _direction_part(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: int,
                     horizon: int, root: np.random.SeedSequence, k: int, span: tuple) -> tuple:
-    """Run/replay pairs ``span`` = [i0, i1) of direction ``k`` (``tables`` = (run, replay))."""
-    reads = _Reads(span[1] - span[0], horizon, span[0])
-    return (*_sample(_Runner(spec, prep, *tables, limit), root, k, span[1], reads), reads)
+    """Run/replay pairs ``span`` = [i0, i1) of direction ``k`` (``tables`` = (run, replay)).
+
+    Returns per-run loss, first divergent step (-1: none) and releases, runs per status, and
+    the :class:`_Reads`.
+    """
+    runner = _Runner(spec, prep, *tables, limit)
+    runner.horizon = horizon
+    rec, loss, phases = runner.sweep(root, (k,), span, REPLAY)
+    status = np.bincount(rec[:, 2], minlength=3)
+    return loss, rec[:, STEP].copy(), rec[:, 3].copy(), status, _Reads(horizon, rec, phases)
 
 
 def _in_process(job: Callable, spec: AlgorithmSpec, common: tuple, items: list) -> list:
@@ -646,7 +649,7 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        rec, loss = runner.sweep(root, (k,), runs, REPLAY)
+        rec, loss, _ = runner.sweep(root, (k,), runs, REPLAY)
         losses.append(loss)
         diverged += int((rec[:, STEP] >= 0).sum())
         if k == 0 and (loss != 0).any():

@@ -128,13 +128,13 @@ def _states(prefix: np.ndarray, start: int, stop: int) -> np.ndarray:
     return out
 
 
-def pcg64_states(ss: np.random.SeedSequence, key: tuple, runs: int) -> np.ndarray:
+def pcg64_states(ss: np.random.SeedSequence, key: tuple, runs: int | tuple) -> np.ndarray:
     """The states of ``PCG64(child_seed(ss, *key, i))`` for i = 0 .. runs − 1.
 
     Args:
         ss: the parent seed (its entropy an int or a sequence of ints, pool size 4).
         key: the spawn-key levels between ``ss`` and the runs (non-negative ints).
-        runs: how many (run indices below 2^32).
+        runs: how many (run indices below 2^32), or (i0, i1): runs i0 .. i1 − 1.
 
     Returns:
         uint64 (runs, 4): state low, state high, increment low, increment high (the order of
@@ -143,13 +143,14 @@ def pcg64_states(ss: np.random.SeedSequence, key: tuple, runs: int) -> np.ndarra
     Raises:
         ValueError: a pool size other than 4, or ``runs`` ≥ 2^32.
     """
-    if ss.pool_size != POOL or runs >= 1 << 32:
+    i0, i1 = runs if isinstance(runs, tuple) else (0, runs)
+    if ss.pool_size != POOL or i1 >= 1 << 32:
         raise ValueError(f"pool_size {ss.pool_size} (expected {POOL}) or runs {runs} "
                          "(expected < 2**32) not supported")
     run = _words(ss.entropy)
     run += [0] * (POOL - len(run))     # padded when a spawn key follows (numpy's rule)
     prefix = np.array(run + _words(tuple(ss.spawn_key) + tuple(key)), np.uint64)
-    return _states(prefix, 0, int(runs))
+    return _states(prefix, int(i0), int(i1))
 
 
 @intrinsic

@@ -546,10 +546,10 @@ def test_a_sweep_records_each_pair_as_a_run_and_replay_from_its_own_seed(name, m
     (every run overflows them: they grow and the pair runs again), bit for bit."""
     runner = _runner(name)
     seed = np.random.SeedSequence(11)
-    rec, loss = runner.sweep(seed, (3,), 40, wb.REPLAY)
+    rec, loss, _ = runner.sweep(seed, (3,), 40, wb.REPLAY)
     for j in range(40):
         o, r, (step, lo, counted) = runner.pair(wb._start(wb.child_seed(seed, 3, j)))
-        assert list(rec[j]) == [*o, *r, step, counted, -1] and loss[j] == lo, j
+        assert list(rec[j, :11]) == [*o, *r, step, counted, -1] and loss[j] == lo, j
     monkeypatch.setattr(wb, "RELEASE_ROWS", 1)
     got = _runner(name).sweep(seed, (3,), 40, wb.REPLAY)
     assert np.array_equal(got[0], rec) and np.array_equal(got[1], loss)
@@ -582,3 +582,18 @@ def test_the_generic_pair_loop_gives_the_declared_loops_records():
     runner.loop = (wb.pair_body, (runner.kernel,))
     got = runner.sweep(np.random.SeedSequence(2), (0,), 50, wb.REPLAY)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[2] == want[2] and want[2]
+
+
+def test_the_phase_histogram_widens_to_any_phase_with_the_same_coverage(monkeypatch):
+    """A sweep counts the releases that read the changed position per phase in a histogram
+    that widens (the pair runs again) when a phase falls outside it: from one slot, the
+    coverage of phases 0, 1, 2, ... is that of the default width, bit for bit."""
+    eps = 0.5
+    spec, p, prep = setup("adap-tt-no-forgetting", eps)
+    pair = neighbours.candidates(spec, p, 1)[0]
+    want = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(300, 3))
+    monkeypatch.setattr(wb, "PHASE_SLOTS", 1)
+    got = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(300, 3))
+    assert len(want["coverage"]["releases_read"]) >= 2
+    assert _without_runtime(got) == _without_runtime(want)
