@@ -405,6 +405,21 @@ def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Genera
         pair_record(work, o, r)
 
 
+_SCRATCH: list = []
+
+
+def _scratch() -> tuple:
+    """This process's two scratch generators and their addresses (:func:`addresses`).
+
+    Every run sets them to its own state first (:func:`_start`, :func:`set_state`), so all
+    runners share them: none is built per candidate.
+    """
+    if not _SCRATCH:
+        gens = [np.random.Generator(np.random.PCG64(0)) for _ in range(2)]
+        _SCRATCH.extend([*gens, addresses(*gens)])
+    return tuple(_SCRATCH)
+
+
 class _Runner:
     """Buffers and inputs for original/replay pairs of one (spec, prep, pair, limit)."""
 
@@ -420,10 +435,9 @@ class _Runner:
         self.name = spec.name
         loop = cached_loop(spec.kernel, "PAIR_LOOPS")
         self.loop = (loop, ()) if loop is not None else (pair_body, (spec.kernel,))
-        # one generator, set to each run's state: the same draws as a fresh Generator of the
-        # run's seed, without building one (and its ctypes interface for numba) per call
-        self.rng = np.random.Generator(np.random.PCG64(0))
-        self.rng2 = np.random.Generator(np.random.PCG64(0))    # the compiled loops' replays
+        # generators set to each run's state: the same draws as a fresh Generator of the
+        # run's seed, without building one (and its ctypes interface for numba) per run
+        self.rng, self.rng2, self.where = _scratch()
         self.horizon = limit    # samples within which a sweep counts what read the position
 
     def _call(self, state: dict, table: np.ndarray, actions: np.ndarray, buf: str,
@@ -489,14 +503,13 @@ class _Runner:
         rec, loss = np.empty((n, RECORD_COLUMNS), np.int64), np.empty(n)
         ctl = np.array([0, n, mode, GOING, 0, self.horizon, 0], np.int64)
         states = pcg64_states(seed, key, (i0, i1))
-        where = addresses(self.rng, self.rng2)
         hist = np.zeros((3, PHASE_SLOTS), np.int64)
         fn, pre = self.loop
         p = self.prep
         while ctl[NEXT] < n:
             fn(*pre, self.rng, self.rng2, self.src, self.dst, p.means, p.theta, p.aux,
                self.limit, (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl,
-                            states, where, hist))
+                            states, self.where, hist))
             why, ctl[WHY] = ctl[WHY], GOING
             if why == OVERFLOW:
                 self._grow(int(ctl[NEED]))
