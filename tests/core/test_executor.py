@@ -127,6 +127,23 @@ def test_a_task_whose_worker_dies_is_run_again_and_the_map_is_unchanged(tmp_path
     assert got == [i * i for i in range(8)]
 
 
+def _slower_first(i: int) -> tuple[int, bool]:
+    """(i, whether this worker samples its stacks); the earlier the task, the longer it sleeps."""
+    import dask
+    time.sleep(0.005 * (40 - i))
+    return i, dask.config.get("distributed.worker.profile.enabled")
+
+
+@pytest.mark.slow
+def test_a_dask_map_that_ends_out_of_order_comes_back_in_task_order(monkeypatch):
+    """Later batches end first; the workers of dpaudit's LocalCluster run without the profiler."""
+    _dask()
+    with executor.use("dask"):
+        got = list(executor.map_tasks(_slower_first, list(range(40)), 2))
+    assert [i for i, _ in got] == list(range(40))
+    assert not any(profiled for _, profiled in got)
+
+
 def _results(tmp_path: pathlib.Path, configs: list) -> dict:
     """The small audit's JSON (times left out) per (scheduler, workers)."""
     out = {}
