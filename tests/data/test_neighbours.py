@@ -11,6 +11,7 @@ margins of > 10 sd at the measurement's size (see the test). Total ≤ 1e-8 per 
 other tests are deterministic.
 """
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -104,6 +105,34 @@ def test_structured_candidates_are_valid_distinct_neighbours(name):
         json.dumps(p.describe())
     positions = {p.position for p in pairs}
     assert positions == set(m.positions(m.shape(2, 6)))                 # every position
+
+
+@pytest.mark.parametrize("name", ["user", "stream", "full", "local"])
+def test_pickled_candidates_are_the_same_pairs_and_share_their_base_tables(name):
+    pairs = nbrs.structured(name, (0.9, 0.5), 200, seed=1)
+    back = pickle.loads(pickle.dumps(pairs))
+    for p, q in zip(pairs, back, strict=True):
+        assert (q.position, q.base, q.label, q.model, q.pattern, q.extra) == \
+            (p.position, p.base, p.label, p.model, p.pattern, p.extra)
+        for x, y in ((p.d, q.d), (p.d_prime, q.d_prime)):
+            assert type(y) is type(x) and np.shape(y) == np.shape(x)
+            assert np.asarray(y).tobytes() == np.asarray(x).tobytes()     # bit for bit
+    if name != "local":          # a few base tables, not two tables a pair
+        assert len(pickle.dumps(pairs)) < 2 * len(pairs) * pairs[0].d.nbytes / 5
+
+
+def test_a_pair_pickled_against_its_base_keeps_a_negative_zero_and_explicit_pairs_stay_whole():
+    base = np.full((4, 2), 0.5)
+    base[3, 1] = -0.0
+    p = NeighbourPair.change("user", base, (0,), [0.0, 0.0], [1.0, 1.0], {}, "row 0")
+    q = pickle.loads(pickle.dumps(p))
+    assert np.signbit(q.d[3, 1]) and np.signbit(q.d_prime[3, 1])
+    assert (q.d.tobytes(), q.d_prime.tobytes()) == (p.d.tobytes(), p.d_prime.tobytes())
+    e = NeighbourPair.from_tables(p.d, p.d_prime, {}, "explicit")
+    f = pickle.loads(pickle.dumps(e))
+    assert (f.d.tobytes(), f.d_prime.tobytes(), f.pattern) == (p.d.tobytes(), p.d_prime.tobytes(),
+                                                               "explicit")
+    assert len(pickle.dumps(e)) > 2 * e.d.nbytes          # whole: no base table to share
 
 
 def test_generic_candidates_contain_every_hand_written_pair():
