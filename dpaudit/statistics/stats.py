@@ -1,6 +1,7 @@
 """Exact binomial statistics for privacy-loss bounds.
 
-Clopper–Pearson bounds come from statsmodels (``proportion_confint(method="beta")``). A
+Clopper–Pearson bounds are beta quantiles (scipy's ``beta.ppf``/``beta.isf``: the one-sided
+bounds of statsmodels' ``proportion_confint(method="beta")``, each computed alone). A
 privacy-loss lower bound for an event S measured on independent runs,
 
     ε_lb = ln( CP_lower(k_num, n_num; α/2) / CP_upper(k_den, n_den; α/2) ),
@@ -20,8 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.stats import binom, norm
-from statsmodels.stats.proportion import proportion_confint
+from scipy.stats import beta, binom, norm
 
 
 def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
@@ -36,8 +36,8 @@ def cp_lower(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     Returns:
         float64 array of ``k``'s shape (0-d for scalars), in [0, 1]; 0 where k = 0.
     """
-    lo, _ = proportion_confint(np.asarray(k, dtype=float), n, alpha=2 * alpha, method="beta")
-    return np.nan_to_num(np.asarray(lo, dtype=float), nan=0.0)
+    k = np.asarray(k, dtype=float)
+    return np.where(k > 0, beta.ppf(alpha, k, n - k + 1), 0.0)
 
 
 def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
@@ -51,8 +51,8 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     Returns:
         float64 array of ``k``'s shape, in [0, 1]; 1 where k = n.
     """
-    _, hi = proportion_confint(np.asarray(k, dtype=float), n, alpha=2 * alpha, method="beta")
-    return np.nan_to_num(np.asarray(hi, dtype=float), nan=1.0)
+    k = np.asarray(k, dtype=float)
+    return np.where(k < n, beta.isf(alpha, k + 1, n - k), 1.0)
 
 
 def eps_lower_bound(k_num: ArrayLike, n_num: int, k_den: ArrayLike, n_den: int, alpha: float,

@@ -30,6 +30,16 @@ def test_cp_closed_forms():
     assert float(cp_lower(0, 10, 0.05)) == 0.0 and float(cp_upper(10, 10, 0.05)) == 1.0
 
 
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10**7), share=st.floats(1e-6, 1), alpha=st.floats(1e-12, 0.5))
+def test_cp_bounds_are_statsmodels_one_sided_clopper_pearson_bit_for_bit(n, share, alpha):
+    from statsmodels.stats.proportion import proportion_confint
+    k = np.array([0, round(share * n), share * n, n], dtype=float)   # integers and a fraction
+    lo, hi = proportion_confint(k, n, alpha=2 * alpha, method="beta")
+    assert cp_lower(k, n, alpha).tobytes() == np.nan_to_num(lo, nan=0.0).tobytes()
+    assert cp_upper(k, n, alpha).tobytes() == np.nan_to_num(hi, nan=1.0).tobytes()
+
+
 counts = st.integers(0, 400)
 
 
