@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import logging
 import multiprocessing as mp
 import os
@@ -182,12 +183,37 @@ def _inside_worker() -> bool:
     return True
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
+def _pool(workers: int, preload: tuple[str, ...] = ()) -> ProcessPoolExecutor:
     if workers not in _POOLS:
         _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
                                               initializer=worker_init,
-                                              initargs=(os.getpid(),))
+                                              initargs=(os.getpid(), preload))
     return _POOLS[workers]
+
+
+def prestart(workers: int, preload: tuple[str, ...] = ()) -> None:
+    """Start the process pool of ``workers`` now, its workers importing ``preload`` first.
+
+    A pool's workers otherwise start at its first map: their start (an interpreter, then
+    the modules the tasks need, about a second) then delays that map. Started before the
+    caller's own imports, they import while it does (the ``dpaudit`` command:
+    :mod:`dpaudit.__main__`). Nothing is started for another scheduler, for one worker or in
+    a worker; the maps of ``workers`` then use this pool.
+
+    Args:
+        workers: the pool's worker processes (as the maps will ask for).
+        preload: modules each worker imports as it starts (names, e.g. the modules defining
+            the tasks' functions).
+
+    Raises:
+        InputError: a bad scheduler (``$DPAUDIT_SCHEDULER``) or far too many workers.
+    """
+    if scheduler() != PROCESSES or workers <= 1 or _inside_worker() or workers in _POOLS:
+        return
+    pool = _pool(check_workers(workers), preload)
+    with launching():         # a submit launches one worker while none is idle
+        for _ in range(workers):
+            pool.submit(os.getpid)
 
 
 def _pool_map(fn: Callable, tasks: list, workers: int) -> Iterator:
@@ -290,16 +316,17 @@ def launching() -> Iterator[None]:
         yield
 
 
-def worker_init(parent: int | None = None) -> None:
+def worker_init(parent: int | None = None, preload: tuple[str, ...] = ()) -> None:
     """Initializer of the pool's worker processes.
 
     Mark this process as a worker (its tasks' own maps run in it), ignore SIGINT (the parent
     stops them), die on SIGTERM, then unblock both; with ``parent``,
     end this process when that parent is gone (killed by SIGKILL included: the pool cannot tell
-    its workers, whose pipes stay open).
+    its workers, whose pipes stay open); then import ``preload``.
 
     Args:
         parent: the parent's process id (None: not watched).
+        preload: names of modules to import (:func:`prestart`).
     """
     global _in_worker
     _in_worker = True
@@ -309,6 +336,8 @@ def worker_init(parent: int | None = None) -> None:
     if parent is not None:
         threading.Thread(target=_watch, args=(parent,), name="dpaudit-parent",
                          daemon=True).start()
+    for name in preload:
+        importlib.import_module(name)
 
 
 def _watch(parent: int) -> None:

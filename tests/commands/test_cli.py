@@ -586,3 +586,32 @@ def test_the_first_run_on_an_empty_numba_cache_gives_the_result_of_the_next(tmp_
         assert docs[-1]["cut_short"] is None and "cut short" not in p.stdout
     assert any((tmp_path / "numba").rglob("*.nbi"))          # the first run filled the cache
     assert _without_timings(docs[0]) == _without_timings(docs[1])
+
+
+@pytest.mark.parametrize("argv, started", [
+    (["run", "--algo", "adap-tt", "--eps", "1", "--workers", "2"], (2, "processes")),
+    (["--debug", "gate", "audits/", "--workers=3"], (3, "processes")),
+    (["check", "correctness", "--algo", "dp-se"], ("cores", "processes")),
+    (["reproduce", "--scheduler", "dask", "--workers", "2"], (2, "dask")),
+    (["check", "constants"], None),
+    (["list"], None),
+    (["report", "x.json", "--workers", "2"], None),
+    (["run", "--help", "--workers", "2"], None),
+    (["run", "--workers", "two"], None),
+    (["run", "--workers"], ("cores", "processes")),      # the parser will refuse it
+    (["run", "--scheduler", "nowhere"], None),
+])
+def test_the_command_starts_the_pool_its_command_line_asks_for_before_its_imports(
+        argv, started, monkeypatch):
+    from dpaudit import __main__ as entry
+    from dpaudit.core import executor
+    monkeypatch.delenv(executor.ENV, raising=False)
+    calls = []
+    monkeypatch.setattr(executor, "prestart", lambda w, preload=(): calls.append(
+        (w, executor.scheduler(), preload)))
+    entry.start_workers(argv)
+    if started is None:
+        assert calls == []
+    else:
+        workers = executor.default_workers() if started[0] == "cores" else started[0]
+        assert calls == [(workers, started[1], entry.PRELOAD)]

@@ -215,3 +215,37 @@ def test_no_worker_outlives_an_audit_killed_by_sigkill(scheduler, tmp_path):
     while _alive(workers) and time.monotonic() < end:
         time.sleep(0.2)
     assert not _alive(workers), f"workers {sorted(_alive(workers))} outlived their parent"
+
+
+def _preloaded(_: int) -> tuple[int, bool]:
+    """(this worker's pid, whether it imported the test's preload before any task asked)."""
+    return os.getpid(), "xml.dom.minidom" in sys.modules
+
+
+@pytest.mark.slow
+def test_a_prestarted_pool_is_up_before_its_first_map_with_its_modules_imported(monkeypatch):
+    monkeypatch.delenv(executor.ENV, raising=False)
+    executor.close()
+    try:
+        executor.prestart(2, ("xml.dom.minidom",))
+        end = time.monotonic() + 60
+        while len(up := _spawned(os.getpid())) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        assert len(up) == 2                           # started before any map
+        got = list(executor.map_tasks(_preloaded, list(range(8)), 2))
+        assert {pid for pid, _ in got} <= up          # the map ran on them
+        assert all(imported for _, imported in got)
+    finally:
+        executor.close()
+
+
+def test_prestart_starts_nothing_for_dask_one_worker_or_far_too_many(monkeypatch):
+    monkeypatch.delenv(executor.ENV, raising=False)
+    executor.close()
+    with executor.use(executor.DASK):
+        executor.prestart(2)
+    executor.prestart(1)
+    with pytest.raises(InputError, match="--workers"):
+        executor.prestart(10_000)
+    assert not _spawned(os.getpid())
+    executor.close()
