@@ -9,10 +9,11 @@ and closed by it, as a user's command does), on ``processes`` and ``dask`` with 
 * a callable, ``dpaudit run --algo examples/private_etc.py:etc --eps 1 --seed 1 --runs 200000``.
 
 Printed per audit and configuration: the audit's time (``runtime_s``, the fastest of
-``--repeats``), the runs it drew (pilots and measurement, both sides) per second, the parallel
-efficiency t(1 worker) / (2 × t(2 workers)) and the Dask overhead t(dask) / t(processes) − 1
-at 2 workers. Every configuration's JSON must be identical but for its runtime; the script
-says so or stops.
+``--repeats``) and the command's (from its start to its exit, imports and the workers' start
+and close included, the fastest of ``--repeats``), the runs it drew (pilots and measurement,
+both sides) per audit second, the parallel efficiency t(1 worker) / (2 × t(2 workers)) and the
+Dask overhead t(dask) / t(processes) − 1 at 2 workers, both on either time. Every
+configuration's JSON must be identical but for its runtime; the script says so or stops.
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 from dpaudit.verdicts.result import write_json_atomic
 
@@ -46,15 +48,30 @@ def untimed(x: object) -> object:
     return [untimed(v) for v in x] if isinstance(x, list) else x
 
 
-def one(argv: list[str], scheduler: str, workers: int) -> dict:
-    """One fresh ``dpaudit run``: its JSON."""
+def one(argv: list[str], scheduler: str, workers: int) -> tuple[dict, float]:
+    """One fresh ``dpaudit run``: its JSON and the command's wall time (s)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
+        t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "dpaudit", "run", *argv, "--scheduler", scheduler,
                         "--workers", str(workers), "--json", out], cwd=ROOT, check=False,
                        stdout=subprocess.DEVNULL, env={**os.environ, "DPAUDIT_SCHEDULER": ""})
+        wall = time.perf_counter() - t
         with open(out) as f:
-            return json.load(f)
+            return json.load(f), wall
+
+
+def ratios(t: dict, sched: str, w: int) -> tuple:
+    """(efficiency, Dask overhead) of a configuration's row (None where not defined)."""
+    eff = t[sched, 1] / (2 * t[sched, 2]) if w == 2 else None
+    over = t["dask", 2] / t["processes", 2] - 1 if (sched, w) == ("dask", 2) else None
+    return eff, over
+
+
+def shown(eff: float | None, over: float | None) -> str:
+    """The two ratios as table cells."""
+    return (f"{eff:.2f}" if eff is not None else "") + " | " \
+        + (f"{100 * over:+.0f} %" if over is not None else "")
 
 
 def main() -> None:
@@ -64,27 +81,30 @@ def main() -> None:
                                                    "scaling.json"))
     a = ap.parse_args()
     rows = {}
-    print("| audit | scheduler | workers | time (s) | runs/s | efficiency | Dask overhead |\n"
-          "|---|---|---|---|---|---|---|")
+    print("| audit | scheduler | workers | audit (s) | command (s) | runs/s | efficiency "
+          "(audit) | Dask overhead (audit) | efficiency (command) | Dask overhead (command) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|")
     for name, argv in AUDITS.items():
-        t, docs = {}, {}
+        t, wall, docs = {}, {}, {}
         for sched, w in CONFIGS:
             got = [one(argv, sched, w) for _ in range(a.repeats)]
-            t[sched, w] = min(d["runtime_s"] for d in got)
-            docs[sched, w] = untimed(got[0])
+            t[sched, w] = min(d["runtime_s"] for d, _ in got)
+            wall[sched, w] = min(s for _, s in got)
+            docs[sched, w] = untimed(got[0][0])
         same = all(d == docs["processes", 1] for d in docs.values())
         if not same:
             sys.exit(f"{name}: the JSON differs between schedulers or workers")
         runs = runs_drawn(docs["processes", 1])
         for sched, w in CONFIGS:
-            eff = t[sched, 1] / (2 * t[sched, 2]) if w == 2 else None
-            over = t["dask", 2] / t["processes", 2] - 1 if (sched, w) == ("dask", 2) else None
-            rows[f"{name}, {sched}, {w}"] = {"seconds": t[sched, w], "runs": runs,
-                                             "runs_per_s": runs / t[sched, w],
-                                             "efficiency": eff, "dask_overhead": over}
-            print(f"| {name} | {sched} | {w} | {t[sched, w]:.1f} | {runs / t[sched, w]:.3g} | "
-                  + (f"{eff:.2f}" if eff is not None else "") + " | "
-                  + (f"{100 * over:+.0f} %" if over is not None else "") + " |", flush=True)
+            eff, over = ratios(t, sched, w)
+            eff_c, over_c = ratios(wall, sched, w)
+            rows[f"{name}, {sched}, {w}"] = {
+                "seconds": t[sched, w], "command_seconds": wall[sched, w], "runs": runs,
+                "runs_per_s": runs / t[sched, w], "efficiency": eff, "dask_overhead": over,
+                "command_efficiency": eff_c, "command_dask_overhead": over_c}
+            print(f"| {name} | {sched} | {w} | {t[sched, w]:.1f} | {wall[sched, w]:.1f} | "
+                  f"{runs / t[sched, w]:.3g} | {shown(eff, over)} | {shown(eff_c, over_c)} |",
+                  flush=True)
     print("\nThe JSON of every configuration is identical but for its runtime.")
     write_json_atomic(a.json, {"cores": os.cpu_count(), "repeats": a.repeats, "rows": rows})
 
