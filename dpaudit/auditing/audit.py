@@ -120,8 +120,8 @@ class Source:
     """Runs of one mechanism on one neighbouring pair, as feature cells.
 
     Subclasses implement ``draw(side, n, seed) -> Counts`` (``side``: a :class:`Side`),
-    ``neighbours()`` (the pair's JSON) and may override :meth:`pilot` (e.g. to fit the cell map
-    on the ranking half), ``orderings`` (extra event orderings, :func:`best_event`),
+    ``neighbours()`` (the pair's JSON) and may override :meth:`pilot_many` (e.g. to fit the
+    cell map on the ranking half), ``orderings`` (extra event orderings, :func:`best_event`),
     :meth:`describe` and :meth:`cell_text`.
     """
 
@@ -155,10 +155,28 @@ class Source:
         Returns:
             ((counts on d, counts on d′) of the ranking half, the same of the scoring half).
         """
-        s = seed.spawn(4)
-        rank = (self.draw(Side.D, half, s[0]), self.draw(Side.D_PRIME, half, s[1]))
-        score = (self.draw(Side.D, half, s[2]), self.draw(Side.D_PRIME, half, s[3]))
-        return rank, score
+        return type(self).pilot_many([self], half, [seed])[0]
+
+    @classmethod
+    def pilot_many(cls, srcs: list, half: int, seeds: list) -> list:
+        """The (rank, score) pilots of many sources of this class, pooled (:meth:`draw_many`).
+
+        Seeded as :meth:`pilot` seeds one: ``seed.spawn(4)`` = ranking d, ranking d′,
+        scoring d, scoring d′.
+
+        Args:
+            srcs: the sources.
+            half: runs per side and half.
+            seeds: their pilots' seeds.
+
+        Returns:
+            :meth:`pilot`'s result for each source, in order.
+        """
+        plans = [(s, side, half, k) for s, sd in zip(srcs, seeds)
+                 for side, k in zip((*Side, *Side), sd.spawn(4))]
+        c = cls.draw_many(plans)
+        return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3]))
+                for j in range(len(srcs))]
 
     def narrowed(self, ev: Event) -> "Source":
         """The source whose draws measure event ``ev`` (here: this one, every view drawn).
@@ -373,8 +391,15 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
     narrow = [sources[i].narrowed(events[i]) for i in chosen]
+    by_label = dict(zip(chosen, narrow))
+
+    def look(plans: list) -> list:      # a look's draws, pooled on the worker processes
+        return type(narrow[0]).draw_many([(by_label[f.label], side, k, sd)
+                                          for f, side, k, sd in plans])
+
     m = measure([Finalist(events[i], n.draw, i, deltas[i], n.cost)
-                 for i, n in zip(chosen, narrow)], req.claim, b, s_meas, allow)
+                 for i, n in zip(chosen, narrow)], req.claim, b, s_meas, allow,
+                look if _pooled(narrow) else None)
     if bar is not None:
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
@@ -487,8 +512,8 @@ def _can_carry(ms: Measured, delta: float, target: float) -> bool:
 
 
 def _pooled(srcs: list) -> bool:
-    """Whether the sources' draws can be pooled: one class, drawn by the base pilot."""
-    return bool(srcs) and len({type(s) for s in srcs}) == 1 and type(srcs[0]).pilot is Source.pilot
+    """Whether the sources' draws can be pooled: all of one class."""
+    return bool(srcs) and len({type(s) for s in srcs}) == 1
 
 
 def _draws(srcs: list, n: int, seeds: list) -> list:
@@ -508,16 +533,12 @@ def _pilots(srcs: list, half: int, seeds: list) -> list:
     """The (rank, score) pilots of every source.
 
     (rank, score) pilots of ``half`` runs per side and half for every source, seeded as
-    :meth:`Source.pilot` seeds them; sources drawn by that pilot are pooled
-    (:meth:`Source.draw_many`), so that a search round over many small pilots keeps every core
-    busy. A source with its own pilot (a mechanism fits its cell map on the ranking half) runs it.
+    :meth:`Source.pilot` seeds them, pooled by the sources' :meth:`Source.pilot_many` so that
+    a search round over many small pilots keeps every core busy.
     """
     if not _pooled(srcs):
         return [s.pilot(half, sd) for s, sd in zip(srcs, seeds)]
-    plans = [(s, side, half, k) for s, sd in zip(srcs, seeds)
-             for side, k in zip((*Side, *Side), sd.spawn(4))]
-    c = type(srcs[0]).draw_many(plans)
-    return [((c[4 * j], c[4 * j + 1]), (c[4 * j + 2], c[4 * j + 3])) for j in range(len(srcs))]
+    return type(srcs[0]).pilot_many(srcs, half, seeds)
 
 
 class ActionSource(Source):

@@ -34,7 +34,7 @@ from dpaudit.core import executor
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.data.neighbours import select_positions
 from dpaudit.data.tables import MODELS, base_tables
-from dpaudit.errors import InputError, UserCodeError, user_frame
+from dpaudit.errors import InputError, UserCodeError, code_file, in_user_code
 from dpaudit.simulation.simulate import Counts, child_seed, seed_sequence
 from dpaudit.simulation.transcript import Transcript, cells, checked
 
@@ -175,7 +175,18 @@ class Call:
 _LOADED: dict = {}     # payload -> callable, in each worker process
 
 
-def _loaded(payload: tuple) -> Callable:
+def from_payload(payload: tuple) -> Callable:
+    """The callable of a :meth:`Call.payload`, loaded once per process.
+
+    Args:
+        payload: ("ref", its name) or ("pickle", cloudpickle's bytes).
+
+    Returns:
+        The callable.
+
+    Raises:
+        InputError, UserCodeError: as :func:`load`.
+    """
     if payload not in _LOADED:
         kind, what = payload
         _LOADED[payload] = load(what) if kind == "ref" else cloudpickle.loads(what)
@@ -193,6 +204,7 @@ class _Chunk:
     views: np.ndarray
     n: int
     seed: np.random.SeedSequence
+    origin: str | None = None     # the callable's file (named by an error in code shipped by value)
 
 
 def _chunk_job(job: _Chunk) -> tuple:
@@ -201,15 +213,9 @@ def _chunk_job(job: _Chunk) -> tuple:
     An exception in the user's code becomes one line naming its file and line (the traceback
     stays in the worker).
     """
-    call = Call(_loaded(job.payload), job.eps, job.name)
-    try:
-        return _run_chunk(call, job.data, job.views, job.n, job.seed)
-    except Exception as e:     # noqa: BLE001 (re-raised as it is unless the user's code raised)
-        where = user_frame(e.__traceback__)
-        if where is None or isinstance(e, UserCodeError):
-            raise
-        raise UserCodeError(f"{type(e).__name__}: {e} (in {where[2]} at {where[0]}:{where[1]})"
-                            ) from None
+    with in_user_code(job.origin):
+        return _run_chunk(Call(from_payload(job.payload), job.eps, job.name), job.data, job.views,
+                          job.n, job.seed)
 
 
 def _run_chunk(call: Call, data: Any, views: np.ndarray, n: int,
@@ -300,10 +306,11 @@ class TranscriptSource(ActionSource):
         first = plans[0][0]
         jobs, owner = [], []
         payload = first.call.payload() if first.workers > 1 else None
+        origin = code_file(first.call.fn)
         for j, (src, side, n, seed) in enumerate(plans):
             sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
             data = src.data[side.index]
-            jobs += [_Chunk(payload, src.call.eps, src.call.name, data, src.views, m, sd)
+            jobs += [_Chunk(payload, src.call.eps, src.call.name, data, src.views, m, sd, origin)
                      for m, sd in zip(sizes, seed.spawn(len(sizes)))]
             owner += [j] * len(sizes)
         if payload is not None and len(jobs) > 1:

@@ -40,8 +40,8 @@ from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
                                    run_audit, source_views)
 from dpaudit.auditing.callables import (Call, POSITIONS, REPLAY_RUNS, TranscriptSource,
-                                        check_signature, declared_horizons, inputs, load,
-                                        no_exit, positions, replay)
+                                        check_signature, declared_horizons, from_payload, inputs,
+                                        load, no_exit, positions, replay)
 from dpaudit.auditing.mechanism import MechanismSource
 from dpaudit.core import executor, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
@@ -59,17 +59,24 @@ _MASK = (1 << 63) - 1
 
 
 class CallableMechanism:
-    """``mechanism(rng, data, n)`` running ``fn(rng, data, eps)`` n times, one output each.
+    """``mechanism(rng, data, n)`` running the callable of ``call`` n times, one output each.
 
     The first output fixes the mode: a number keeps outputs as numbers (threshold events
     apply); a sequence makes every output a 63-bit hash (UUID 5) of its float64 values
-    (``hashed``: hashes have no order, so no threshold events are tried on them).
+    (``hashed``: hashes have no order, so no threshold events are tried on them). Pickled
+    for a worker process as its callable's payload (:meth:`Call.payload`: by name when
+    loaded by one) with the mode fixed in this process, so every worker codes alike.
     """
 
-    def __init__(self, fn: Callable, eps: float) -> None:
-        """Wrap ``fn``, called with ``eps``."""
-        self.fn, self.eps, self.hashed = fn, eps, None
-        self.__name__ = getattr(fn, "__name__", "callable")
+    def __init__(self, call: Call, hashed: bool | None = None) -> None:
+        """Wrap ``call``; ``hashed``: the mode, None until the first output fixes it."""
+        self.call, self.hashed = call, hashed
+        self.__name__ = call.name
+
+    def __reduce__(self) -> tuple:
+        """Pickled as (its class, the callable's payload, ε, name, mode)."""
+        return _rebuilt, (type(self), self.call.payload(), self.call.eps, self.call.name,
+                          self.hashed)
 
     def _code(self, out: Any) -> float | int:
         try:
@@ -95,7 +102,13 @@ class CallableMechanism:
     def __call__(self, rng: np.random.Generator, data: Any, n: int) -> np.ndarray:
         """``n`` runs of the callable on ``data``, one output each, shape (n,)."""
         with no_exit(self.__name__):
-            return np.asarray([self._code(self.fn(rng, data, self.eps)) for _ in range(n)])
+            return np.asarray([self._code(self.call(rng, data)) for _ in range(n)])
+
+
+def _rebuilt(cls: type, payload: tuple, eps: float, name: str,
+             hashed: bool | None) -> CallableMechanism:
+    """A :class:`CallableMechanism` in a worker process (its ``__reduce__``)."""
+    return cls(Call(from_payload(payload), eps, name), hashed)
 
 
 def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel.USER, delta: float = 0.0,
@@ -236,8 +249,9 @@ def audit_code(request: AuditRequest) -> AuditResult:
     horizons = (request.instances == "search" and declared_horizons(fn, horizon)) or [horizon]
     table_seed = int(s_table.generate_state(1, np.uint32)[0])
     eps = float(request.claim.eps)
-    mech = CallableMechanism(fn, eps)
-    call = Call(fn, eps, mech.__name__, None if callable(request.algorithm) else ref)
+    call = Call(fn, eps, getattr(fn, "__name__", "callable"),
+                None if callable(request.algorithm) else ref)
+    mech = CallableMechanism(call)
     mark_seed = np.random.SeedSequence(request.seed, spawn_key=(PROBE_KEY, 1))
     pairs, limits, tried = [], [], []
     for h in horizons:
@@ -257,9 +271,10 @@ def audit_code(request: AuditRequest) -> AuditResult:
         sources = [TranscriptSource(call, inputs(pr), source_views(pr, len(means), h), pr, h,
                                     workers, bar)
                    for pr, h in zip(pairs, limits)]
-        mech = TranscriptMechanism(fn, eps)
+        mech = TranscriptMechanism(call)
     else:
-        sources = [MechanismSource(mech, *inputs(pr), pr.describe(), bar) for pr in pairs]
+        sources = [MechanismSource(mech, *inputs(pr), pr.describe(), bar, workers)
+                   for pr in pairs]
     same = reproducible(mech, sources[0].data[0], request.seed)
     if request.strict and not same:
         raise UserCodeError(f"{ref}: two runs with one seed differed: it draws randomness "

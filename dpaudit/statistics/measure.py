@@ -138,7 +138,8 @@ def _add(a: Counts | None, b: Counts) -> Counts:
 
 
 def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
-            seed: np.random.SeedSequence, allowance: Allowance | None = None) -> Measurement:
+            seed: np.random.SeedSequence, allowance: Allowance | None = None,
+            draws: Callable[[list], list] | None = None) -> Measurement:
     """Measure the finalists on fresh samples, in looks.
 
     Violations are tested at the budget's α, Bonferroni over looks × finalists (see the module
@@ -157,6 +158,9 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         allowance: the samples cap and time limit left; a look it refuses is not made, and the
             measurement stops there (``stopped`` = "cap"). Fewer looks spend less of α and β,
             so every bound stays valid; each draw is charged its finalist's ``cost``.
+        draws: the draws of one look made together (e.g. pooled on the worker processes):
+            (finalist, side, runs, seed) tuples -> their :class:`Counts`, in order, each as
+            the finalist's ``draw`` gives it; None: those ``draw`` calls one after another.
 
     Returns:
         The :class:`Measurement`: every finalist's hits, bounds and p-values, the levels per
@@ -180,11 +184,11 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         if allowance is not None:
             allowance.spend(cost)
         row = {"runs_per_side": size, "eps_lb": [], "eps_ub": []}
+        plans = [(ms.finalist, side, size - ms.n, sd) for i, ms in enumerate(out)
+                 for side, sd in zip(Side, seeds[i][k].spawn(2))]
+        got = draws(plans) if draws else [f.draw(side, r, sd) for f, side, r, sd in plans]
         for i, ms in enumerate(out):
-            s_d, s_dp = seeds[i][k].spawn(2)
-            extra = size - ms.n
-            ms.counts = [_add(ms.counts[0], ms.finalist.draw(Side.D, extra, s_d)),
-                         _add(ms.counts[1], ms.finalist.draw(Side.D_PRIME, extra, s_dp))]
+            ms.counts = [_add(ms.counts[0], got[2 * i]), _add(ms.counts[1], got[2 * i + 1])]
             ev = ms.finalist.event
             ms.hits = (ms.counts[0].hits(ev.view_index, ev.cells),
                        ms.counts[1].hits(ev.view_index, ev.cells))

@@ -1,14 +1,18 @@
 """The user's own bandit callables (dpaudit.auditing.callables): Transcript outputs get the
 registered algorithms' views and readable events, and every callable gets the coupled replay
 that makes a data-blind one `inconclusive` (vacuous) instead of an empty pass."""
+import pickle
 import re
 
+import cloudpickle
 import numpy as np
 import pytest
 
 from dpaudit import Transcript, audit_callable
 from dpaudit.algorithms.space import Scale, theorem
-from dpaudit.auditing.callables import POSITIONS, Call, declared_horizons, positions, replay
+from dpaudit.auditing import mechanism
+from dpaudit.auditing.callables import POSITIONS, Call, declared_horizons, load, positions, replay
+from dpaudit.auditing.plugin import CallableMechanism
 from dpaudit.errors import InputError, UserCodeError
 from dpaudit.simulation.simulate import COUNTS, SEQUENCE, STOPPED, TRUNCATED, as_views
 from dpaudit.simulation.transcript import cells, checked
@@ -242,3 +246,37 @@ def test_a_callables_audit_searches_the_selected_positions_and_says_so(monkeypat
     line = search_lines(s)[0]
     assert "(40 of 400 positions at horizon 400" in line and "500 runs per side each" in line
     assert "positions" not in search_lines({**s, "positions": None})[0]
+
+
+def _number_or_list(rng, data, eps):
+    """A number for a number, a list for a list (two modes of output)."""
+    return data if isinstance(data, list) else float(data) + rng.laplace(0.0, 1.0 / eps)
+
+
+def test_a_callable_mechanism_travels_to_a_worker_with_its_mode():
+    """Pickled, it draws the same outputs and keeps the mode its first output fixed here."""
+    mech = CallableMechanism(Call(_number_or_list, 0.5, "_number_or_list"))
+    here = mech(np.random.default_rng(3), 1.0, 5)
+    assert mech.hashed is False
+    by_ref = CallableMechanism(Call(load("examples/private_etc.py:etc"), 1.0, "etc",
+                                    "examples/private_etc.py:etc"))
+    for m in (mech, by_ref):
+        there = pickle.loads(cloudpickle.dumps(m))
+        assert there.hashed is m.hashed and there.__name__ == m.__name__
+    there = pickle.loads(cloudpickle.dumps(mech))
+    assert np.array_equal(there(np.random.default_rng(3), 1.0, 5), here)
+    with pytest.raises(UserCodeError, match="after returning numbers"):
+        there(np.random.default_rng(3), [1.0, 2.0], 1)
+    table = np.eye(4)[:, :2]
+    assert np.array_equal(pickle.loads(pickle.dumps(by_ref))(np.random.default_rng(1), table, 4),
+                          by_ref(np.random.default_rng(1), table, 4))
+
+
+@pytest.mark.slow
+def test_a_callable_returning_numbers_gets_the_same_audit_on_two_workers(monkeypatch):
+    monkeypatch.setattr(mechanism, "CHUNK", 2048)
+    got = [audit_callable("examples/private_etc.py:etc", 1.0, runs=8000, seed=2,
+                          workers=w).to_dict() for w in (1, 2)]
+    for r in got:
+        r.pop("runtime_s")
+    assert got[0] == got[1]

@@ -19,7 +19,8 @@ from scipy.stats import binom
 import dpaudit
 from dpaudit.calibrate.calibration import Plan, soundness
 from dpaudit.calibrate.mechanisms import FAMILIES, known_mechanism
-from dpaudit.errors import InputError
+from dpaudit.auditing import mechanism
+from dpaudit.errors import InputError, UserCodeError
 from dpaudit.statistics.measure import look_sizes
 from dpaudit.statistics.stats import detectable_loss
 
@@ -182,3 +183,36 @@ def test_the_mechanism_receives_read_only_copies_of_the_inputs():
     with pytest.raises(ValueError, match="read-only"):
         dpaudit.audit_mechanism(zeroes, d, d_prime, eps=1.0, n=2000, seed=1)
     assert d_prime[0] == 1.0
+
+
+@pytest.mark.slow
+def test_the_audit_is_the_same_on_one_or_two_worker_processes(monkeypatch):
+    """Chunk i of a draw comes from its seed's i-th child: the workers do not move an output.
+
+    The mechanism is a closure (shipped by value, cloudpickle) and CHUNK is cut so that every
+    draw has a few chunks.
+    """
+    monkeypatch.setattr(mechanism, "CHUNK", 4096)
+    scale = 1.0 / 0.5
+
+    def noisy_sum(rng, data, n):
+        return float(np.sum(data)) + rng.laplace(0.0, scale, n)
+    got = [dpaudit.audit_mechanism(noisy_sum, [0.0, 1.0], [0.0, 0.0], eps=0.5, n=40_000,
+                                   seed=4, workers=w).to_dict() for w in (1, 2)]
+    for r in got:
+        r.pop("runtime_s")
+    assert got[0] == got[1]
+
+
+@pytest.mark.slow
+def test_an_exception_in_the_mechanism_on_a_worker_names_its_line(monkeypatch):
+    monkeypatch.setattr(mechanism, "CHUNK", 4096)
+
+    def broken(rng, data, n):
+        if data[0] > 0.5:
+            raise ArithmeticError("no noise scale for this input")
+        return rng.laplace(0.0, 1.0, n)
+    # run here it would raise the ArithmeticError itself; from a worker it comes back as one line
+    with pytest.raises(UserCodeError, match=r"ArithmeticError: no noise scale for this input "
+                                            r"\(in broken at .*test_mechanism_audit\.py:\d+\)"):
+        dpaudit.audit_mechanism(broken, [0.0], [1.0], eps=1.0, n=40_000, seed=1, workers=2)

@@ -139,3 +139,21 @@ def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
     mirrored = best_event((halves[::-1], halves[::-1]), n, 0.05, fallback=True)
     assert mirrored.numerator == "d_prime" and mirrored.cells.tolist() == [2]
     assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback=True) is None
+
+
+def test_a_looks_draws_made_together_are_those_made_one_by_one():
+    """measure(draws=...) gets each look's plans at once, seeded as the one-by-one draws are."""
+    fs = [Finalist(EVENT, binomial_source(0.2, 0.3), 0),
+          Finalist(EVENT, binomial_source(0.1, 0.4), 1)]
+    looks = []
+
+    def together(plans):
+        looks.append([(f.label, side.index) for f, side, _, _ in plans])
+        return [f.draw(side, r, sd) for f, side, r, sd in plans]
+
+    args = (Claim(0.5, 0.0), Budget(10_000, 0.05))
+    one_by_one = measure(fs, *args, np.random.SeedSequence(5))
+    pooled = measure(fs, *args, np.random.SeedSequence(5), draws=together)
+    assert [m.hits for m in pooled.measured] == [m.hits for m in one_by_one.measured]
+    assert pooled.looks == one_by_one.looks and pooled.stopped == one_by_one.stopped
+    assert looks == [[(0, 0), (0, 1), (1, 0), (1, 1)]] * len(pooled.looks)
