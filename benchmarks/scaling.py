@@ -8,9 +8,11 @@ and closed by it, as a user's command does), on ``processes`` and ``dask`` with 
 * the README's main job, ``dpaudit run --algo adap-tt --eps 0.5 --seed 1`` (default budget);
 * a callable, ``dpaudit run --algo examples/private_etc.py:etc --eps 1 --seed 1 --runs 200000``.
 
-Printed per audit and configuration: the audit's time (``runtime_s``, the fastest of
-``--repeats``) and the command's (from its start to its exit, imports and the workers' start
-and close included, the fastest of ``--repeats``), the runs it drew (pilots and measurement,
+The repeats are interleaved (each round runs every configuration once), so a slow spell of
+the machine hits the configurations alike. Printed per audit and configuration: the audit's
+time (``runtime_s``, the fastest of ``--repeats``; the JSON keeps every repeat's) and the
+command's (from its start to its exit, imports and the workers' start and close included, the
+fastest of ``--repeats``), the runs it drew (pilots and measurement,
 both sides) per audit second, the parallel efficiency t(1 worker) / (2 × t(2 workers)) and the
 Dask overhead t(dask) / t(processes) − 1 at 2 workers, both on either time. Every
 configuration's JSON must be identical but for its runtime; the script says so or stops.
@@ -85,10 +87,12 @@ def main() -> None:
           "(audit) | Dask overhead (audit) | efficiency (command) | Dask overhead (command) |\n"
           "|---|---|---|---|---|---|---|---|---|---|")
     for name, argv in AUDITS.items():
-        t, wall, docs = {}, {}, {}
-        for sched, w in CONFIGS:
-            got = [one(argv, sched, w) for _ in range(a.repeats)]
-            t[sched, w] = min(d["runtime_s"] for d, _ in got)
+        t, wall, docs, every = {}, {}, {}, {}
+        rounds = [[one(argv, sched, w) for sched, w in CONFIGS] for _ in range(a.repeats)]
+        for c, (sched, w) in enumerate(CONFIGS):
+            got = [r[c] for r in rounds]
+            every[sched, w] = [d["runtime_s"] for d, _ in got]
+            t[sched, w] = min(every[sched, w])
             wall[sched, w] = min(s for _, s in got)
             docs[sched, w] = untimed(got[0][0])
         same = all(d == docs["processes", 1] for d in docs.values())
@@ -99,7 +103,8 @@ def main() -> None:
             eff, over = ratios(t, sched, w)
             eff_c, over_c = ratios(wall, sched, w)
             rows[f"{name}, {sched}, {w}"] = {
-                "seconds": t[sched, w], "command_seconds": wall[sched, w], "runs": runs,
+                "seconds": t[sched, w], "seconds_every_repeat": every[sched, w],
+                "command_seconds": wall[sched, w], "runs": runs,
                 "runs_per_s": runs / t[sched, w], "efficiency": eff, "dask_overhead": over,
                 "command_efficiency": eff_c, "command_dask_overhead": over_c}
             print(f"| {name} | {sched} | {w} | {t[sched, w]:.1f} | {wall[sched, w]:.1f} | "
