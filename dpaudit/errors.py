@@ -47,19 +47,32 @@ def user_frame(tb: TracebackType | None) -> tuple[str, int, str] | None:
         shipped to a worker process by value (cloudpickle) is the user's: its file is
         :data:`SHIPPED`.
     """
+    user = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename        # "<string>", "<frozen ...>": no file
+        if name == SHIPPED or user_file(name):
+            user = (name if name == SHIPPED else os.path.abspath(name), tb.tb_lineno,
+                    tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return user
+
+
+def user_file(path: str | None) -> bool:
+    """Whether ``path`` is a file of the user's code.
+
+    Args:
+        path: a source file (None, ``<string>`` or ``<frozen ...>``: none).
+
+    Returns:
+        True unless it is dpaudit's, the standard library's or an installed package's.
+    """
+    if not path or path.startswith("<"):
+        return False
     ours = tuple(os.path.abspath(p) + os.sep for name in ("dpaudit", "dpaudit.algorithms")
                  for p in importlib.util.find_spec(name).submodule_search_locations)
     theirs = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
                     for k in ("stdlib", "platstdlib", "purelib", "platlib")})
-    user = None
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename        # "<string>", "<frozen ...>": no file
-        f = os.path.abspath(name)
-        if name == SHIPPED or not (f.startswith(ours) or f.startswith(theirs)
-                                   or name.startswith("<")):
-            user = (name if name == SHIPPED else f, tb.tb_lineno, tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    return user
+    return not os.path.abspath(path).startswith(ours + theirs)
 
 
 @contextlib.contextmanager

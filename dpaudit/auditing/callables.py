@@ -166,10 +166,11 @@ class Call:
     def payload(self) -> tuple:
         """What a worker process loads it from.
 
-        Its name when it was loaded by one, else the function pickled by value or by reference
-        (cloudpickle: closures and lambdas too).
+        Its name when it was loaded by one, else the function pickled
+        (:func:`dpaudit.core.executor.by_value`: closures, lambdas and the user's modules by
+        value).
         """
-        return ("ref", self.ref) if self.ref else ("pickle", cloudpickle.dumps(self.fn))
+        return ("ref", self.ref) if self.ref else ("pickle", executor.by_value(self.fn))
 
 
 _LOADED: dict = {}     # payload -> callable, in each worker process

@@ -93,11 +93,11 @@ class MechanismSource(Source):
     def payload(self) -> tuple[bytes, str | None]:
         """(the mechanism pickled for a worker process, the file it comes from or None).
 
-        cloudpickle ships lambdas and closures by value; the file is what an error in their
-        code names (:func:`dpaudit.errors.in_user_code`).
+        Lambdas, closures and the user's modules go by value
+        (:func:`dpaudit.core.executor.by_value`); the file is what an error in their code names (:func:`dpaudit.errors.in_user_code`).
         """
         if self._payload is None:
-            self._payload = (cloudpickle.dumps(self.mechanism), code_file(self.mechanism))
+            self._payload = (executor.by_value(self.mechanism), code_file(self.mechanism))
         return self._payload
 
     @staticmethod

@@ -46,7 +46,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
 
 from dpaudit.core import interrupt
-from dpaudit.errors import InputError
+from dpaudit.errors import InputError, user_file
 
 PROCESSES, DASK = "processes", "dask"
 ENV = "DPAUDIT_SCHEDULER"
@@ -141,6 +141,32 @@ def check_workers(workers: int, what: str = "--workers") -> int:
                          f"({WORKERS_PER_CORE} per core, {default_workers()} cores); a cluster's "
                          "workers are those of its scheduler (--scheduler tcp://host:port)")
     return workers
+
+
+def by_value(obj: object) -> bytes:
+    """``obj`` (the user's function or callable) pickled for a worker, its module's code by value.
+
+    cloudpickle pickles a function of an importable module by reference, but a worker may not
+    import it (a folder added to ``sys.path`` after the workers started, a Dask worker on
+    another machine): the user's own modules (:func:`dpaudit.errors.user_file`) go by value,
+    with the functions they hold; libraries by reference.
+
+    Args:
+        obj: a picklable object (cloudpickle: closures and lambdas too).
+
+    Returns:
+        The bytes, for ``cloudpickle.loads`` (or ``pickle.loads``) in a worker.
+    """
+    import cloudpickle
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    if module is None or module.__name__ == "__main__" \
+            or not user_file(getattr(module, "__file__", None)):
+        return cloudpickle.dumps(obj)
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(obj)
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
 
 
 def map_tasks(fn: Callable, tasks: list, workers: int) -> Iterator:

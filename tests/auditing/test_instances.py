@@ -146,7 +146,7 @@ def test_the_measurement_draws_on_seeds_no_selection_step_touches(monkeypatch):
     # children of the root seed than the measurement's (child 2). Deterministic: no false
     # failures.
     from dpaudit.auditing import audit, instances, search
-    from dpaudit.auditing.audit import KernelSource, audit_algorithm
+    from dpaudit.auditing.audit import audit_algorithm
     from dpaudit.calibrate.planted import tight_spec
     from dpaudit.simulation import simulate
     seen = {"selection": [], "measurement": []}
@@ -169,14 +169,17 @@ def test_the_measurement_draws_on_seeds_no_selection_step_touches(monkeypatch):
                         spy(instances.release_screen, lambda a, k: k["seed"]))
     monkeypatch.setattr(search, "wb_screen", spy(search.wb_screen, lambda a, k: k["seed"]))
     monkeypatch.setattr(audit, "whitebox", spy(audit.whitebox, lambda a, k: a[4].seed))
-    draw = KernelSource.draw
+    measure = audit.measure
 
-    def measured(self, side, n, seed):
-        record("measurement", seed)
-        out = draw(self, side, n, seed)
-        seen["selection"].pop()      # the _chunked record of this same draw
-        return out
-    monkeypatch.setattr(KernelSource, "draw", measured)
+    def measured(finalists, claim, budget, seed, allowance=None, draws=None):
+        def look(plans):             # a look's draws, pooled (KernelSource.draw_many)
+            for _, _, _, sd in plans:
+                record("measurement", sd)
+            out = draws(plans)
+            del seen["selection"][-len(plans):]    # the _chunked records of these same draws
+            return out
+        return measure(finalists, claim, budget, seed, allowance, look)
+    monkeypatch.setattr(audit, "measure", measured)
     r = audit_algorithm(tight_spec(), 1.0, seed=11, runs=4000, whitebox_runs=50)
     root = np.random.SeedSequence(11).entropy
     meas = [k for e, k in seen["measurement"]]

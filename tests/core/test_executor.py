@@ -2,11 +2,13 @@
 import json
 import os
 import pathlib
+import pickle
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from dpaudit.commands.cli import main
@@ -249,3 +251,16 @@ def test_prestart_starts_nothing_for_dask_one_worker_or_far_too_many(monkeypatch
         executor.prestart(10_000)
     assert not _spawned(os.getpid())
     executor.close()
+
+
+def test_the_users_module_is_shipped_by_value_and_a_library_by_reference(tmp_path, monkeypatch):
+    """A worker need not import the user's module (a folder put on sys.path after it started)."""
+    (tmp_path / "users_own_module.py").write_text(
+        "def helper(x):\n    return x + 1\n\n\ndef twice(x):\n    return 2 * helper(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import users_own_module  # noqa: PLC0415 (a module written by this test)
+    shipped = executor.by_value(users_own_module.twice)
+    monkeypatch.delitem(sys.modules, "users_own_module")
+    sys.path.remove(str(tmp_path))
+    assert pickle.loads(shipped)(3) == 8          # by reference it would need the module
+    assert pickle.loads(executor.by_value(np.mean)) is np.mean
