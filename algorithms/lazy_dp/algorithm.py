@@ -423,24 +423,29 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     log_scale = theta[L_LOG_SCALE]
     n_rec = actions.shape[0]
 
-    mt = np.zeros(K)                 # private means μ̃ (TS: posterior successes S)
-    O = np.ones(K)                   # samples behind μ̃ (TS: pulls)
-    c1 = np.empty(K)                 # sqrt(3/O)
-    c2 = np.empty(K)                 # 3/(ε·O)
-    r = np.zeros(K, np.int64)        # last processed epoch
-    target = np.full(K, 2, np.int64)  # unprocessed pulls that close the current epoch
-    Nn = np.zeros(K, np.int64)       # unprocessed pulls
-    Phi = np.zeros(K)                # unprocessed reward sum
-    Sall = np.zeros(K)               # every reward so far (mutants)
-    Nall = np.zeros(K, np.int64)
+    wf = np.empty((12, K))           # the run's state in two allocations, not 18 (~1 µs)
+    wi = np.zeros((4, K), np.int64)
+    mt = wf[0]                       # private means μ̃ (TS: posterior successes S)
+    O = wf[1]                        # samples behind μ̃ (TS: pulls)
+    c1 = wf[2]                       # sqrt(3/O)
+    c2 = wf[3]                       # 3/(ε·O)
+    r = wi[0]                        # last processed epoch
+    target = wi[1]                   # unprocessed pulls that close the current epoch
+    Nn = wi[2]                       # unprocessed pulls
+    Phi = wf[4]                      # unprocessed reward sum
+    Sall = wf[5]                     # every reward so far (mutants)
+    Nall = wi[3]
+    pa = wf[6]                       # TS / Lazy-DP-TS: the Beta parameters and their
+    pb = wf[7]                       # Marsaglia–Tsang constants (TS: updated on each pull)
+    da, ca, db, cb = wf[8], wf[9], wf[10], wf[11]
+    d0 = 2.0 / 3.0
+    c0 = 1.0 / math.sqrt(9.0 * d0)
+    for a in range(K):
+        mt[a], O[a], Phi[a], Sall[a], pa[a], pb[a] = 0.0, 1.0, 0.0, 0.0, 1.0, 1.0
+        da[a], ca[a], db[a], cb[a] = d0, c0, d0, c0
+        target[a] = 2
     n = 0
     nr = 0
-    pa = np.ones(K)                  # TS / Lazy-DP-TS: the Beta parameters and their
-    pb = np.ones(K)                  # Marsaglia–Tsang constants (TS: updated on each pull)
-    da = np.full(K, 2.0 / 3.0)
-    ca = 1.0 / np.sqrt(9.0 * da)
-    db = da.copy()
-    cb = ca.copy()
     if mode == TS:
         O[:] = 0.0
     else:
