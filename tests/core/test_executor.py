@@ -129,6 +129,20 @@ def test_a_task_whose_worker_dies_is_run_again_and_the_map_is_unchanged(tmp_path
     assert got == [i * i for i in range(8)]
 
 
+@pytest.mark.parametrize("n_tasks, workers", [(0, 2), (1, 2), (2, 2), (34, 2), (256, 2),
+                                               (1000, 8)])
+def test_dask_batches_cover_the_tasks_in_order_and_shrink_to_single_tasks(n_tasks, workers):
+    spans = executor.guided_batches(n_tasks, workers)
+    assert [i for a, b in spans for i in range(a, b)] == list(range(n_tasks))
+    sizes = [b - a for a, b in spans]
+    assert sizes == sorted(sizes, reverse=True)
+    if n_tasks:
+        assert sizes[0] == max(1, n_tasks // (executor.GUIDED * workers))
+        assert sizes[-1] == 1
+    # few Dask tasks: about GUIDED·workers·ln(n) batches, not one per task
+    assert len(spans) <= executor.GUIDED * workers * (1 + np.log(max(n_tasks, 1)))
+
+
 def _slower_first(i: int) -> tuple[int, bool]:
     """(i, whether this worker samples its stacks); the earlier the task, the longer it sleeps."""
     import dask
