@@ -63,6 +63,7 @@ _ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/]+:\d+/?$")
 _chosen: list[str] = []              # use()'s stack
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 _CLIENTS: dict[tuple, object] = {}   # (scheduler, workers) -> dask Client
+_STARTING: dict[tuple, threading.Thread] = {}   # prestart's LocalClusters being started
 PARENT_POLL_S = 0.5      # seconds between a worker's looks at its parent
 _in_worker = False       # this process is a pool's worker (worker_init)
 
@@ -224,8 +225,10 @@ def prestart(workers: int, preload: tuple[str, ...] = ()) -> None:
     A pool's workers otherwise start at its first map: their start (an interpreter, then
     the modules the tasks need, about a second) then delays that map. Started before the
     caller's own imports, they import while it does (the ``dpaudit`` command:
-    :mod:`dpaudit.__main__`). Nothing is started for another scheduler, for one worker or in
-    a worker; the maps of ``workers`` then use this pool.
+    :mod:`dpaudit.__main__`). On ``dask`` the ``LocalCluster`` of ``workers`` starts in a
+    thread, its workers importing ``preload`` too; the first map waits for it (an error there
+    is raised by that map). Nothing is started for a cluster's address, for one worker or in
+    a worker; the maps of ``workers`` then use this pool or cluster.
 
     Args:
         workers: the pool's worker processes (as the maps will ask for).
@@ -235,7 +238,16 @@ def prestart(workers: int, preload: tuple[str, ...] = ()) -> None:
     Raises:
         InputError: a bad scheduler (``$DPAUDIT_SCHEDULER``) or far too many workers.
     """
-    if scheduler() != PROCESSES or workers <= 1 or _inside_worker() or workers in _POOLS:
+    if workers <= 1 or _inside_worker():
+        return
+    if scheduler() == DASK:
+        key = (DASK, check_workers(workers))
+        if key not in _CLIENTS and key not in _STARTING:
+            _STARTING[key] = threading.Thread(target=_start_quietly, args=(workers, preload),
+                                              name="dpaudit-dask-start", daemon=True)
+            _STARTING[key].start()
+        return
+    if scheduler() != PROCESSES or workers in _POOLS:
         return
     pool = _pool(check_workers(workers), preload)
     with launching():         # a submit launches one worker while none is idle
@@ -324,9 +336,19 @@ def _batch(payload: bytes) -> list:
     return [fn(t) for t in tasks]
 
 
-def _client(name: str, workers: int):
+def _start_quietly(workers: int, preload: tuple[str, ...]) -> None:
+    """:func:`_client` of a LocalCluster in prestart's thread; a failure is left to the map."""
+    with contextlib.suppress(Exception):
+        _client(DASK, workers, preload)
+
+
+def _client(name: str, workers: int, preload: tuple[str, ...] = ()):
     """The Dask client of ``name`` (a LocalCluster of ``workers`` started at its first use)."""
     key = (name, workers if name == DASK else 0)
+    starting = _STARTING.get(key)
+    if starting is not None and starting is not threading.current_thread():
+        starting.join()
+        _STARTING.pop(key, None)
     if key not in _CLIENTS:
         try:
             from dask.distributed import Client, LocalCluster
@@ -338,7 +360,7 @@ def _client(name: str, workers: int):
             with launching(), dask.config.set(QUIET_DASK):
                 cluster = LocalCluster(n_workers=check_workers(workers), threads_per_worker=1,
                                        processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                                       silence_logs=logging.ERROR, preload=list(preload))
             _CLIENTS[key] = Client(cluster)
         else:
             _CLIENTS[key] = Client(name)

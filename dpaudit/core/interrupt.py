@@ -106,7 +106,10 @@ def held() -> Iterator[None]:
         _held -= 1
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
         if not _held and _pending:
-            _finish(_pending[0])
+            if threading.current_thread() is threading.main_thread():
+                _finish(_pending[0])
+            else:       # a helper thread's block (a Dask cluster started beside the imports):
+                os.kill(os.getpid(), _pending.pop(0))    # the main thread's handler ends it
 
 
 def call(fn: Callable, *args: object) -> object:

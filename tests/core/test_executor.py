@@ -255,15 +255,33 @@ def test_a_prestarted_pool_is_up_before_its_first_map_with_its_modules_imported(
         executor.close()
 
 
-def test_prestart_starts_nothing_for_dask_one_worker_or_far_too_many(monkeypatch):
+def test_prestart_starts_nothing_for_an_address_one_worker_or_far_too_many(monkeypatch):
     monkeypatch.delenv(executor.ENV, raising=False)
     executor.close()
-    with executor.use(executor.DASK):
+    with executor.use("tcp://127.0.0.1:1"):
         executor.prestart(2)
     executor.prestart(1)
     with pytest.raises(InputError, match="--workers"):
         executor.prestart(10_000)
     assert not _spawned(os.getpid())
+    executor.close()
+
+
+@pytest.mark.slow
+def test_a_prestarted_dask_cluster_is_the_one_the_first_map_uses(monkeypatch):
+    """prestart on dask starts the LocalCluster in a thread, its workers preloading; the map
+    joins it instead of starting a second cluster."""
+    _dask()
+    monkeypatch.delenv(executor.ENV, raising=False)
+    executor.close()
+    with executor.use(executor.DASK):
+        executor.prestart(2, ("json",))
+        assert (executor.DASK, 2) in executor._STARTING
+        got = list(executor.map_tasks(abs, [-1, -2, -3], 2))
+        client = executor._client(executor.DASK, 2)
+    assert got == [1, 2, 3]
+    assert len(executor._CLIENTS) == 1 and not executor._STARTING
+    assert len(client.nthreads()) == 2
     executor.close()
 
 
