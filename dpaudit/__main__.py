@@ -1,10 +1,10 @@
 """The ``dpaudit`` command and ``python -m dpaudit``.
 
 The ``dpaudit`` command and ``python -m dpaudit``: Ctrl-C and SIGTERM handled first
-(:mod:`dpaudit.core.interrupt`), then, for a command that runs audits on a pool of processes,
-that pool's workers started (:func:`dpaudit.core.executor.prestart`: they import while this
-process does), then the command line's imports (a second or two) and
-:func:`dpaudit.commands.cli.main`.
+(:mod:`dpaudit.core.interrupt`), then, for a command that runs audits on a pool of processes
+(or a Dask ``LocalCluster``), that pool's workers started
+(:func:`dpaudit.core.executor.prestart`: they import while this process does), then the
+command line's imports (a second or two) and :func:`dpaudit.commands.cli.main`.
 """
 import sys
 
@@ -26,7 +26,7 @@ def main() -> int:
 
 
 def start_workers(argv: list[str]) -> None:
-    """Start the process pool an auditing command line will use, before its imports.
+    """Start the pool (or Dask cluster) an auditing command line will use, before its imports.
 
     Read from ``argv`` before it is parsed: the command (one of :data:`AUDITING`), its
     ``--workers`` (default: every core) and ``--scheduler``. Another command, ``--help``, or
