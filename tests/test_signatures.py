@@ -19,7 +19,7 @@ LIMIT = 6
 KEYWORD_WRAPPERS = {
     "dpaudit.auditing.audit.audit_algorithm": "dpaudit.auditing.audit.audit_registered",
     "dpaudit.auditing.plugin.audit_callable": "dpaudit.auditing.plugin.audit_code",
-    "dpaudit.auditing.mechanism.audit_mechanism": "dpaudit.auditing.mechanism.audit_pair",
+    "dpaudit.auditing.mechanism.audit_mechanism": "dpaudit.auditing.mechanism.audit_inputs",
     "dpaudit.testing.assert_dp": "dpaudit.testing.assert_request",
 }
 # a paper's formula keeps the paper's arguments (faithful first)

@@ -486,7 +486,8 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
     v = decide(Observation(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub,
                            informative=informative, measured=best is not None,
                            separated=best is not None and ev.predicted_lb > 0,
-                           coverage=checks.coverage, needed=needed, capped=found.capped))
+                           coverage=checks.coverage, needed=needed, capped=found.capped,
+                           runs_option="--runs" if b.runs_name == "runs" else b.runs_name))
     return AuditResult(
         algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
         verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import inspect
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import numpy as np
 
 from dpaudit.algorithms.space import Dimension, Scale
 from dpaudit.auditing.audit import ActionSource, transcript_item
-from dpaudit.auditing.mechanism import read_only
+from dpaudit.auditing.mechanism import check_signature, read_only
 from dpaudit.core import executor
 from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.data.neighbours import select_positions
@@ -83,28 +82,6 @@ def load(ref: str) -> Callable:
         raise InputError(f"--algo {ref}: {target} has no callable named {attr!r}")
     check_signature(fn, f"--algo {ref}")
     return fn
-
-
-def check_signature(fn: Callable, name: str) -> None:
-    """Check that ``fn`` can be called as ``fn(rng, data, eps)``.
-
-    A callable whose signature Python cannot inspect is let through: its call will tell.
-
-    Args:
-        fn: the callable.
-        name: its name, for the message.
-
-    Raises:
-        InputError: ``fn`` cannot take those three arguments.
-    """
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return
-    try:
-        sig.bind(None, None, None)
-    except TypeError:
-        raise InputError(f"{name}: takes {sig}: expected a function (rng, data, eps)") from None
 
 
 class _Exit(BaseException):

@@ -1,21 +1,27 @@
-"""Audits of generic mechanisms: ``mechanism(rng, data, n) -> n outputs`` on a fixed pair.
+"""Audits of generic mechanisms: ``mechanism(rng, data, n) -> n outputs`` on neighbouring inputs.
 
 Any randomised algorithm fits, not only bandits: a Laplace or Gaussian mechanism, randomised
-response, report-noisy-max, a plain-Python bandit run (:mod:`dpaudit.auditing.plugin` wraps one).
+response, report-noisy-max, a sparse vector, a plain-Python bandit run
+(:mod:`dpaudit.auditing.plugin` wraps one). It is audited on one pair (d, d′), on a list of
+pairs, or on the input patterns of :mod:`dpaudit.data.patterns` around a base input
+(``pairs="search"``); several pairs go through the successive halving of the shared pipeline.
 Outputs are drawn in chunks of :data:`CHUNK`, chunk i seeded by the i-th child of the sample's
 SeedSequence (docs/method/kernels.md), the chunks mapped on the executor's worker processes
-(:mod:`dpaudit.core.executor`: the outputs do not depend on their number), turned into cells
-by a
-:class:`~dpaudit.statistics.features.Features` map
-fitted on the pilot's ranking half, and audited by the shared pipeline of
-:mod:`dpaudit.auditing.audit` (threshold and likelihood-ratio events, selection and measurement on
-disjoint samples, early stopping, Bonferroni over everything measured).
+(:mod:`dpaudit.core.executor`: the outputs do not depend on their number), and turned into the
+cells of two views, both fitted on the pilot's ranking half: the outputs' own cells
+(:class:`~dpaudit.statistics.features.Features`: exact values, quantile bins or a grid) and, for
+outputs of several coordinates or given ``features=``, the bins of a classifier's score
+(:mod:`dpaudit.statistics.learned`). The shared pipeline of :mod:`dpaudit.auditing.audit` does the
+rest (threshold and likelihood-ratio events, selection and measurement on disjoint samples,
+early stopping, Bonferroni over everything measured).
 """
 from __future__ import annotations
 
+import inspect
+import itertools
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cloudpickle
@@ -27,20 +33,25 @@ from dpaudit.core import executor
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_MARGIN)
 from dpaudit.core.terms import Side
-from dpaudit.errors import InputError, code_file, in_user_code
+from dpaudit.data.patterns import input_patterns
+from dpaudit.errors import InputError, UserCodeError, code_file, in_user_code
 from dpaudit.simulation.simulate import Counts
-from dpaudit.statistics import features
+from dpaudit.statistics import features, learned
 from dpaudit.statistics.events import Event
 from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
 CHUNK = 1 << 16          # outputs per chunk (a worker's task): ~0.7 s of a Python callable
+MAX_PAIRS = 64           # pairs one audit takes at most
+CELLS, SCORE = 0, 1      # the views: the outputs' own cells, the classifier's score bins
 
 
-def _counts(cells: np.ndarray, n: int) -> Counts:
-    u, c = np.unique(cells, return_counts=True)
-    return Counts(n_runs=n, views=np.array([1], np.int64), cells=[u], counts=[c.astype(np.int64)],
+def _counts(views: list, n: int) -> Counts:
+    """The counts of ``n`` outputs whose cells in each view are ``views[v]``."""
+    uc = [np.unique(cells, return_counts=True) for cells in views]
+    return Counts(n_runs=n, views=np.arange(1, len(views) + 1, dtype=np.int64),
+                  cells=[u for u, _ in uc], counts=[c.astype(np.int64) for _, c in uc],
                   status=np.array([n, 0, 0], np.int64), tau_sum=0, rec=np.zeros(0, np.int64))
 
 
@@ -52,7 +63,21 @@ class MechanismSource(Source):
         """Runs of ``mechanism`` on (``d``, ``d_prime``) by ``workers`` processes."""
         self.mechanism, self.data = mechanism, (read_only(d), read_only(d_prime))
         self.nb, self.bar, self.feat, self.workers = neighbours, bar, None, workers
+        self.learn: Callable | bool | None = None   # features= hook; True: the default ones
+        self.score: learned.Learned | None = None   # the fitted classifier's cells
         self._payload: tuple | None = None     # :meth:`payload`
+
+    def views(self, y: np.ndarray) -> list:
+        """The cells of outputs in each view: their own, and the classifier score's if learned.
+
+        Args:
+            y: outputs, shape (n,) or (n, m).
+
+        Returns:
+            One uint64 array of shape (n,) per view (:data:`CELLS`, then :data:`SCORE`).
+        """
+        own = self.feat.cells(y)
+        return [own] if self.score is None else [own, self.score.cells(y)]
 
     @staticmethod
     def outputs_many(plans: list) -> list:
@@ -111,7 +136,7 @@ class MechanismSource(Source):
             The :class:`~dpaudit.simulation.simulate.Counts` (one view) of each plan.
         """
         ys = MechanismSource.outputs_many(plans)
-        return [_counts(src.feat.cells(y), n) for (src, _, n, _), y in zip(plans, ys)]
+        return [_counts(src.views(y), n) for (src, _, n, _), y in zip(plans, ys)]
 
     def draw(self, side: Side, n: int, seed: np.random.SeedSequence) -> Counts:
         """Counts of fresh outputs on one input, in the fitted cells.
@@ -128,7 +153,10 @@ class MechanismSource(Source):
 
     @classmethod
     def pilot_many(cls, srcs: list, half: int, seeds: list) -> list:
-        """The (rank, score) pilots; each source's cell map is fitted on its ranking half.
+        """The (rank, score) pilots; each source's cell maps are fitted on its ranking half.
+
+        The classifier of :mod:`dpaudit.statistics.learned` is fitted too when the source has
+        ``features=`` or its outputs have several coordinates.
 
         Seeded as :meth:`Source.pilot` seeds one (``seed.spawn(4)``); the ranking halves of
         every source are drawn together, then the scoring halves.
@@ -146,11 +174,16 @@ class MechanismSource(Source):
         ys = cls.outputs_many([(src, side, half, k[side.index])
                                for src, k in zip(srcs, s) for side in Side])
         for j, src in enumerate(srcs):
-            src.feat = features.fit(ys[2 * j], ys[2 * j + 1])
+            y_d, y_dp = ys[2 * j], ys[2 * j + 1]
+            src.feat = features.fit(y_d, y_dp)
+            several = y_d.ndim == 2 and y_d.shape[1] > 1
+            hook = src.learn if callable(src.learn) else None
+            src.score = (learned.fit(y_d, y_dp, hook) if hook is not None or
+                         (several and src.learn is not False) else None)
         score = cls.draw_many([(src, side, half, k[2 + side.index])
                                for src, k in zip(srcs, s) for side in Side])
-        return [((_counts(src.feat.cells(ys[2 * j]), half),
-                  _counts(src.feat.cells(ys[2 * j + 1]), half)),
+        return [((_counts(src.views(ys[2 * j]), half),
+                  _counts(src.views(ys[2 * j + 1]), half)),
                  (score[2 * j], score[2 * j + 1])) for j, src in enumerate(srcs)]
 
     def orderings(self, v: int, keys: np.ndarray) -> list:
@@ -163,6 +196,8 @@ class MechanismSource(Source):
         Returns:
             (name, permutation of ``keys``) pairs.
         """
+        if v == SCORE:
+            return self.score.orderings(keys)
         if getattr(self.mechanism, "hashed", False):   # hashed transcripts have no order
             return []
         return self.feat.orderings(v, keys)
@@ -180,6 +215,9 @@ class MechanismSource(Source):
         Returns:
             {"text": the cells in words, "view": None}.
         """
+        if ev.view_index == SCORE:
+            return {"text": f"{self.score.describe(ev.cells)} (more likely under "
+                            f"{ev.numerator.label})", "view": None, "learned": True}
         return {"text": f"{self.feat.describe(ev.cells)} (more likely under "
                         f"{ev.numerator.label}; {self.feat.kind} output)", "view": None}
 
@@ -187,12 +225,14 @@ class MechanismSource(Source):
         """One cell in words.
 
         Args:
-            v: the view's index (unused: a mechanism has one view).
+            v: the view's index (:data:`CELLS` or :data:`SCORE`).
             key: the cell.
 
         Returns:
             Its value or interval.
         """
+        if v == SCORE:
+            return self.score.bins.cell_text(key).replace("y in", "s(y) in", 1)
         return self.feat.cell_text(key)
 
 
@@ -235,34 +275,166 @@ def read_only(x: Any) -> Any:
     return a
 
 
-def _data(x: Any, name: str) -> np.ndarray:
+def check_signature(fn: Callable, name: str, expected: str = "a function (rng, data, eps)") -> None:
+    """Check that ``fn`` can be called with three positional arguments.
+
+    A callable whose signature Python cannot inspect is let through: its call will tell.
+
+    Args:
+        fn: the callable.
+        name: its name, for the message.
+        expected: the call it must accept, for the message.
+
+    Raises:
+        InputError: ``fn`` cannot take three positional arguments.
+    """
     try:
-        return np.asarray(x)
+        sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        raise InputError(f"{name} is not array-like")
+        return
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise InputError(f"{name}: takes {sig}: expected {expected}") from None
 
 
-def audit_mechanism(mechanism: Callable, d: Any, d_prime: Any, *, eps: float, delta: float = 0.0,
-                    alpha: float = DEFAULT_ALPHA, n: int | None = None, seed: int | None = None,
-                    name: str | None = None, progress: bool = False,
-                    beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
-                    workers: int | None = None) -> AuditResult:
+REPRO_RUNS = 256       # outputs drawn twice with one seed by :func:`reproducible`
+REPRO_KEY = 0x5EED     # spawn key of that seed: a stream no audit draws
+
+
+def reproducible(mechanism: Callable, data: Any, seed: int) -> bool:
+    """Whether a mechanism's outputs are reproducible from their seed.
+
+    :data:`REPRO_RUNS` outputs come out the same twice from generators with one seed when the
+    mechanism draws its randomness from ``rng`` alone. Global ``np.random`` or ``random`` make
+    them differ, unless every output agrees by chance: with probability (1 − q)^256 when two
+    draws of an output differ with probability q (a fair coin: q = 1/2; an output that is 1
+    with probability 0.07: q ≈ 0.13, 8e-16).
+
+    Args:
+        mechanism: ``mechanism(rng, data, n)``.
+        data: the input its outputs read.
+        seed: the seed of both draws.
+
+    Returns:
+        True when both draws agree.
+    """
+    ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
+    return bool(np.array_equal(_draw(mechanism, data, REPRO_RUNS, ss),
+                               _draw(mechanism, data, REPRO_RUNS, ss)))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a mechanism is audited on, as :func:`audit_mechanism` takes it.
+
+    Attributes:
+        d: the first input of one pair, or the base input of ``pairs="search"``.
+        d_prime: its neighbour (one pair only).
+        pairs: None (the pair (d, d_prime)), a list or iterable of (d, d′) pairs, or
+            ``"search"``.
+        sensitivity: how far each entry of a searched neighbour moves.
+        changes: which entries of a searched neighbour move: ``"each"`` or ``"one"``.
+        features: the classifier's features of the outputs, or None (the default ones).
+        name: the result's algorithm name.
+    """
+
+    d: Any = None
+    d_prime: Any = None
+    pairs: Any = None
+    sensitivity: float = 1.0
+    changes: str = "each"
+    features: Callable | None = None
+    name: str | None = None
+
+    def resolved(self) -> list[tuple[str | None, np.ndarray, np.ndarray]]:
+        """The pairs to audit: (pattern name or None, d, d′) each, checked.
+
+        Raises:
+            InputError: no pair, both a pair and ``pairs``, more than :data:`MAX_PAIRS`, an item
+                that is not a pair, identical inputs, inputs that are not array-like.
+        """
+        if isinstance(self.pairs, str):
+            if self.pairs != "search":
+                raise InputError(f"pairs={self.pairs!r} is not valid: expected 'search' or a "
+                                 "list of (d, d_prime) pairs")
+            if self.d is None or self.d_prime is not None:
+                raise InputError("pairs='search' needs d, the base input whose entries it "
+                                 "moves, and no d_prime")
+            return input_patterns(self.d, self.sensitivity, self.changes)
+        if self.pairs is None:
+            if self.d is None or self.d_prime is None:
+                raise InputError("give d and d_prime, or pairs=[(d, d_prime), ...], or "
+                                 "pairs='search' with d the base input")
+            return [_pair(None, self.d, self.d_prime, "d and d_prime")]
+        if self.d is not None or self.d_prime is not None:
+            raise InputError("give either d and d_prime or pairs, not both")
+        try:
+            items = list(itertools.islice(iter(self.pairs), MAX_PAIRS + 1))
+        except TypeError:
+            raise InputError(f"pairs={self.pairs!r} is not valid: expected 'search' or a list "
+                             "of (d, d_prime) pairs") from None
+        if not 1 <= len(items) <= MAX_PAIRS:
+            many = len(items) if len(items) <= MAX_PAIRS else f"more than {MAX_PAIRS}"
+            raise InputError(f"pairs has {many} pairs: expected 1 to {MAX_PAIRS}")
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise InputError(f"pairs[{i}] is not a (d, d_prime) pair")
+            out.append(_pair(None, *item, f"pairs[{i}]"))
+        return out
+
+
+def _pair(name: str | None, d: Any, d_prime: Any, what: str) -> tuple:
+    """(name, d, d′) as arrays; identical inputs are refused."""
+    try:
+        a, b = np.asarray(d), np.asarray(d_prime)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: an input is not array-like") from None
+    if a.shape == b.shape and np.array_equal(a, b):
+        raise InputError(f"{what}: d and d_prime are identical: neighbouring inputs must "
+                         "differ (an audit of identical inputs could never fail)")
+    return name, a, b
+
+
+def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, eps: float,
+                    delta: float = 0.0, pairs: Any = None, sensitivity: float = 1.0,
+                    changes: str = "each", features: Callable | None = None,
+                    alpha: float = DEFAULT_ALPHA, n: int | None = None,
+                    seed: int | None = None, name: str | None = None,
+                    progress: bool = False, beta: float = DEFAULT_BETA,
+                    margin: float = DEFAULT_MARGIN, workers: int | None = None,
+                    strict: bool = False) -> AuditResult:
     """Audit a mechanism against the claim (ε, δ)-DP on neighbouring inputs.
 
-    A keyword wrapper of :func:`audit_pair`.
+    A keyword wrapper of :func:`audit_inputs`. The inputs are one pair (``d``, ``d_prime``), a
+    list of pairs (``pairs=[(d, d′), ...]``) or the input patterns around ``d``
+    (``pairs="search"``, :mod:`dpaudit.data.patterns`); several pairs share the pilot budget
+    in successive-halving rounds and the best is measured (the module doc of
+    :mod:`dpaudit.auditing.audit`: selection on the pilot only, so α needs no split).
 
     Args:
         mechanism: ``mechanism(rng, data, n)`` returns ``n`` independent outputs for ``data``
             using only the ``numpy.random.Generator`` ``rng``: an array of shape (n,) or
             (n, m), integer or boolean (discrete) or float (continuous; floats with at most
             1024 distinct values are treated as discrete).
-        d: the first input, passed to ``mechanism`` unchanged (arrays as read-only copies).
+        d: the first input, passed to ``mechanism`` unchanged (arrays as read-only copies);
+            with ``pairs="search"``, the base input (a vector of query answers).
         d_prime: its neighbour; must differ from ``d``.
         eps: the claimed ε, in [0.001, 100].
         delta: the claim's δ in [0, 1).
+        pairs: a list or iterable of at most :data:`MAX_PAIRS` (d, d′) pairs, or ``"search"``.
+        sensitivity: ``pairs="search"``: how far each entry of a neighbour moves (> 0).
+        changes: ``pairs="search"``: ``"each"``, every entry of the input may move (query
+            answers of sensitivity ``sensitivity`` each: all eight patterns), or ``"one"``,
+            one entry moves (a histogram: "one above" and "one below").
+        features: ``features(y)`` maps outputs (n, m) to classifier features (n, k) for the
+            learned events (:mod:`dpaudit.statistics.learned`; default: code indicators and
+            values, used for outputs of several coordinates).
         alpha: the probability that a violation is a false alarm.
         n: measurement samples per side at the last look (default 10⁷; the audit stops
-            earlier once the verdict is settled). The pilot draws ``n // 4`` more per side.
+            earlier once the verdict is settled). The pilot draws ``n // 4`` more per side,
+            over all pairs.
         seed: the root seed; drawn and reported when None.
         name: the result's algorithm name (default: the mechanism's ``__name__``).
         progress: show progress bars on stderr.
@@ -271,58 +443,80 @@ def audit_mechanism(mechanism: Callable, d: Any, d_prime: Any, *, eps: float, de
         workers: processes drawing the outputs, :data:`CHUNK` at a time (None: one, this
             process: a vectorised mechanism is fastest there; a mechanism that loops in Python
             gains from more). The result is the same whatever their number.
+        strict: a mechanism whose outputs are not reproducible from ``rng`` (it draws from
+            global ``np.random``, say) is refused instead of audited.
 
     Returns:
         :class:`~dpaudit.verdicts.result.AuditResult`: ``.verdict``, ``.eps_lb``, ``.eps_hat``,
-        ``.alpha``, ``.eps_ub`` and ``.to_dict()``, the JSON of
+        ``.alpha``, ``.eps_ub``, ``.reproducible`` and ``.to_dict()``, the JSON of
         docs/reference/verdict-json.md.
 
     Raises:
-        InputError: a value out of range, identical inputs, inputs of different shapes.
-        UserCodeError: the mechanism raised, or returned outputs an audit cannot use.
+        InputError: a value out of range, identical inputs, a mechanism that cannot be called
+            as ``mechanism(rng, data, n)``, bad ``pairs``.
+        UserCodeError: the mechanism raised, returned outputs an audit cannot use or, under
+            ``strict``, is not reproducible.
     """
     request = AuditRequest(mechanism, Claim(eps, delta),
                            budget=Budget(n, alpha, beta, margin, finalists=1, runs_name="n"),
-                           seed=seed, progress=progress, workers=workers)
-    return audit_pair(request, d, d_prime, name)
+                           seed=seed, progress=progress, workers=workers, strict=strict)
+    return audit_inputs(request, Inputs(d, d_prime, pairs, sensitivity, changes, features, name))
 
 
-def audit_pair(request: AuditRequest, d: Any, d_prime: Any,
-               name: str | None = None) -> AuditResult:
-    """Audit a mechanism on a pair of neighbouring inputs, as :func:`audit_mechanism` describes.
+def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
+    """Audit a mechanism on neighbouring inputs, as :func:`audit_mechanism` describes.
 
     Args:
         request: the audit; ``request.algorithm`` is the mechanism.
-        d: the first input.
-        d_prime: its neighbour.
-        name: the result's algorithm name (default: the mechanism's ``__name__``).
+        inputs: the pairs, and how their outputs are featurised.
 
     Returns:
         The :class:`~dpaudit.verdicts.result.AuditResult`.
 
     Raises:
         InputError: bad input, or identical inputs.
+        UserCodeError: the mechanism failed or, under ``strict``, is not reproducible.
     """
     t0 = time.perf_counter()
     mechanism = request.algorithm
     if not callable(mechanism):
         raise InputError(f"mechanism={mechanism!r} is not callable")
+    label = inputs.name or getattr(mechanism, "__name__", type(mechanism).__name__)
+    check_signature(mechanism, label, "mechanism(rng, data, n)")
+    if inputs.features is not None and not callable(inputs.features):
+        raise InputError(f"features={inputs.features!r} is not callable: expected features(y) "
+                         "-> an (n, k) array")
+    pairs = inputs.resolved()
     n = int(request.budget.runs or DEFAULT_N)
     pilot = max(n // PILOT_FRACTION, 2000)
     request = draw_seed(request)
     s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(2)
-    d, d_prime = _data(d, "d"), _data(d_prime, "d_prime")
-    if d.shape == d_prime.shape and np.array_equal(d, d_prime):
-        raise InputError("d and d_prime are identical: neighbouring inputs must differ (an "
-                         "audit of identical inputs could never fail)")
-    label = name or getattr(mechanism, "__name__", type(mechanism).__name__)
-    nb = {"model": "mechanism", "d": d.tolist(), "d_prime": d_prime.tolist()}
     bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
                disable=None if request.progress else True, desc=f"audit {label}")
-    src = MechanismSource(mechanism, d, d_prime, nb, bar, request.workers or 1)
+    srcs = []
+    for pattern, d, d_prime in pairs:
+        nb = {"model": "mechanism", "d": d.tolist(), "d_prime": d_prime.tolist()}
+        if pattern is not None:
+            nb["pattern"] = pattern
+        srcs.append(MechanismSource(mechanism, d, d_prime, nb, bar, request.workers or 1))
+        srcs[-1].learn = inputs.features
+    same = reproducible(mechanism, srcs[0].data[0], request.seed)
+    if request.strict and not same:
+        raise UserCodeError(f"{label}: two draws with one seed differed: it draws randomness "
+                            "other than rng (strict)")
     resolved = replace(request, algorithm=label, params={},
                        claim=replace(request.claim, delta=request.claim.delta or 0.0),
                        budget=replace(request.budget, runs=n))
-    cand = Candidates([src], [0], pilot, "pair")
-    return conclude(resolved, cand, run_audit(resolved, cand, (s_pilot, s_meas), bar), Checks(),
-                    t0)
+    many = len(srcs) > 1
+    cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair")
+    searched = {}
+    if many:
+        searched["pairs"] = {
+            "given": "search" if isinstance(inputs.pairs, str) else "list",
+            "count": len(srcs), **({"sensitivity": float(inputs.sensitivity),
+                                    "changes": inputs.changes}
+                                   if isinstance(inputs.pairs, str) else {}),
+            "note": "every pair's pilot runs come from the shared pilot budget (successive "
+                    "halving); the measured pair was chosen on pilot runs only"}
+    return conclude(resolved, cand, run_audit(resolved, cand, (s_pilot, s_meas), bar),
+                    Checks(reproducible=same, search=searched), t0)

@@ -40,9 +40,10 @@ from dpaudit.algorithms.spec import Param
 from dpaudit.auditing.audit import (Candidates, Checks, command_line, conclude, draw_seed,
                                    run_audit, source_views)
 from dpaudit.auditing.callables import (Call, POSITIONS, REPLAY_RUNS, TranscriptSource,
-                                        check_signature, declared_horizons, from_payload, inputs,
-                                        load, no_exit, positions, replay)
-from dpaudit.auditing.mechanism import MechanismSource
+                                        declared_horizons, from_payload, inputs, load, no_exit,
+                                        positions, replay)
+from dpaudit.auditing.mechanism import (MechanismSource, check_signature,
+                                        reproducible)
 from dpaudit.core import executor, validate
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN)
@@ -334,29 +335,3 @@ class TranscriptMechanism(CallableMechanism):
         actions, tau, rec, status = checked(out, self.__name__)
         b = np.concatenate([actions.astype(np.int64), [tau, rec, status]])
         return uuid.uuid5(uuid.NAMESPACE_OID, b.tobytes().hex()).int & _MASK
-
-
-REPRO_RUNS = 256       # runs drawn twice with one seed by :func:`reproducible`
-REPRO_KEY = 0x5EED     # spawn key of that seed: a stream no audit draws
-
-
-def reproducible(mech: CallableMechanism, data: Any, seed: int) -> bool:
-    """Whether the callable's runs are reproducible from their seed.
-
-    :data:`REPRO_RUNS` runs come out the same twice from generators with one seed when the
-    callable draws its randomness from ``rng`` alone. Global ``np.random`` or ``random`` make
-    them differ, unless every run agrees by chance: with probability (1 − q)^256 when two draws
-    of a run differ with probability q (a fair coin: q = 1/2; an output that is 1 with
-    probability 0.07: q ≈ 0.13, 8e-16).
-
-    Args:
-        mech: the wrapped callable.
-        data: the input its runs read.
-        seed: the seed of both draws.
-
-    Returns:
-        True when both draws agree.
-    """
-    ss = np.random.SeedSequence(seed, spawn_key=(REPRO_KEY,))
-    return bool(np.array_equal(mech(np.random.default_rng(ss), data, REPRO_RUNS),
-                               mech(np.random.default_rng(ss), data, REPRO_RUNS)))

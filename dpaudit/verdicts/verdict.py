@@ -132,6 +132,9 @@ class Observation:
             pass), and the verdict is ``underpowered`` with no budget named.
         capped: where the samples cap or the time limit stopped the audit, with the flag
             that raises it ("" if neither did); an inconclusive verdict names it first.
+        runs_option: what sets the measurement runs where the audit was asked for: the CLI's
+            ``--runs`` or a Python parameter's name (``n`` of ``audit_mechanism``); the reasons
+            name it.
     """
 
     eps_lb: float
@@ -144,6 +147,21 @@ class Observation:
     needed: object = None
     informative: bool = True
     capped: str = ""
+    runs_option: str = "--runs"
+
+    def runs_set(self, n: int | None = None) -> str:
+        """The option that sets the runs, for a reason's fix.
+
+        Args:
+            n: the runs to name, or None.
+
+        Returns:
+            ``--runs`` or the parameter's name, with ``n`` (``--runs 500``, ``n=500``) if given.
+        """
+        if n is None:
+            return self.runs_option
+        return f"{self.runs_option} {n}" if self.runs_option.startswith("-") else \
+            f"{self.runs_option}={n}"
 
 
 def rules_text(exit_codes: dict) -> str:
@@ -200,7 +218,7 @@ def _decide(observed: Observation) -> Decision:
     if not measured:
         return Decision(Verdict.INCONCLUSIVE, (
             "no event: no output of the pilot runs was more frequent on one table than on "
-            "the other; more runs (--runs) or another pair"))
+            f"the other; more runs ({o.runs_set()}) or another pair"))
     if eps_ub > target or not informative:
         n = needed() if needed is not None and informative else None
         if n is None and not separated:
@@ -209,18 +227,18 @@ def _decide(observed: Observation) -> Decision:
                    "frequencies measured")
             return Decision(Verdict.INCONCLUSIVE, (
                 f"no event: nothing separated d from d' on the pilot sample, and the event "
-                f"measured anyway {why}; more runs (--runs) or another pair"))
+                f"measured anyway {why}; more runs ({o.runs_set()}) or another pair"))
         what = (f"the upper bound {eps_ub:.4f} on the measured event's loss exceeds "
                 f"(1 + margin)·eps = {target:.4g}" if informative else
                 f"no measured event can carry a loss of (1 + margin)·eps = {target:.4g} (it is "
                 "too likely on the denominator side), so the audit could not fail")
         fix = (f"if the event's frequencies stay those measured, about {n} measurement runs "
-               f"per side would bring it under (--runs {n}; a new audit, with its own alpha "
+               f"per side would bring it under ({o.runs_set(n)}; a new audit, with its own alpha "
                "and beta)" if n else
                "no feasible number of runs would do on this event at the frequencies measured")
         return Decision(Verdict.INCONCLUSIVE, f"underpowered: {what}; {fix}", n)
     if not separated:
         return Decision(Verdict.INCONCLUSIVE, (
             "no event: nothing separated d from d' on the pilot sample (the event measured "
-            "anyway is the pilot's raw best); more runs (--runs) or another pair"))
+            f"anyway is the pilot's raw best); more runs ({o.runs_set()}) or another pair"))
     return Decision(Verdict.PASS)

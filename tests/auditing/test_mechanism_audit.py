@@ -216,3 +216,90 @@ def test_an_exception_in_the_mechanism_on_a_worker_names_its_line(monkeypatch):
     with pytest.raises(UserCodeError, match=r"ArithmeticError: no noise scale for this input "
                                             r"\(in broken at .*test_mechanism_audit\.py:\d+\)"):
         dpaudit.audit_mechanism(broken, [0.0], [1.0], eps=1.0, n=40_000, seed=1, workers=2)
+
+
+def test_a_list_of_pairs_measures_the_pair_with_the_largest_loss():
+    # Laplace of scale 1 claimed 1-DP: the loss on a pair is |d − d'|; only the pair 2 apart
+    # violates (true loss 2); the rounds keep it on pilot runs alone
+    pairs = [([0.0], [0.5]), ([0.0], [2.0]), ([0.0], [1.0])]
+    r = dpaudit.audit_mechanism(laplace, pairs=iter(pairs), eps=1.0, n=100_000, seed=1)
+    d = r.to_dict()
+    assert r.verdict == "violation" and d["neighbours"]["d_prime"] == [2.0]
+    assert d["search"]["strategy"] == "pairs" and d["search"]["candidates"] == 3
+    assert d["search"]["pairs"]["given"] == "list" and d["search"]["finalists"][0]["index"] == 1
+
+
+def test_pairs_search_moves_the_entries_of_the_base_input():
+    def noisy_max(rng, data, n):       # report noisy max, Lap(2/ε): ε-DP for queries that
+        q = np.asarray(data)[None, :] + rng.laplace(0.0, 2.0, (n, len(data)))   # move ±1
+        return np.argmax(q, axis=1)
+    r = dpaudit.audit_mechanism(noisy_max, [1.0] * 4, pairs="search", eps=1.0, n=50_000,
+                                seed=3)
+    d = r.to_dict()
+    assert d["search"]["candidates"] == 8 and d["search"]["pairs"]["changes"] == "each"
+    assert d["neighbours"]["pattern"] in {t["pattern"] for t in d["search"]["tried"]}
+    assert r.verdict != "violation"
+    one = dpaudit.audit_mechanism(noisy_max, [1.0] * 4, pairs="search", changes="one",
+                                  eps=1.0, n=20_000, seed=3)
+    assert one.to_dict()["search"]["candidates"] == 2
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"d": [0.0]}, "give d and d_prime"),
+    ({"pairs": "all"}, "pairs='all' is not valid"),
+    ({"pairs": "search", "d": [0.0], "d_prime": [1.0]}, "needs d"),
+    ({"pairs": [([0.0], [1.0])], "d": [0.0]}, "not both"),
+    ({"pairs": [([0.0], [1.0]), ([0.0],)]}, r"pairs\[1\] is not a \(d, d_prime\) pair"),
+    ({"pairs": [([1.0], [1.0])]}, r"pairs\[0\]: d and d_prime are identical"),
+    ({"pairs": []}, "expected 1 to 64"),
+    ({"pairs": [([0.0], [1.0])] * 65}, "more than 64"),
+    ({"d": [0.0], "d_prime": [1.0], "features": 3}, "features=3 is not callable")])
+def test_bad_pairs_are_one_line_errors(kw, match):
+    with pytest.raises(InputError, match=match):
+        dpaudit.audit_mechanism(laplace, eps=1.0, n=2000, **kw)
+
+
+def test_a_wrong_signature_names_the_call_expected():
+    class DPSniperStyle:
+        def m(self, a, n_samples=1):
+            return np.zeros(n_samples)
+    with pytest.raises(InputError, match=r"m: takes \(a, n_samples=1\): expected "
+                                         r"mechanism\(rng, data, n\)"):
+        dpaudit.audit_mechanism(DPSniperStyle().m, [0.0], [1.0], eps=1.0, n=2000)
+
+
+def test_a_mechanism_drawing_from_global_numpy_is_not_reproducible():
+    def global_noise(rng, data, n):
+        return data[0] + np.random.laplace(0.0, 1.0, n)
+    r = dpaudit.audit_mechanism(global_noise, [0.0], [1.0], eps=1.0, n=20_000, seed=1)
+    assert r.reproducible is False and r.to_dict()["reproducible"] is False
+    assert dpaudit.audit_mechanism(laplace, [0.0], [1.0], eps=1.0, n=20_000,
+                                   seed=1).reproducible is True
+    calls = []
+
+    def counted(rng, data, n):
+        calls.append(n)
+        return global_noise(rng, data, n)
+    with pytest.raises(UserCodeError, match="draws randomness other than rng"):
+        dpaudit.audit_mechanism(counted, [0.0], [1.0], eps=1.0, n=20_000, seed=1, strict=True)
+    assert calls == [mechanism.REPRO_RUNS] * 2       # refused before the audit's draws
+
+
+def test_the_reasons_name_the_python_parameter():
+    # outputs that do not read the input: no event; the fix names n, not the CLI's --runs
+    r = dpaudit.audit_mechanism(lambda rng, data, n: rng.integers(0, 2, n), [0], [1], eps=1.0,
+                                n=20_000, seed=2)
+    assert r.verdict == "inconclusive" and "more runs (n)" in r.reason
+    assert "--runs" not in r.reason
+
+
+@pytest.mark.statistical
+def test_learned_events_find_a_leak_spread_over_twenty_coordinates():
+    # twenty Laplace releases of one value, each of scale 20: 1-DP in all; claimed 0.15-DP.
+    # A grid of 2^20 cells gives most outputs a cell of their own (no event); the
+    # classifier's score (the sum, in effect) finds it: ε_lb 0.265 at seed 1
+    def parallel(rng, data, n):
+        return data[0] + rng.laplace(0.0, 20.0, (n, 20))
+    r = dpaudit.audit_mechanism(parallel, [0.0], [1.0], eps=0.15, n=300_000, seed=1)
+    assert r.verdict == "violation" and r.event.get("learned") is True
+    assert "logistic regression" in r.event["text"]

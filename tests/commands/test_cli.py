@@ -512,7 +512,7 @@ def test_strict_refuses_an_unreproducible_callable_before_the_audit():
 
     from dpaudit import audit_callable
     from dpaudit.errors import UserCodeError
-    from dpaudit.auditing.plugin import REPRO_RUNS
+    from dpaudit.auditing.mechanism import REPRO_RUNS
     calls = []
 
     def f(rng, data, eps):

@@ -1,0 +1,178 @@
+"""Learned events: a classifier of d vs d′ outputs, its score cut into ordered cells.
+
+Outputs with many coordinates defeat cells of the outputs themselves (a grid of b^m cells has
+b = 2 at m = 10). After DP-Sniper (Bichsel, Steffen, Bogunovic and Vechev 2021, IEEE S&P), a
+classifier trained to tell outputs on d from outputs on d′ estimates how much more likely an
+output is under one input; its score s(y) is one number per output, and the events
+{s(y) ≥ t} (or ≤ t) are its thresholds. :func:`fit` trains the classifier on the ranking
+half of a pilot (at most :data:`FIT_OUTPUTS` outputs per side), then cuts the score into
+quantile bins (:func:`dpaudit.statistics.features.fit`): the cells are a function of the output
+alone, fixed before any later sample is drawn, so every event is a post-processing of the
+mechanism's output and its measurement stays valid.
+
+The classifier is a logistic regression (scikit-learn) on standardised *features* of the
+output, by default (:class:`Codes`) per coordinate: an indicator of each *code*, a value taken
+by at least :data:`CODE_SHARE` of the fitting outputs (a sparse vector's "below" and "aborted"
+markers, a bit), and the value itself where it is not a code. ``features=`` replaces them
+with the caller's function of the outputs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dpaudit.errors import InputError
+from dpaudit.statistics import features as cells_of
+
+FIT_OUTPUTS = 100_000   # fitting outputs per side at most (the first ones of the ranking half)
+CODE_SHARE = 0.01       # a value taken by at least this share of a coordinate's outputs is a code
+MAX_CODES = 8           # codes per coordinate at most (the most frequent)
+
+
+class Codes:
+    """The default features: per coordinate, indicators of its codes and its other values.
+
+    Attributes:
+        codes: per coordinate, the codes (float64 array, most frequent first).
+        valued: per coordinate, whether it takes values other than its codes.
+    """
+
+    def __init__(self, y: np.ndarray) -> None:
+        """Find each coordinate's codes on the fitting outputs ``y``, shape (n, m)."""
+        self.codes, self.valued = [], []
+        for col in y.T:
+            vals, cnt = np.unique(col, return_counts=True)
+            top = np.argsort(-cnt, kind="stable")[:MAX_CODES]
+            top = top[cnt[top] >= CODE_SHARE * col.size]
+            self.codes.append(vals[top].astype(np.float64))
+            self.valued.append(bool(cnt[top].sum() < col.size))
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        """The features of outputs ``y`` (n, m): a float64 array (n, k)."""
+        cols = []
+        for j, (codes, valued) in enumerate(zip(self.codes, self.valued)):
+            x = y[:, j].astype(np.float64)
+            hit = x[:, None] == codes[None, :]
+            cols.append(hit.astype(np.float64))
+            if valued:
+                cols.append(np.where(hit.any(axis=1), 0.0, x)[:, None])
+        return np.hstack(cols) if cols else np.zeros((y.shape[0], 0))
+
+    def __len__(self) -> int:
+        """The number of features."""
+        return sum(c.size + v for c, v in zip(self.codes, self.valued))
+
+
+def _matrix(transform: Callable, y: np.ndarray, custom: bool) -> np.ndarray:
+    """The features of ``y`` as a finite float64 matrix (n, k); a bad custom map is an error."""
+    x = transform(y)
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("features(y) returned something that is not an array of numbers") \
+            from None
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] != y.shape[0] or not np.isfinite(x).all():
+        what = "features(y)" if custom else "the output features"
+        raise InputError(f"{what} returned shape {x.shape} for {y.shape[0]} outputs: expected "
+                         f"finite numbers of shape ({y.shape[0]}, k)")
+    return x
+
+
+class Learned:
+    """A fitted classifier's score of outputs, cut into ordered cells (module doc).
+
+    Attributes:
+        bins: the :class:`~dpaudit.statistics.features.Features` cells of the score.
+        n_features: the classifier's inputs per output.
+        custom: whether the features are the caller's ``features=``.
+    """
+
+    def __init__(self, transform: Callable, model: object, bins: cells_of.Features,
+                 custom: bool) -> None:
+        """A score ``model`` on ``transform``'s features, cut by ``bins``."""
+        self.transform, self.model, self.bins, self.custom = transform, model, bins, custom
+        self.n_features = int(model.n_features_in_)
+
+    def score(self, y: np.ndarray) -> np.ndarray:
+        """The classifier's score of each output (its log-odds of d′ over d).
+
+        Args:
+            y: outputs, shape (n,) or (n, m).
+
+        Returns:
+            float64 array of shape (n,).
+        """
+        y2 = y.reshape(y.shape[0], -1)
+        return self.model.decision_function(_matrix(self.transform, y2, self.custom))
+
+    def cells(self, y: np.ndarray) -> np.ndarray:
+        """The uint64 cell of each output: its score's bin, in the score's order.
+
+        Args:
+            y: outputs, shape (n,) or (n, m).
+
+        Returns:
+            uint64 array of shape (n,).
+        """
+        return self.bins.cells(self.score(y))
+
+    def orderings(self, keys: np.ndarray) -> list:
+        """The score's orders of the cells, whose prefixes are threshold events.
+
+        Args:
+            keys: the cells (sorted uint64, in the score's order).
+
+        Returns:
+            (name, permutation of ``keys``) pairs.
+        """
+        asc = np.arange(keys.size)
+        return [("threshold: score <= t", asc), ("threshold: score >= t", asc[::-1].copy())]
+
+    def describe(self, cells: np.ndarray) -> str:
+        """A set of cells in words.
+
+        Args:
+            cells: sorted uint64 cells.
+
+        Returns:
+            The classifier and the score values or intervals.
+        """
+        what = "your features" if self.custom else "code indicators and values"
+        text = self.bins.describe(cells).replace("y in", "s(y) in", 1)
+        return (f"{text}, s = a logistic regression's log-odds of d' over d on "
+                f"{self.n_features} {what} of the output (fitted on the pilot)")
+
+
+def fit(y_d: np.ndarray, y_dp: np.ndarray, features: Callable | None = None) -> Learned:
+    """Train the classifier on fitting outputs of both sides and cut its score into cells.
+
+    Args:
+        y_d: outputs on d, shape (n,) or (n, m).
+        y_dp: outputs on d′, the same shape.
+        features: the caller's map of outputs (n, m) to features (n, k), or None for
+            :class:`Codes`.
+
+    Returns:
+        The :class:`Learned` cells.
+
+    Raises:
+        InputError: ``features`` returned no finite (n, k) array.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    a = y_d.reshape(y_d.shape[0], -1)[:FIT_OUTPUTS]
+    b = y_dp.reshape(y_dp.shape[0], -1)[:FIT_OUTPUTS]
+    y = np.concatenate([a, b])
+    transform = features if features is not None else Codes(y)
+    x = _matrix(transform, y, features is not None)
+    label = np.repeat([0, 1], [a.shape[0], b.shape[0]])
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+    model.fit(x, label)
+    s = model.decision_function(x)
+    bins = cells_of.fit(s[:a.shape[0]], s[a.shape[0]:])
+    return Learned(transform, model, bins, features is not None)

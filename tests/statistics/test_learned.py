@@ -1,0 +1,52 @@
+"""Learned events (dpaudit.statistics.learned): features, the classifier's cells, the hook."""
+import numpy as np
+import pytest
+
+from dpaudit.errors import InputError
+from dpaudit.statistics import learned
+
+
+def test_codes_are_indicators_and_the_other_values_a_column():
+    y = np.array([[-1000.0, 1.0], [-1000.0, 0.0], [2.5, 1.0], [-2000.0, 0.0]])
+    f = learned.Codes(np.repeat(y, 50, axis=0))
+    # column 0: three values, each ≥ 1 % of the outputs: all codes, no value column;
+    # column 1: two codes
+    assert [c.size for c in f.codes] == [3, 2] and f.valued == [False, False] and len(f) == 5
+    x = f(y)
+    assert x.shape == (4, 5) and (x.sum(axis=1) == 2).all()
+    rare = np.concatenate([np.full(990, -1000.0), np.linspace(0, 1, 10)])[:, None]
+    g = learned.Codes(rare)
+    assert g.codes[0].tolist() == [-1000.0] and g.valued == [True]
+    x = g(np.array([[-1000.0], [0.25]]))
+    assert x.tolist() == [[1.0, 0.0], [0.0, 0.25]]
+
+
+def test_the_score_orders_the_cells_and_separates_shifted_outputs():
+    rng = np.random.default_rng(1)
+    a = rng.normal(0.0, 1.0, (4000, 3))
+    b = rng.normal(0.0, 1.0, (4000, 3)) + np.array([1.0, 0.0, 0.0])
+    fit = learned.fit(a, b)
+    assert fit.n_features == 3 and not fit.custom
+    test = np.array([[-3.0, 0, 0], [0.0, 0, 0], [3.0, 0, 0]])
+    s, cells = fit.score(test), fit.cells(test)
+    assert s[0] < s[1] < s[2] and cells[0] < cells[1] < cells[2]    # bins keep the order
+    names = [n for n, _ in fit.orderings(np.sort(np.unique(fit.cells(a))))]
+    assert names == ["threshold: score <= t", "threshold: score >= t"]
+    assert "s(y) in" in fit.describe(np.sort(cells[2:])) and "logistic" in fit.describe(cells[:1])
+
+
+def test_the_callers_features_replace_the_codes_and_are_checked():
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0, 1, (2000, 2)), rng.normal(0.5, 1, (2000, 2))
+    seen = []
+
+    def total(y):
+        seen.append(y.shape)
+        return y.sum(axis=1)        # one feature, as a vector
+    fit = learned.fit(a, b, total)
+    assert fit.custom and fit.n_features == 1 and seen == [(4000, 2)]
+    assert "your features" in fit.describe(np.sort(fit.cells(a[:5])))
+    with pytest.raises(InputError, match=r"features\(y\) returned shape \(3, 1\) for 4000"):
+        learned.fit(a, b, lambda y: np.zeros((3, 1)))
+    with pytest.raises(InputError, match="finite"):
+        learned.fit(a, b, lambda y: np.full((y.shape[0], 1), np.nan))
