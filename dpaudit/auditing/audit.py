@@ -225,8 +225,11 @@ class Candidates:
     What the pipeline chooses among: ``sources`` (one per candidate neighbouring pair),
     ``order`` (the sources entering the search, best first), ``pilot_budget`` (pilot runs per
     side over all sources and search rounds, :func:`dpaudit.auditing.search.schedule`),
-    ``strategy`` (the neighbour strategy's name, reported) and ``screen`` (the white-box
-    screen's scores, JSON per source, or None).
+    ``strategy`` (the neighbour strategy's name, reported), ``screen`` (the white-box
+    screen's scores, JSON per source, or None), ``last_round`` (the candidates left for the
+    last round, :func:`dpaudit.auditing.search.schedule`) and ``validate_rounds`` (whether the
+    earlier rounds also rank their candidates by :func:`validated_bound` on a third of their
+    runs instead of by the pilot's pessimistic prediction).
     """
 
     sources: list
@@ -234,6 +237,8 @@ class Candidates:
     pilot_budget: int
     strategy: str | None = None
     screen: list | None = None
+    last_round: int | None = None   # candidates in the last search round (None: 2 × finalists)
+    validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
 
 
 @dataclass(frozen=True)
@@ -345,7 +350,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     F = min(b.finalists, len(order))
     a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
     rounds = search.schedule(len(order), F, cand.pilot_budget,
-                             eta=None if cand.strategy == "structure" else search.ETA)
+                             eta=None if cand.strategy == "structure" else search.ETA,
+                             last=cand.last_round)
     if bar is not None:
         bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
     validate = cand.strategy not in (None, "structure") and rounds[-1][0] > F
@@ -367,7 +373,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
         allow.spend(cost)
         alive = alive[:k]
         last = r == len(rounds) - 1
-        half = max(n // 3 if last and validate else n // 2, 1)
+        checked = validate if last else cand.validate_rounds
+        half = max(n // 3 if checked else n // 2, 1)
         got = _pilots([sources[i] for i in alive], half,
                       [child_seed(s_pilot, r * len(sources) + i) for i in alive])
         for i, pilot in zip(alive, got):
@@ -378,11 +385,11 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
             events[i] = best_event(pilot, runs, a_plan, deltas[i], sources[i].orderings,
                                    fallback=True)
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
-        if last and validate:    # rank the last round's events on fresh runs (validated_bound)
+        if checked:    # rank the round's events on fresh runs (validated_bound)
             fresh = _draws([sources[i].narrowed(events[i]) if events[i] else sources[i]
                             for i in alive], half,
-                           [child_seed(s_pilot, len(rounds) * len(sources) + i)
-                            for i in alive])
+                           [child_seed(s_pilot, (len(rounds) + (0 if last else 1 + r))
+                                       * len(sources) + i) for i in alive])
             valid = {i: validated_bound(events[i], c, runs, a_plan, deltas[i])
                      for i, c in zip(alive, fresh) if events[i] is not None}
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}

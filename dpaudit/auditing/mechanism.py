@@ -42,6 +42,7 @@ from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
+PAIRS_PILOT_FRACTION = 2  # ... n // 2 over all rounds for several pairs (the last: one pair)
 CHUNK = 1 << 16          # outputs per chunk (a worker's task): ~0.7 s of a Python callable
 MAX_PAIRS = 64           # pairs one audit takes at most
 CELLS, SCORE = 0, 1      # the views: the outputs' own cells, the classifier's score bins
@@ -488,7 +489,8 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
                          "-> an (n, k) array")
     pairs = inputs.resolved()
     n = int(request.budget.runs or DEFAULT_N)
-    pilot = max(n // PILOT_FRACTION, 2000)
+    many = len(pairs) > 1
+    pilot = max(n // (PAIRS_PILOT_FRACTION if many else PILOT_FRACTION), 2000)
     request = draw_seed(request)
     s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(2)
     bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
@@ -507,8 +509,8 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
     resolved = replace(request, algorithm=label, params={},
                        claim=replace(request.claim, delta=request.claim.delta or 0.0),
                        budget=replace(request.budget, runs=n))
-    many = len(srcs) > 1
-    cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair")
+    cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair",
+                      last_round=1, validate_rounds=True)
     searched = {}
     if many:
         searched["pairs"] = {

@@ -75,12 +75,12 @@ MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
 
 
 def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
-             min_runs: int = MIN_ROUND_RUNS) -> list[tuple[int, int]]:
+             min_runs: int = MIN_ROUND_RUNS, last: int | None = None) -> list[tuple[int, int]]:
     """Successive-halving rounds for ``n`` candidates.
 
-    Rounds halve the candidates until 2 × ``finalists`` remain; the last round's pilot picks
-    the finalists among them and their events. Half of the budget goes to the last round, half
-    is shared by the others.
+    Rounds halve the candidates until ``last`` (default 2 × ``finalists``) remain; the last
+    round's pilot picks the finalists among them and their events. Half of the budget goes to
+    the last round, half is shared by the others.
 
     Args:
         n: candidates.
@@ -90,13 +90,15 @@ def schedule(n: int, finalists: int, budget: int, eta: int | None = ETA,
         eta: the halving factor; None: one round, the budget shared equally (the best
             ``finalists`` are measured).
         min_runs: pilot runs per side per candidate at least.
+        last: candidates in the last round (at least ``finalists``); None: 2 × ``finalists``.
 
     Returns:
         (candidates, pilot runs per side per candidate) per round.
     """
     if eta is None:
         return [(n, max(budget // max(n, 1), min_runs))]
-    last = min(n, 2 * finalists)     # the finalists are chosen among these, on the last pilot
+    # the finalists are chosen among these, on the last pilot
+    last = min(n, 2 * finalists if last is None else max(last, finalists))
     counts = [n]
     while counts[-1] > last:
         counts.append(max(last, math.ceil(counts[-1] / eta)))
