@@ -202,7 +202,8 @@ def bloom_bits(value: float, hashes: int, size: int) -> np.ndarray:
     """
     bits = np.zeros(size, bool)
     for i in range(hashes):
-        h = hashlib.sha256(f"{float(value)!r}:{i}".encode()).digest()
+        text = ":".join((repr(float(value)), str(i)))     # the value's text and the hash's index
+        h = hashlib.sha256(text.encode()).digest()
         bits[int.from_bytes(h[:8], "little") % size] = True
     return bits
 
