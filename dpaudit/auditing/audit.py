@@ -44,7 +44,8 @@ from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CHUNK, COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED,
                                          as_views, child_seed, run_batch,
                                          simulate_many)
-from dpaudit.statistics.events import Event, best_event, lookup, validated_bound
+from dpaudit.statistics.events import (FRESH_LEVEL, Event, best_event, candidate_events,
+                                       lookup, validated_bound)
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.verdicts.result import AuditResult
@@ -229,7 +230,10 @@ class Candidates:
     screen's scores, JSON per source, or None), ``last_round`` (the candidates left for the
     last round, :func:`dpaudit.auditing.search.schedule`) and ``validate_rounds`` (whether the
     earlier rounds also rank their candidates by :func:`validated_bound` on a third of their
-    runs instead of by the pilot's pessimistic prediction).
+    runs instead of by the pilot's pessimistic prediction). ``validate_events``: the last
+    round validates too, and chooses each candidate's event on its fresh runs among
+    :func:`~dpaudit.statistics.events.candidate_events` (their medians' bound,
+    :data:`~dpaudit.statistics.events.FRESH_LEVEL`).
     """
 
     sources: list
@@ -239,6 +243,7 @@ class Candidates:
     screen: list | None = None
     last_round: int | None = None   # candidates in the last search round (None: 2 × finalists)
     validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
+    validate_events: bool = False   # choose the last round's events among several, on fresh runs
 
 
 @dataclass(frozen=True)
@@ -247,7 +252,9 @@ class Found:
 
     The pipeline's evidence: the search ``rounds`` ((candidates, runs per side) each), the
     predicted ε_lb per round (``history``), the ``pilots`` and ``events`` per source, the
-    validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`.
+    validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`;
+    ``options``: per source, the candidate events its last round chose among (JSON rows,
+    :attr:`Candidates.validate_events`).
     """
 
     rounds: list
@@ -258,6 +265,7 @@ class Found:
     chosen: list
     m: Measurement
     capped: str = ""        # where the samples cap stopped the audit ("" if it did not)
+    options: dict = field(default_factory=dict)
 
     def used(self, order: list) -> int:
         """The source behind the result: the best measured finalist, else the first entered.
@@ -360,7 +368,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     mean_cost = sum(costs[i] for i in order) / len(order) if order else 0.0
     allow = allow or Allowance.of(b.max_samples, b.time_limit)
     measurement = 2 * runs * F * max([costs[i] for i in order], default=0)
-    capped = ""
+    capped, options = "", {}
     for r, (k, n) in enumerate(rounds):
         n = search.round_runs(n, [costs[i] for i in alive[:k]], mean_cost)
         rounds[r] = (k, n)
@@ -373,7 +381,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
         allow.spend(cost)
         alive = alive[:k]
         last = r == len(rounds) - 1
-        checked = validate if last else cand.validate_rounds
+        checked = (validate or cand.validate_events) if last else cand.validate_rounds
+        many = last and cand.validate_events     # several candidate events per source
         half = max(n // 3 if checked else n // 2, 1)
         got = _pilots([sources[i] for i in alive], half,
                       [child_seed(s_pilot, r * len(sources) + i) for i in alive])
@@ -384,14 +393,26 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
             pilots[i] = pilot
             events[i] = best_event(pilot, runs, a_plan, deltas[i], sources[i].orderings,
                                    fallback=True)
-            history[i].append(events[i].predicted_lb if events[i] else 0.0)
+            if many:
+                options[i] = candidate_events(pilot, runs, a_plan, deltas[i],
+                                              sources[i].orderings) or [events[i]]
         if checked:    # rank the round's events on fresh runs (validated_bound)
-            fresh = _draws([sources[i].narrowed(events[i]) if events[i] else sources[i]
-                            for i in alive], half,
+            fresh = _draws([sources[i] if many else sources[i].narrowed(events[i])
+                            if events[i] else sources[i] for i in alive], half,
                            [child_seed(s_pilot, (len(rounds) + (0 if last else 1 + r))
                                        * len(sources) + i) for i in alive])
-            valid = {i: validated_bound(events[i], c, runs, a_plan, deltas[i])
-                     for i, c in zip(alive, fresh) if events[i] is not None}
+            valid = {}
+            for i, c in zip(alive, fresh):
+                tried = [e for e in options.get(i, [events[i]]) if e is not None]
+                bounds = [validated_bound(e, c, runs, a_plan, deltas[i],
+                                          FRESH_LEVEL if many else None) for e in tried]
+                if bounds:
+                    k = int(np.argmax(bounds))
+                    valid[i], events[i] = bounds[k], tried[k]
+                if i in options:
+                    options[i] = [_option(e, b) for e, b in zip(tried, bounds)]
+        for i in alive:
+            history[i].append(events[i].predicted_lb if events[i] else 0.0)
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
         alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
     chosen = [i for i in alive[:F] if events.get(i) is not None]
@@ -411,7 +432,14 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
         capped = m.stopped[len("cap: "):].replace("it after", "the measurement after")
-    return Found(rounds, history, pilots, events, valid, chosen, m, capped)
+    return Found(rounds, history, pilots, events, valid, chosen, m, capped, options)
+
+
+def _option(ev: Event, bound: float) -> dict:
+    """A candidate event of the last round as a JSON row, with its bound on fresh runs."""
+    return {"ordering": ev.ordering, "numerator": ev.numerator.label,
+            "n_cells": int(ev.cells.size), "scoring_hits": list(ev.scoring_hits),
+            "predicted_eps_lb": ev.predicted_lb, "validated_eps_lb": bound}
 
 
 def claim_delta(source: Source, claim: Claim) -> float:
@@ -1117,7 +1145,9 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
             row["whitebox"] = screen[i]
         tried.append(row)
     finals = [{"index": i, "pair": pairs[i], "predicted_eps_lb": history[i][-1],
-               "validated_eps_lb": valid.get(i), "eps_lb": lbs.get(i)} for i in chosen]
+               "validated_eps_lb": valid.get(i), "eps_lb": lbs.get(i),
+               **({"event_candidates": found.options[i]} if i in found.options else {})}
+              for i in chosen]
     out = {"strategy": strategy, "candidates": len(sources), "entered_rounds": len(order),
            "budget": {"pilot_runs_per_side": int(budget),
                       "pilot_runs_per_side_used": int(sum(k * n for k, n in rounds)),

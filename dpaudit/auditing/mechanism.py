@@ -510,7 +510,7 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
                        claim=replace(request.claim, delta=request.claim.delta or 0.0),
                        budget=replace(request.budget, runs=n))
     cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair",
-                      last_round=1, validate_rounds=True)
+                      last_round=1, validate_rounds=True, validate_events=True)
     searched = {}
     if many:
         searched["pairs"] = {

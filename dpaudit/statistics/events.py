@@ -38,6 +38,11 @@ FULL_GRID = 4096  # ... unless the view has at most this many cells: then every 
 PLUG_IN_ALPHA = 1.35e-3  # one-sided level of the pessimistic plug-in probabilities (3 sigma)
 SHORTLIST = 32  # unions per view, direction and ordering scored exactly (pre-ranked by Wilson)
 SPARSE = 0.5    # views with more distinct cells than this share of the runs (both sides) skipped
+# plug-in levels (3, 2 and 1 sigma) of the candidates a caller chooses among on fresh runs ...
+CANDIDATE_LEVELS = (PLUG_IN_ALPHA, 0.02275, 0.1587)
+# ... whose fresh frequencies are taken at their median (about the frequencies themselves: the
+# candidates are few, none a lucky tiny union, and a frequency 0 stays finite)
+FRESH_LEVEL = 0.5
 
 
 @dataclass
@@ -114,13 +119,23 @@ def predicted_bound(A: ArrayLike, B: ArrayLike, n: int, n_meas: int, alpha: floa
     Returns:
         float64 array (nats, ≥ 0) of the broadcast shape.
     """
-    p_num = cp_lower(A, n, PLUG_IN_ALPHA)
-    p_den = cp_upper(B, n, PLUG_IN_ALPHA)
+    return _plug_in_bound((A, B), n, n_meas, alpha, delta, PLUG_IN_ALPHA)
+
+
+def _plug_in_bound(hits: tuple, n: int, n_meas: int, alpha: float, delta: float,
+                   level: float) -> np.ndarray:
+    """:func:`predicted_bound` with the plug-in probabilities at one-sided ``level``.
+
+    ``hits``: (numerator, denominator) hits in ``n`` runs per side; ``level`` 0.5 takes about
+    the frequencies themselves (Clopper–Pearson medians: finite for 0 hits).
+    """
+    p_num = cp_lower(hits[0], n, level)
+    p_den = cp_upper(hits[1], n, level)
     return eps_lower_bound(p_num * n_meas, n_meas, p_den * n_meas, n_meas, alpha, delta)
 
 
 def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alpha: float,
-                    delta: float = 0.0) -> float:
+                    delta: float = 0.0, level: float | None = None) -> float:
     """The ε lower bound a chosen event's fresh frequencies predict for the measurement.
 
     The runs of ``fresh`` played no part in choosing the event, so no pessimism is needed:
@@ -133,18 +148,24 @@ def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alp
         n_meas: measurement runs per side.
         alpha: the measurement's level.
         delta: the claimed δ.
+        level: None: the fresh frequencies scaled to ``n_meas`` as they are; else the
+            one-sided level of Clopper–Pearson plug-in probabilities (e.g.
+            :data:`FRESH_LEVEL`, the medians, when many events are compared: a tiny event's
+            frequency 0 stays finite).
 
     Returns:
         The predicted bound in nats.
     """
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
     num, den = (hits[1], hits[0]) if event.numerator == Side.D_PRIME else hits
+    if level is not None:
+        return float(_plug_in_bound((num, den), fresh[0].n_runs, n_meas, alpha, delta, level))
     scale = n_meas / fresh[0].n_runs
     return float(eps_lower_bound(num * scale, n_meas, den * scale, n_meas, alpha, delta))
 
 
-def _wilson_prediction(A: np.ndarray, B: np.ndarray, n: int, n_meas: int, alpha: float,
-                       delta: float) -> np.ndarray:
+def _wilson_prediction(hits: tuple, n: int, n_meas: int, alpha: float, delta: float,
+                       level: float) -> np.ndarray:
     """The predicted bound of every union, Wilson-approximated.
 
     The predicted bound of every union with each Clopper–Pearson bound replaced by its
@@ -154,12 +175,77 @@ def _wilson_prediction(A: np.ndarray, B: np.ndarray, n: int, n_meas: int, alpha:
     def wilson(k: ArrayLike, m: int, a: float) -> tuple:
         return proportion_confint(k, m, alpha=2 * a, method="wilson")
 
-    p_num = wilson(A, n, PLUG_IN_ALPHA)[0]
-    p_den = wilson(B, n, PLUG_IN_ALPHA)[1]
+    p_num = wilson(hits[0], n, level)[0]
+    p_den = wilson(hits[1], n, level)[1]
     lo = wilson(p_num * n_meas, n_meas, alpha / 2)[0] - delta
     hi = wilson(p_den * n_meas, n_meas, alpha / 2)[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.maximum(lo, 0.0)) - np.log(hi)
+
+
+def _segments(pilot: tuple, orderings: Callable | None) -> list:
+    """Every (view, direction, ordering) segment of a pilot, with its unions' scoring hits.
+
+    Returns:
+        (view index, window, keys, numerator, ordering name, order, js, A, B) per segment: the
+        unions "first j + 1 cells of ``order``" for j in ``js`` and their scoring-half hits A
+        (numerator side) and B (the other).
+    """
+    rank, score = pilot
+    (r_d, r_dp), (s_d, s_dp) = rank, score
+    if r_d.n_runs != r_dp.n_runs or s_d.n_runs != s_dp.n_runs:
+        raise ValueError("both sides of a pilot half need the same number of runs")
+    segments = []
+    for v, L in enumerate(r_d.views):     # L: the view's window (or a 1-D output's index)
+        if min(r_d.cells[v].size, r_dp.cells[v].size) > SPARSE * r_d.n_runs:
+            continue    # most runs have a cell of their own: no event of this view generalises
+        keys, (rd, rdp, sd, sdp) = _aligned(v, rank, r_d, r_dp, s_d, s_dp)
+        if keys.size == 0:
+            continue
+        extra = orderings(v, keys) if orderings else []
+        js = _union_sizes(keys.size)
+        for numerator, rn, rx, sn, sx in ((Side.D_PRIME, rdp, rd, sdp, sd),
+                                          (Side.D, rd, rdp, sd, sdp)):
+            ratio = (rn + 0.5) / (rx + 0.5)
+            for name, order in [("likelihood ratio", np.argsort(-ratio, kind="stable"))] + extra:
+                segments.append((v, L, keys, numerator, name, order, js,
+                                 np.cumsum(sn[order])[js], np.cumsum(sx[order])[js]))
+    return segments
+
+
+def _scored(segments: list, n: int, n_meas: int, alpha: float, delta: float,
+            level: float) -> tuple:
+    """The shortlisted unions of every segment and their predicted bounds at ``level``.
+
+    Returns:
+        (owner segment, index into its js, A, B, predicted bound), arrays of one length.
+    """
+    approx = _wilson_prediction((np.concatenate([g[7] for g in segments]),
+                                 np.concatenate([g[8] for g in segments])), n, n_meas, alpha,
+                                delta, level)
+    owner, index, at = [], [], 0
+    for k, g in enumerate(segments):
+        m = g[7].size
+        short = (np.arange(m) if m <= SHORTLIST else
+                 np.sort(np.argsort(-approx[at:at + m], kind="stable")[:SHORTLIST]))
+        owner.append(np.full(short.size, k))
+        index.append(short)
+        at += m
+    owner, index = np.concatenate(owner), np.concatenate(index)
+    A = np.array([segments[k][7][i] for k, i in zip(owner, index)], dtype=np.int64)
+    B = np.array([segments[k][8][i] for k, i in zip(owner, index)], dtype=np.int64)
+    return owner, index, A, B, _plug_in_bound((A, B), n, n_meas, alpha, delta, level)
+
+
+def _event(segments: list, scored: tuple, top: int, predicted: float) -> Event:
+    """The ``top``-th shortlisted union of :func:`_scored` as an :class:`Event`."""
+    owner, index, A, B, _ = scored
+    v, L, keys, numerator, name, order, js, _, _ = segments[owner[top]]
+    j = js[index[top]]
+    return Event(view=tuple(int(x) for x in np.ravel(L)), view_index=v,
+                 cells=np.sort(keys[order[: j + 1]]), numerator=numerator,
+                 predicted_lb=float(predicted), scoring_hits=(int(A[top]), int(B[top])),
+                 ordering=name)
 
 
 def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
@@ -190,53 +276,51 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
     Returns:
         The event, or None.
     """
-    rank, score = pilot
-    (r_d, r_dp), (s_d, s_dp) = rank, score
-    if r_d.n_runs != r_dp.n_runs or s_d.n_runs != s_dp.n_runs:
-        raise ValueError("both sides of a pilot half need the same number of runs")
-    n = s_d.n_runs
-    segments = []   # (view index, window, keys, numerator, ordering name, order, js, A, B)
-    for v, L in enumerate(r_d.views):     # L: the view's window (or a 1-D output's index)
-        if min(r_d.cells[v].size, r_dp.cells[v].size) > SPARSE * r_d.n_runs:
-            continue    # most runs have a cell of their own: no event of this view generalises
-        keys, (rd, rdp, sd, sdp) = _aligned(v, rank, r_d, r_dp, s_d, s_dp)
-        if keys.size == 0:
-            continue
-        extra = orderings(v, keys) if orderings else []
-        js = _union_sizes(keys.size)
-        for numerator, rn, rx, sn, sx in ((Side.D_PRIME, rdp, rd, sdp, sd),
-                                          (Side.D, rd, rdp, sd, sdp)):
-            ratio = (rn + 0.5) / (rx + 0.5)
-            for name, order in [("likelihood ratio", np.argsort(-ratio, kind="stable"))] + extra:
-                segments.append((v, L, keys, numerator, name, order, js,
-                                 np.cumsum(sn[order])[js], np.cumsum(sx[order])[js]))
+    segments = _segments(pilot, orderings)
     if not segments:
         return None
-    approx = _wilson_prediction(np.concatenate([g[7] for g in segments]),
-                                np.concatenate([g[8] for g in segments]), n, n_meas, alpha,
-                                delta)
-    owner, index, at = [], [], 0
-    for k, g in enumerate(segments):
-        m = g[7].size
-        short = (np.arange(m) if m <= SHORTLIST else
-                 np.sort(np.argsort(-approx[at:at + m], kind="stable")[:SHORTLIST]))
-        owner.append(np.full(short.size, k))
-        index.append(short)
-        at += m
-    owner, index = np.concatenate(owner), np.concatenate(index)
-    A = np.array([segments[k][7][i] for k, i in zip(owner, index)], dtype=np.int64)
-    B = np.array([segments[k][8][i] for k, i in zip(owner, index)], dtype=np.int64)
-    pred = predicted_bound(A, B, n, n_meas, alpha, delta)
+    scored = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, PLUG_IN_ALPHA)
+    _, _, A, B, pred = scored
     top = int(np.argmax(pred))
-    if not pred[top] > 0:
-        ratio = np.where(A > B, (A + 0.5) / (B + 0.5), 0.0)
-        top = int(np.lexsort((A - B, ratio))[-1])
-        if not (fallback and A[top] > B[top]):
-            return None
-        pred[top] = 0.0
-    v, L, keys, numerator, name, order, js, _, _ = segments[owner[top]]
-    j = js[index[top]]
-    return Event(view=tuple(int(x) for x in np.ravel(L)), view_index=v,
-                 cells=np.sort(keys[order[: j + 1]]), numerator=numerator,
-                 predicted_lb=float(pred[top]), scoring_hits=(int(A[top]), int(B[top])),
-                 ordering=name)
+    if pred[top] > 0:
+        return _event(segments, scored, top, pred[top])
+    ratio = np.where(A > B, (A + 0.5) / (B + 0.5), 0.0)
+    top = int(np.lexsort((A - B, ratio))[-1])
+    return _event(segments, scored, top, 0.0) if fallback and A[top] > B[top] else None
+
+
+def candidate_events(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
+                     orderings: Callable | None = None) -> list[Event]:
+    """The best event at each plug-in level of :data:`CANDIDATE_LEVELS`, for a fresh choice.
+
+    The three-sigma plug-in of :func:`best_event` guards a choice made on the scoring half
+    alone, and pays for it with mass: on an output whose largest loss sits on a small event
+    (RAPPOR's "every differing bit favours d", 0.5 % of the outputs) it prefers a larger
+    event of smaller loss. Scored less pessimistically, the same unions trade mass for loss
+    differently; the caller chooses among these candidates on fresh runs
+    (:func:`validated_bound`), which no lucky union survives.
+
+    Args:
+        pilot: (rank, score) as for :func:`best_event`.
+        n_meas: measurement runs per side.
+        alpha: the measurement's level.
+        delta: the claimed δ.
+        orderings: extra orderings as for :func:`best_event`.
+
+    Returns:
+        Distinct events with a positive predicted bound at their level, most pessimistic level
+        first (at most one per level; empty when none has one); each one's ``predicted_lb``
+        is its three-sigma prediction, as for :func:`best_event`.
+    """
+    segments = _segments(pilot, orderings)
+    out, seen = [], set()
+    for level in CANDIDATE_LEVELS if segments else ():
+        scored = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, level)
+        top = int(np.argmax(scored[4]))
+        key = (int(scored[0][top]), int(scored[1][top]))
+        if scored[4][top] > 0 and key not in seen:
+            seen.add(key)
+            A, B = scored[2][top], scored[3][top]
+            three_sigma = predicted_bound(A, B, pilot[1][0].n_runs, n_meas, alpha, delta)
+            out.append(_event(segments, scored, top, three_sigma))
+    return out

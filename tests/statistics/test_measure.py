@@ -10,13 +10,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 from two_cells import EVENT, two_cell_counts
 
 from dpaudit.core.request import Budget, Claim
 from dpaudit.simulation.simulate import Counts
-from dpaudit.statistics.events import best_event
+from dpaudit.statistics.events import (CANDIDATE_LEVELS, best_event, candidate_events,
+                                      validated_bound)
 from dpaudit.statistics.measure import Finalist, LOOKS, LOOK_WEIGHTS, design, look_sizes, measure
+from dpaudit.statistics.stats import eps_lower_bound
 
 
 def binomial_source(p_d, p_dp):
@@ -139,6 +142,56 @@ def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
     mirrored = best_event((halves[::-1], halves[::-1]), n, 0.05, fallback=True)
     assert mirrored.numerator == "d_prime" and mirrored.cells.tolist() == [2]
     assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback=True) is None
+
+
+# RAPPOR-like hits on a third of 166 666 runs: cell 1 "every differing bit favours d" (loss
+# 0.40, mass 0.5 %), cell 2 "all but one" (loss 0.30, mass 3.6 %), cell 3 the rest
+RAPPOR_THIRD, RAPPOR_HITS = 166_666, ([793, 6010, 159_863], [532, 4454, 161_680])
+
+
+def plug_in(a, b, n, level, n_meas=2 * 10 ** 6, alpha=0.0375):
+    """The measurement's bound if the hits' one-sided level-``level`` CP bounds were true."""
+    p_num = beta_dist.ppf(level, a, n - a + 1)
+    p_den = beta_dist.ppf(1 - level, b + 1, n - b) if b < n else 1.0
+    return float(eps_lower_bound(p_num * n_meas, n_meas, p_den * n_meas, n_meas, alpha))
+
+
+def test_candidate_events_trade_mass_for_loss_level_by_level():
+    # three sigma prefers cells 1 + 2 (0.218 vs 0.115 at 2·10⁶ runs), one sigma cell 1 alone
+    # (0.272 vs 0.269): both are candidates, the three-sigma one first, as best_event has it
+    n, (d, dp) = RAPPOR_THIRD, RAPPOR_HITS
+    halves = (_counts(d, n), _counts(dp, n))
+    got = candidate_events((halves, halves), 2 * 10 ** 6, 0.0375)
+    assert [e.cells.tolist() for e in got] == [[1, 2], [1]]
+    assert all(e.numerator == "d" for e in got) and len(CANDIDATE_LEVELS) == 3
+    first = best_event((halves, halves), 2 * 10 ** 6, 0.0375)
+    assert first.cells.tolist() == [1, 2] and first.predicted_lb == got[0].predicted_lb
+    # every candidate's predicted_lb is its three-sigma prediction
+    assert got[1].predicted_lb == pytest.approx(plug_in(793, 532, n, 1.35e-3))
+    assert plug_in(793, 532, n, 0.1587) > plug_in(793 + 6010, 532 + 4454, n, 0.1587)
+    assert got[1].scoring_hits == (793, 532)
+    mirrored = candidate_events((halves[::-1], halves[::-1]), 2 * 10 ** 6, 0.0375)
+    assert [(e.cells.tolist(), e.numerator) for e in mirrored] == [([1, 2], "d_prime"),
+                                                                   ([1], "d_prime")]
+    flat = (_counts(d, n), _counts(d, n))       # nothing to find: no candidate
+    assert candidate_events((flat, flat), 2 * 10 ** 6, 0.0375) == []
+
+
+def test_fresh_bounds_at_a_level_are_the_plug_in_prediction_and_finite_at_zero_hits():
+    n, (d, dp) = RAPPOR_THIRD, RAPPOR_HITS
+    halves = (_counts(d, n), _counts(dp, n))
+    small, large = candidate_events((halves, halves), 2 * 10 ** 6, 0.0375)[::-1]
+    fresh = (_counts(d, n), _counts(dp, n))
+    at_median = [validated_bound(e, fresh, 2 * 10 ** 6, 0.0375, level=0.5)
+                 for e in (small, large)]
+    assert at_median[0] > at_median[1]          # on fresh frequencies the small event wins
+    assert at_median[0] == pytest.approx(plug_in(793, 532, n, 0.5))
+    # a lucky tiny union (5 hits against none) scaled up unsmoothed looks enormous; at the
+    # median level it stays a finite, far smaller figure
+    tiny = (_counts([5, 0, n - 5], n), _counts([0, 5, n - 5], n))
+    raw = validated_bound(small, tiny, 2 * 10 ** 6, 0.0375)
+    median = validated_bound(small, tiny, 2 * 10 ** 6, 0.0375, level=0.5)
+    assert math.isfinite(median) and median < raw / 2
 
 
 def test_a_looks_draws_made_together_are_those_made_one_by_one():
