@@ -19,6 +19,8 @@ Gaussian (ε, δ) violation (noise × 0.8 caught in 24/30 audits instead of 20/2
 
 The best (view, direction, ordering, j) is returned. Only the measurement sample, drawn
 afterwards, enters the reported bound, so this search costs no confidence.
+:func:`candidate_events` returns the best union at each of :data:`CANDIDATE_LEVELS` instead,
+for a caller that chooses among them on fresh runs (:func:`validated_bound`).
 """
 from __future__ import annotations
 
