@@ -233,7 +233,8 @@ class Candidates:
     runs instead of by the pilot's pessimistic prediction). ``validate_events``: the last
     round validates too, and chooses each candidate's event on its fresh runs among
     :func:`~dpaudit.statistics.events.candidate_events` (their medians' bound,
-    :data:`~dpaudit.statistics.events.FRESH_LEVEL`).
+    :data:`~dpaudit.statistics.events.FRESH_LEVEL`). ``eta``: the halving factor of the
+    search rounds (:func:`dpaudit.auditing.search.schedule`).
     """
 
     sources: list
@@ -244,6 +245,7 @@ class Candidates:
     last_round: int | None = None   # candidates in the last search round (None: 2 × finalists)
     validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
     validate_events: bool = False   # choose the last round's events among several, on fresh runs
+    eta: int = search.ETA           # the rounds keep the best 1/eta of their candidates
 
 
 @dataclass(frozen=True)
@@ -358,7 +360,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     F = min(b.finalists, len(order))
     a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
     rounds = search.schedule(len(order), F, cand.pilot_budget,
-                             eta=None if cand.strategy == "structure" else search.ETA,
+                             eta=None if cand.strategy == "structure" else cand.eta,
                              last=cand.last_round)
     if bar is not None:
         bar.total = sum(4 * max(n // 2, 1) * k for k, n in rounds)
