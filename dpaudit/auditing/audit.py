@@ -232,9 +232,15 @@ class Candidates:
     earlier rounds also rank their candidates by :func:`validated_bound` on a third of their
     runs instead of by the pilot's pessimistic prediction). ``validate_events``: the last
     round validates too, and chooses each candidate's event on its fresh runs among
-    :func:`~dpaudit.statistics.events.candidate_events` (their medians' bound,
+    :func:`~dpaudit.statistics.events.candidate_events` (their one-sigma bound,
     :data:`~dpaudit.statistics.events.FRESH_LEVEL`). ``eta``: the halving factor of the
-    search rounds (:func:`dpaudit.auditing.search.schedule`).
+    search rounds (:func:`dpaudit.auditing.search.schedule`). ``same_d``: per source, the
+    index of the first source with the same input d (None: each its own), e.g. a mechanism's
+    input patterns around one base; a round draws the d-side runs of its candidates with one d
+    once: k + g instead of 2k draws of n runs for g distinct inputs d, and the round's runs
+    per candidate grow by 2k/(k + g) at the same number of outputs. Candidates with one d share
+    their round's seed: the same d-side runs (a pooled ``draw_many`` draws them once) and
+    common random numbers on their d′ sides (each pair's d and d′ stay independent).
     """
 
     sources: list
@@ -246,6 +252,7 @@ class Candidates:
     validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
     validate_events: bool = False   # choose the last round's events among several, on fresh runs
     eta: int = search.ETA           # the rounds keep the best 1/eta of their candidates
+    same_d: list | None = None      # per source, the first source with its d (shared runs)
 
 
 @dataclass(frozen=True)
@@ -373,8 +380,11 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     capped, options = "", {}
     for r, (k, n) in enumerate(rounds):
         n = search.round_runs(n, [costs[i] for i in alive[:k]], mean_cost)
+        d_of = cand.same_d or range(len(sources))
+        g = len({d_of[i] for i in alive[:k]})   # distinct inputs d: their runs are shared
+        n = 2 * k * n // (k + g)
         rounds[r] = (k, n)
-        cost = sum(2 * n * costs[i] for i in alive[:k])
+        cost = sum(2 * n * costs[i] for i in alive[:k]) * (k + g) // (2 * k)
         why = allow.refusal(cost + min(measurement, allow.samples / 2))
         if why:     # the round, and room for the measurement (or half the cap), must fit
             capped = f"{why} stopped the pilot rounds before round {r + 1} of {len(rounds)}"
@@ -387,7 +397,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
         many = last and cand.validate_events     # several candidate events per source
         half = max(n // 3 if checked else n // 2, 1)
         got = _pilots([sources[i] for i in alive], half,
-                      [child_seed(s_pilot, r * len(sources) + i) for i in alive])
+                      [child_seed(s_pilot, r * len(sources) + d_of[i]) for i in alive])
         for i, pilot in zip(alive, got):
             if i in pilots and sources[i].stable_cells:    # survivors keep earlier rounds' runs
                 pilot = tuple(tuple(a.merged(b) for a, b in zip(old, new))
@@ -402,7 +412,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
             fresh = _draws([sources[i] if many else sources[i].narrowed(events[i])
                             if events[i] else sources[i] for i in alive], half,
                            [child_seed(s_pilot, (len(rounds) + (0 if last else 1 + r))
-                                       * len(sources) + i) for i in alive])
+                                       * len(sources) + d_of[i]) for i in alive])
             valid = {}
             for i, c in zip(alive, fresh):
                 tried = [e for e in options.get(i, [events[i]]) if e is not None]
@@ -1155,7 +1165,8 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
                       "pilot_runs_per_side_used": int(sum(k * n for k, n in rounds)),
                       "rounds": [{"candidates": k, "runs_per_side": n} for k, n in rounds],
                       "measurement_runs_per_side_per_finalist": int(runs),
-                      "finalists": len(chosen)},
+                      "finalists": len(chosen),
+                      "shared_d_runs": cand.same_d is not None},
            "multiplicity": MULTIPLICITY, "tried": tried, "finalists": finals}
     if all("position" in p for p in pairs):
         out["profile"] = search.profile(

@@ -89,7 +89,9 @@ class MechanismSource(Source):
         """The outputs of many draws, their chunks mapped on the executor together.
 
         Each draw is cut in chunks of :data:`CHUNK` outputs, chunk i drawn from the i-th child
-        of its seed (:func:`_draw`), so its outputs do not depend on ``workers``.
+        of its seed (:func:`_draw`), so its outputs do not depend on ``workers``. Plans of one
+        mechanism on one input object with the same runs and seed are drawn once (the shared
+        d-side runs of a search round, :attr:`dpaudit.auditing.audit.Candidates.same_d`).
 
         Args:
             plans: (source, side, outputs, seed) tuples, sources of this class.
@@ -101,8 +103,13 @@ class MechanismSource(Source):
             InputError: the mechanism returned outputs of the wrong shape or kind.
             UserCodeError: a worker's run of the user's code raised.
         """
-        tasks, owner = [], []
+        tasks, owner, same, drawn = [], [], {}, []
         for j, (src, side, n, seed) in enumerate(plans):
+            key = (id(src.mechanism), id(src.data[side.index]), n, seed.entropy,
+                   tuple(seed.spawn_key))
+            drawn.append(same.setdefault(key, j))
+            if drawn[j] != j:
+                continue
             sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
             tasks += [(src, src.data[side.index], size, child)
                       for size, child in zip(sizes, seed.spawn(len(sizes)))]
@@ -118,7 +125,8 @@ class MechanismSource(Source):
             got[j].append(y)
             if first.bar is not None:
                 first.bar.update(size)
-        return [np.concatenate(parts) for parts in got]
+        ys = {j: np.concatenate(got[j]) for j in set(drawn)}
+        return [ys[j] for j in drawn]
 
     def payload(self) -> tuple[bytes, str | None]:
         """(the mechanism pickled for a worker process, the file it comes from or None).
@@ -438,8 +446,9 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
             values, used for outputs of several coordinates).
         alpha: the probability that a violation is a false alarm.
         n: measurement samples per side at the last look (default 10⁷; the audit stops
-            earlier once the verdict is settled). The pilot draws ``n // 4`` more per side,
-            over all pairs.
+            earlier once the verdict is settled). The pilot draws ``n // 4`` more per side
+            for one pair, ``n // 2`` over all pairs for several (as many outputs again: pairs
+            with one d share its runs, and get more runs each).
         seed: the root seed; drawn and reported when None.
         name: the result's algorithm name (default: the mechanism's ``__name__``).
         progress: show progress bars on stderr.
@@ -506,6 +515,10 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
             nb["pattern"] = pattern
         srcs.append(MechanismSource(mechanism, d, d_prime, nb, bar, request.workers or 1))
         srcs[-1].learn = inputs.features
+    same_d = [next(j for j, (_, e, _) in enumerate(pairs) if e.shape == d.shape and
+                   np.array_equal(e, d)) for _, d, _ in pairs]
+    for src, j in zip(srcs, same_d):    # one d object per input: its runs are shared
+        src.data = (srcs[j].data[0], src.data[1])
     same = reproducible(mechanism, srcs[0].data[0], request.seed)
     if request.strict and not same:
         raise UserCodeError(f"{label}: two draws with one seed differed: it draws randomness "
@@ -514,7 +527,8 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
                        claim=replace(request.claim, delta=request.claim.delta or 0.0),
                        budget=replace(request.budget, runs=n))
     cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair",
-                      last_round=1, validate_rounds=True, validate_events=True, eta=PAIRS_ETA)
+                      last_round=1, validate_rounds=True, validate_events=True, eta=PAIRS_ETA,
+                      same_d=same_d if len(set(same_d)) < len(same_d) else None)
     searched = {}
     if many:
         searched["pairs"] = {

@@ -42,9 +42,10 @@ SHORTLIST = 32  # unions per view, direction and ordering scored exactly (pre-ra
 SPARSE = 0.5    # views with more distinct cells than this share of the runs (both sides) skipped
 # plug-in levels (3, 2 and 1 sigma) of the candidates a caller chooses among on fresh runs ...
 CANDIDATE_LEVELS = (PLUG_IN_ALPHA, 0.02275, 0.1587)
-# ... whose fresh frequencies are taken at their median (about the frequencies themselves: the
-# candidates are few, none a lucky tiny union, and a frequency 0 stays finite)
-FRESH_LEVEL = 0.5
+# ... whose fresh frequencies are taken at one sigma (the best of a few noisy estimates wins by
+# its noise: at the medians a 28-cell event on an unchanged coordinate beat the threshold on the
+# changed one; none has a three-sigma prediction 0, and a frequency 0 stays finite)
+FRESH_LEVEL = 0.1587
 
 
 @dataclass
@@ -152,7 +153,7 @@ def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alp
         delta: the claimed δ.
         level: None: the fresh frequencies scaled to ``n_meas`` as they are; else the
             one-sided level of Clopper–Pearson plug-in probabilities (e.g.
-            :data:`FRESH_LEVEL`, the medians, when many events are compared: a tiny event's
+            :data:`FRESH_LEVEL`, one sigma, when many events are compared: a tiny event's
             frequency 0 stays finite).
 
     Returns:
@@ -310,9 +311,11 @@ def candidate_events(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0
         orderings: extra orderings as for :func:`best_event`.
 
     Returns:
-        Distinct events with a positive predicted bound at their level, most pessimistic level
-        first (at most one per level; empty when none has one); each one's ``predicted_lb``
-        is its three-sigma prediction, as for :func:`best_event`.
+        Distinct events with a positive predicted bound at their level and at three sigma,
+        most pessimistic level first (at most one per level; empty when none has one); each
+        one's ``predicted_lb`` is its three-sigma prediction, as for :func:`best_event` (a
+        union whose three-sigma prediction is 0 was lucky on the scoring half at its level
+        and would be again, by chance, on the few fresh runs that fall in it).
     """
     segments = _segments(pilot, orderings)
     out, seen = [], set()
@@ -320,9 +323,11 @@ def candidate_events(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0
         scored = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, level)
         top = int(np.argmax(scored[4]))
         key = (int(scored[0][top]), int(scored[1][top]))
-        if scored[4][top] > 0 and key not in seen:
-            seen.add(key)
-            A, B = scored[2][top], scored[3][top]
-            three_sigma = predicted_bound(A, B, pilot[1][0].n_runs, n_meas, alpha, delta)
+        if scored[4][top] <= 0 or key in seen:
+            continue
+        seen.add(key)
+        A, B = scored[2][top], scored[3][top]
+        three_sigma = predicted_bound(A, B, pilot[1][0].n_runs, n_meas, alpha, delta)
+        if three_sigma > 0:     # a union lucky on the scoring half: tiny, 3-sigma bound 0
             out.append(_event(segments, scored, top, three_sigma))
     return out

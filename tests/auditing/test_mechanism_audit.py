@@ -244,6 +244,28 @@ def test_pairs_search_moves_the_entries_of_the_base_input():
     assert one.to_dict()["search"]["candidates"] == 2
 
 
+def test_searched_pairs_draw_the_shared_base_once_per_round():
+    drawn = {}                          # outputs drawn per input
+
+    def noisy_max(rng, data, n):
+        drawn[tuple(data)] = drawn.get(tuple(data), 0) + n
+        q = np.asarray(data)[None, :] + rng.laplace(0.0, 2.0, (n, len(data)))
+        return np.argmax(q, axis=1)
+    r = dpaudit.audit_mechanism(noisy_max, [1.0] * 4, pairs="search", eps=1.0, n=40_000,
+                                seed=5)
+    d = r.to_dict()
+    rounds = d["search"]["budget"]["rounds"]
+    assert d["search"]["budget"]["shared_d_runs"] and rounds[0]["candidates"] == 8
+    # seven patterns share d (the base), "x shape" has its own: the measured d' was drawn in
+    # every round and the measurement, as often as its d there; d once per round for all its
+    # candidates, and twice more by the reproducibility check
+    extra = 2 * mechanism.REPRO_RUNS if d["neighbours"]["pattern"] != "x shape" else 0
+    assert drawn[tuple(d["neighbours"]["d"])] == drawn[tuple(d["neighbours"]["d_prime"])] + extra
+    # the first round's runs per candidate grow by 2k/(k + g) = 16/10 at the same outputs
+    schedule = dpaudit.auditing.search.schedule(8, 1, 20_000, eta=mechanism.PAIRS_ETA, last=1)
+    assert rounds[0]["runs_per_side"] == 2 * 8 * schedule[0][1] // 10
+
+
 @pytest.mark.parametrize("kw, match", [
     ({"d": [0.0]}, "give d and d_prime"),
     ({"pairs": "all"}, "pairs='all' is not valid"),
