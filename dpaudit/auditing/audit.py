@@ -232,7 +232,7 @@ class Candidates:
     earlier rounds also rank their candidates by :func:`validated_bound` on a third of their
     runs instead of by the pilot's pessimistic prediction). ``validate_events``: the last
     round validates too, and chooses each candidate's event on its fresh runs among
-    :func:`~dpaudit.statistics.events.candidate_events` (their one-sigma bound,
+    :func:`~dpaudit.statistics.events.candidate_events` (their medians' bound,
     :data:`~dpaudit.statistics.events.FRESH_LEVEL`). ``eta``: the halving factor of the
     search rounds (:func:`dpaudit.auditing.search.schedule`). ``same_d``: per source, the
     index of the first source with the same input d (None: each its own), e.g. a mechanism's
