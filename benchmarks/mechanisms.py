@@ -6,7 +6,8 @@
 1. **Table**: each mechanism of :func:`dpaudit.calibrate.textbook.catalogue` (claimed ε = 0.1,
    RAPPOR's from its parameters) audited by ``audit_mechanism(..., pairs="search")`` around
    its base input, ``--n`` measurement samples per side (the pair search's pilot draws n/2
-   more: 3·10⁶ per side in all at the default): verdict, ε_lb/ε, the pattern measured, whether
+   more per side, n outputs over both sides: 3·10⁶ per side in all at the default, at most
+   2.84·10⁶ on any one input as pairs with one d share its runs): verdict, ε_lb/ε, the pattern measured, whether
    the event was learned, the time, and DP-Sniper's published lower bound over ε
    (Bichsel et al. 2021, their reference results with logistic regression, ~10⁷ samples per
    side and 2·10⁸ for the final estimate). Targets: every non-private one a violation; the
