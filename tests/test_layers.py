@@ -12,6 +12,7 @@ import tomllib
 import grimp
 import pytest
 from conftest import ROOT, package_folders
+import importlinter.cli
 from importlinter.cli import lint_imports
 
 CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
@@ -80,6 +81,9 @@ def _lint(tmp_path, monkeypatch, layers) -> int:
                    '[[tool.importlinter.contracts]]\nname = "layers"\ntype = "layers"\n'
                    "layers = [" + ", ".join(f'"{x}"' for x in layers) + "]\n")
     monkeypatch.chdir(tmp_path)
+    # import-linter's logging set-up (logging.config.dictConfig) closes every existing handler,
+    # among them absl's (imported by dp-accounting), whose stream is pytest's captured stderr
+    monkeypatch.setattr(importlinter.cli, "_configure_logging", lambda verbose: None)
     return lint_imports(config_filename=str(cfg), no_cache=True, no_logo=True)
 
 
