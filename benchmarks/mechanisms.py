@@ -5,7 +5,9 @@
 
 1. **Table**: each mechanism of :func:`dpaudit.calibrate.textbook.catalogue` (claimed ε = 0.1,
    RAPPOR's from its parameters) audited by ``audit_mechanism(..., pairs="search")`` around
-   its base input, ``--n`` measurement samples per side (the pair search's pilot draws n/2
+   its base input, every look measured (``early_stop=False``: a tightness figure; a pass
+   would otherwise stop at the first look whose upper bound is ≤ ε), ``--n`` measurement
+   samples per side (the pair search's pilot draws n/2
    more per side, n outputs over both sides: 3·10⁶ per side in all at the default, at most
    2.84·10⁶ on any one input as pairs with one d share its runs): verdict, ε_lb/ε, the pattern measured, whether
    the event was learned, the time, and DP-Sniper's published lower bound over ε
@@ -38,7 +40,8 @@ def audit(t, n: int, seed: int) -> dict:
     """One audit of a catalogue entry: its figures."""
     t0 = time.perf_counter()
     r = dpaudit.audit_mechanism(t.mechanism, list(t.base), pairs="search", changes=t.changes,
-                                eps=t.eps, n=n, seed=seed, alpha=ALPHA, name=t.name)
+                                eps=t.eps, n=n, seed=seed, alpha=ALPHA, name=t.name,
+                                early_stop=False)
     return {"name": t.name, "private": t.private, "eps": t.eps, "verdict": str(r.verdict),
             "eps_lb": r.eps_lb, "ratio": r.eps_lb / t.eps,
             "pattern": r.to_dict()["neighbours"].get("pattern"),

@@ -761,7 +761,7 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
                     instances: str = DEFAULT_INSTANCES,
                     max_samples: int | None = None,
-                    time_limit: float | None = None) -> AuditResult:
+                    time_limit: float | None = None, early_stop: bool = True) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -799,6 +799,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
             screened, the parameters given pinned: :mod:`dpaudit.auditing.instances`).
         max_samples: the samples cap of :class:`~dpaudit.core.request.Budget` (None: none).
         time_limit: the time limit in seconds (None: none).
+        early_stop: stop the measurement once the verdict is settled; False: measure every
+            look (the tightest ``eps_lb`` the runs give; :class:`~dpaudit.core.request.Budget`).
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
@@ -811,7 +813,7 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
-                                  max_samples, time_limit), seed,
+                                  max_samples, time_limit, early_stop=early_stop), seed,
                            workers, progress, instances=instances)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "

@@ -417,7 +417,7 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
                     seed: int | None = None, name: str | None = None,
                     progress: bool = False, beta: float = DEFAULT_BETA,
                     margin: float = DEFAULT_MARGIN, workers: int | None = None,
-                    strict: bool = False) -> AuditResult:
+                    strict: bool = False, early_stop: bool = True) -> AuditResult:
     """Audit a mechanism against the claim (ε, δ)-DP on neighbouring inputs.
 
     A keyword wrapper of :func:`audit_inputs`. The inputs are one pair (``d``, ``d_prime``), a
@@ -459,6 +459,9 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
             gains from more). The result is the same whatever their number.
         strict: a mechanism whose outputs are not reproducible from ``rng`` (it draws from
             global ``np.random``, say) is refused instead of audited.
+        early_stop: stop the measurement once the verdict is settled; False: measure every
+            look, the tightest ``eps_lb`` the ``n`` runs give (a tightness figure:
+            ``benchmarks/mechanisms.py``).
 
     Returns:
         :class:`~dpaudit.verdicts.result.AuditResult`: ``.verdict``, ``.eps_lb``, ``.eps_hat``,
@@ -472,7 +475,8 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
             ``strict``, is not reproducible.
     """
     request = AuditRequest(mechanism, Claim(eps, delta),
-                           budget=Budget(n, alpha, beta, margin, finalists=1, runs_name="n"),
+                           budget=Budget(n, alpha, beta, margin, finalists=1, runs_name="n",
+                                         early_stop=early_stop),
                            seed=seed, progress=progress, workers=workers, strict=strict)
     return audit_inputs(request, Inputs(d, d_prime, pairs, sensitivity, changes, features, name))
 

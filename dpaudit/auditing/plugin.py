@@ -119,7 +119,7 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
                    progress: bool = False, beta: float = DEFAULT_BETA,
                    margin: float = DEFAULT_MARGIN, strict: bool = False,
                    workers: int | None = None,
-                   instances: str = DEFAULT_INSTANCES) -> AuditResult:
+                   instances: str = DEFAULT_INSTANCES, early_stop: bool = True) -> AuditResult:
     """Audit a plain Python bandit callable against (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_code`; the callable's contract is in the module doc.
@@ -147,6 +147,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
         instances: ``search``: the horizons of the claim's space the callable declares
             (:func:`~dpaudit.auditing.callables.declared_horizons`), else the given one;
             ``fixed``: the given horizon only.
+        early_stop: stop the measurement once the verdict is settled; False: measure every
+            look (the tightest ``eps_lb`` the runs give; :class:`~dpaudit.core.request.Budget`).
 
     Returns:
         :class:`~dpaudit.verdicts.result.AuditResult`; its ``reproducible`` says whether two
@@ -158,7 +160,8 @@ def audit_callable(ref: Callable | str, eps: float, *, model: str = PrivacyModel
             under ``strict``, is not reproducible.
     """
     request = AuditRequest(ref, Claim(eps, delta), {"means": means, "horizon": horizon},
-                           budget=Budget(runs, alpha, beta, margin), seed=seed,
+                           budget=Budget(runs, alpha, beta, margin, early_stop=early_stop),
+                           seed=seed,
                            progress=progress, model=model, strict=strict, workers=workers,
                            instances=instances)
     _shape(model, means, horizon)        # values, not --param text

@@ -182,6 +182,9 @@ def _parser() -> argparse.ArgumentParser:
                           "result it cut short says so and names the --max-samples that "
                           "reproduces it (default 0: none, so the same seed gives the same "
                           "result on every machine; --max-samples is the counted cap)")
+    run.add_argument("--no-early-stop", dest="early_stop", action="store_false",
+                     help="measure every look instead of stopping once the verdict is settled: "
+                          "the tightest eps_lb the runs give (a tightness figure), slower")
     _executor_args(run)
     run.add_argument("--json", metavar="PATH", help="write the verdict JSON here (atomically)")
     run.add_argument("--param", action="append", nargs="+", metavar="KEY=VALUE",
@@ -432,7 +435,8 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
             print(f"dpaudit: note: {note}", file=sys.stderr)
     return AuditRequest(a.algo, Claim(a.eps, a.delta), params, a.neighbours, a.pair,
                         Budget(a.runs, a.alpha, a.beta, a.margin, max_samples=a.max_samples,
-                               time_limit=a.time_limit or None), a.seed, a.workers,
+                               time_limit=a.time_limit or None, early_stop=a.early_stop),
+                        a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances)
 
 

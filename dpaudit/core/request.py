@@ -72,6 +72,10 @@ class Budget:
             starts (:meth:`dpaudit.core.allowance.Allowance.counted_time`; a result it cuts
             short says so and its command names that cap; like ``workers``, never in
             :meth:`AuditRequest.command`), > 0; None: no limit.
+        early_stop: stop the measurement at the first look that settles the verdict (a
+            lower bound above ε, or every upper bound ≤ ε: :mod:`dpaudit.statistics.measure`);
+            False: measure every look, for the tightest ``eps_lb`` the runs give (a
+            tightness figure) at the cost of time. Either way every bound is valid.
 
     Raises:
         InputError: a value out of range.
@@ -85,6 +89,7 @@ class Budget:
     whitebox_runs: int = WHITEBOX_RUNS
     max_samples: int | None = None
     time_limit: float | None = field(default=None, compare=False)   # not in command()
+    early_stop: bool = True
     runs_name: str = field(default="runs", compare=False, repr=False)   # for the messages
 
     def __post_init__(self) -> None:
@@ -188,6 +193,8 @@ class AuditRequest:
                                      ("--max-samples", b.max_samples, None)):
             if value != default:
                 argv += [flag, repr(value)]
+        if not b.early_stop:
+            argv += ["--no-early-stop"]
         if self.neighbours != DEFAULT_NEIGHBOURS:
             argv += ["--neighbours", self.neighbours]
         if self.instances != DEFAULT_INSTANCES:

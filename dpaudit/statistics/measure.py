@@ -15,7 +15,8 @@ weights, so the audit may stop
 * with ``pass`` as soon as every finalist's *upper* bound is ≤ ε (no measured event can still
   show a violation: "futility"; stopping for futility only costs power, never validity),
 
-and it reports ε_lb = the largest lower bound over all tests performed.
+and it reports ε_lb = the largest lower bound over all tests performed. A budget with
+``early_stop=False`` makes every look instead (the tightest ε_lb the runs give).
 
 Why the weights: the early looks buy early stops (time), the last look carries the power. At
 α = 0.05 and power 0.95, moving from α/4 per look to the weights lowers the detectable loss
@@ -204,6 +205,8 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
             row["eps_lb"].append(lb)
             row["eps_ub"].append(ms.eps_ub)
         history.append(row)
+        if not budget.early_stop:
+            continue
         if any(ms.eps_lb > eps for ms in out):
             stopped = "violation"
             break

@@ -55,6 +55,9 @@ def test_the_command_leaves_defaults_out_and_needs_a_seed():
     capped = replace(r, budget=Budget(runs=20000, max_samples=5 * 10**9, time_limit=60))
     assert capped.command() == ("dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000 "
                                 "--max-samples 5000000000")     # a clock reproduces nothing
+    full_looks = replace(r, budget=Budget(runs=20000, early_stop=False))
+    assert full_looks.command() == ("dpaudit run --algo adap-tt --eps 0.5 --seed 3 --runs 20000 "
+                                    "--no-early-stop")
     with pytest.raises(ValueError):
         replace(r, seed=None).command()
     for not_text in (dict(params={"means": (0.9, 0.5)}), dict(algorithm=print),
@@ -76,17 +79,19 @@ numbers = st.floats(0.001, 100, allow_nan=False)
        seed=st.integers(0, 2**63 - 1), strict=st.booleans(),
        pair=st.none() | st.sampled_from(["pair.json", "a b/p q.json"]),
        instances=st.sampled_from(["fixed", "search"]),
-       max_samples=st.none() | st.integers(1, 10**13),
+       max_samples=st.none() | st.integers(1, 10**13), early_stop=st.booleans(),
        params=st.dictionaries(st.sampled_from(["risk", "means", "horizon"]),
                               st.sampled_from(["0.1", "0.9,0.5", "8"]), max_size=3))
 def test_the_command_line_parses_back_to_the_same_request(algo, eps, delta, runs, alpha, beta,
                                                          margin, neighbours, seed, strict,
-                                                         pair, instances, max_samples, params):
+                                                         pair, instances, max_samples,
+                                                         early_stop, params):
     """What `dpaudit run` builds from the printed line is the request printed (so the line
     reproduces it: the seed and every setting that changes a result are in it)."""
     model = "user" if ":" in algo else None
     r = AuditRequest(algo, Claim(eps, delta), params, neighbours, pair,
-                     Budget(runs, alpha, beta, margin, max_samples=max_samples), seed, None,
+                     Budget(runs, alpha, beta, margin, max_samples=max_samples,
+                            early_stop=early_stop), seed, None,
                      True, model, strict, instances)
     a = cli._parser().parse_args(shlex.split(r.command())[1:])
     assert cli.run_request(a) == r

@@ -73,6 +73,27 @@ def test_a_clear_violation_stops_at_the_first_look_and_a_safe_event_for_futility
         [0.05 * w / sum(LOOK_WEIGHTS) for w in LOOK_WEIGHTS])
 
 
+@pytest.mark.statistical
+def test_without_early_stopping_every_look_is_made_and_the_bound_tightens():
+    # the clear violation and the safe event above stop at the first look; without early
+    # stopping both measure all four looks, and the violation's bound at 800k runs per side
+    # exceeds its first look's (sd of the log ratio 0.011 at 100k vs 0.004: > 10 sd apart)
+    for (p_d, p_dp), eps, seed in (((0.1, 0.1 * math.exp(1.0)), 0.5, 1), ((0.3, 0.3), 0.5, 2)):
+        draw = binomial_source(p_d, p_dp)
+        early = measure([Finalist(EVENT, draw)], Claim(eps, 0.0), Budget(800_000, 0.05),
+                        np.random.SeedSequence(seed))
+        full = measure([Finalist(EVENT, draw)], Claim(eps, 0.0),
+                       Budget(800_000, 0.05, early_stop=False), np.random.SeedSequence(seed))
+        assert len(early.looks) == 1 and early.best.n == 100_000
+        assert full.stopped == "budget" and len(full.looks) == LOOKS and full.best.n == 800_000
+        assert full.looks[0] == early.looks[0]         # the same draws at the first look
+    assert full.looks[-1]["eps_ub"][0] < early.best.eps_ub     # the safe event's bound tightens
+    violation = measure([Finalist(EVENT, binomial_source(0.1, 0.1 * math.exp(1.0)))],
+                        Claim(0.5, 0.0), Budget(800_000, 0.05, early_stop=False),
+                        np.random.SeedSequence(1))
+    assert violation.looks[-1]["eps_lb"][0] > violation.looks[0]["eps_lb"][0]
+
+
 def test_the_adjusted_p_value_is_the_weighted_bonferroni_one():
     # the event is twice as likely on d': the first look, at level α/16, stops for violation;
     # its p-value counts 16 times (4 times under an even split)
