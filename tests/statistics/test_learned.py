@@ -50,3 +50,21 @@ def test_the_callers_features_replace_the_codes_and_are_checked():
         learned.fit(a, b, lambda y: np.zeros((3, 1)))
     with pytest.raises(InputError, match="finite"):
         learned.fit(a, b, lambda y: np.full((y.shape[0], 1), np.nan))
+
+
+def test_the_penalty_zeroes_the_features_that_do_not_separate_the_inputs():
+    # 2 bits with P(1) = 0.4 on d and 0.6 on d', 16 bits at 1/2 on both: the 32 code features
+    # of the 16 (the penalty's threshold is 2.88 sd: each such bit's weight is non-zero with
+    # probability ~0.004, at least 8 of 16 with probability < 1e-15), the 2 separating bits far
+    # above it (about 40 sd); their four levels keep their order (the score is a log-odds of d')
+    rng = np.random.default_rng(5)
+    n = 20_000
+    p_d = np.r_[0.4, 0.4, np.full(16, 0.5)]
+    p_dp = np.r_[0.6, 0.6, np.full(16, 0.5)]
+    a, b = (rng.random((n, 18)) < p_d).astype(int), (rng.random((n, 18)) < p_dp).astype(int)
+    fit = learned.fit(a, b)
+    w = fit.model[-1].coef_[0].reshape(18, 2)       # per bit: the indicators of its two codes
+    assert (np.abs(w[:2]).sum(axis=1) > 0).all()
+    assert (np.abs(w[2:]).sum(axis=1) == 0).sum() >= 8
+    levels = fit.score(np.array([[0, 0] + [0] * 16, [1, 0] + [0] * 16, [1, 1] + [0] * 16]))
+    assert levels[0] < levels[1] < levels[2]
