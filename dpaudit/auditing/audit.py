@@ -44,8 +44,8 @@ from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import (CHUNK, COUNTS, SEQUENCE, STATUS_NAMES, TRUNCATED,
                                          as_views, child_seed, run_batch,
                                          simulate_many)
-from dpaudit.statistics.events import (FRESH_LEVEL, Event, best_event, candidate_events,
-                                       lookup, validated_bound)
+from dpaudit.statistics.events import (CANDIDATE_LEVELS, Event, best_event,
+                                       candidate_events, lookup, validated_bound)
 from dpaudit.statistics.measure import Finalist, LOOKS, Measurement, design, measure
 from dpaudit.statistics.stats import detectable_eps, detectable_loss, log_ratio, log_ratio_interval
 from dpaudit.verdicts.result import AuditResult
@@ -230,10 +230,11 @@ class Candidates:
     screen's scores, JSON per source, or None), ``last_round`` (the candidates left for the
     last round, :func:`dpaudit.auditing.search.schedule`) and ``validate_rounds`` (whether the
     earlier rounds also rank their candidates by :func:`validated_bound` on a third of their
-    runs instead of by the pilot's pessimistic prediction). ``validate_events``: the last
-    round validates too, and chooses each candidate's event on its fresh runs among
-    :func:`~dpaudit.statistics.events.candidate_events` (their medians' bound,
-    :data:`~dpaudit.statistics.events.FRESH_LEVEL`). ``eta``: the halving factor of the
+    runs instead of by the pilot's pessimistic prediction). ``measure_candidates``: each
+    finalist is measured on every event of
+    :func:`~dpaudit.statistics.events.candidate_events` of its last pilot round (one set of
+    runs, each event a test of the Bonferroni family, :class:`Finalist` ``group``).
+    ``eta``: the halving factor of the
     search rounds (:func:`dpaudit.auditing.search.schedule`). ``same_d``: per source, the
     index of the first source with the same input d (None: each its own), e.g. a mechanism's
     input patterns around one base; a round draws the d-side runs of its candidates with one d
@@ -250,7 +251,7 @@ class Candidates:
     screen: list | None = None
     last_round: int | None = None   # candidates in the last search round (None: 2 × finalists)
     validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
-    validate_events: bool = False   # choose the last round's events among several, on fresh runs
+    measure_candidates: bool = False   # measure every candidate event of the last round
     eta: int = search.ETA           # the rounds keep the best 1/eta of their candidates
     same_d: list | None = None      # per source, the first source with its d (shared runs)
 
@@ -262,8 +263,8 @@ class Found:
     The pipeline's evidence: the search ``rounds`` ((candidates, runs per side) each), the
     predicted ε_lb per round (``history``), the ``pilots`` and ``events`` per source, the
     validated bounds (``valid``), the ``chosen`` finalists and their :class:`Measurement`;
-    ``options``: per source, the candidate events its last round chose among (JSON rows,
-    :attr:`Candidates.validate_events`).
+    ``options``: per source, the candidate events of its last round, all measured (JSON rows
+    with their measured bounds, :attr:`Candidates.measure_candidates`).
     """
 
     rounds: list
@@ -365,7 +366,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     deltas = [claim_delta(s, req.claim) for s in sources]
     order = list(cand.order)
     F = min(b.finalists, len(order))
-    a_plan = design(runs, b.alpha / F)[1][-1]     # the level of the last look's tests
+    tests = F * (len(CANDIDATE_LEVELS) if cand.measure_candidates else 1)   # events measured
+    a_plan = design(runs, b.alpha / tests)[1][-1]     # the level of the last look's tests
     rounds = search.schedule(len(order), F, cand.pilot_budget,
                              eta=None if cand.strategy == "structure" else cand.eta,
                              last=cand.last_round)
@@ -393,8 +395,8 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
         allow.spend(cost)
         alive = alive[:k]
         last = r == len(rounds) - 1
-        checked = (validate or cand.validate_events) if last else cand.validate_rounds
-        many = last and cand.validate_events     # several candidate events per source
+        checked = validate if last else cand.validate_rounds
+        many = last and cand.measure_candidates     # several candidate events per source
         half = max(n // 3 if checked else n // 2, 1)
         got = _pilots([sources[i] for i in alive], half,
                       [child_seed(s_pilot, r * len(sources) + d_of[i]) for i in alive])
@@ -409,20 +411,12 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
                 options[i] = candidate_events(pilot, runs, a_plan, deltas[i],
                                               sources[i].orderings) or [events[i]]
         if checked:    # rank the round's events on fresh runs (validated_bound)
-            fresh = _draws([sources[i] if many else sources[i].narrowed(events[i])
-                            if events[i] else sources[i] for i in alive], half,
+            fresh = _draws([sources[i].narrowed(events[i]) if events[i] else sources[i]
+                            for i in alive], half,
                            [child_seed(s_pilot, (len(rounds) + (0 if last else 1 + r))
                                        * len(sources) + d_of[i]) for i in alive])
-            valid = {}
-            for i, c in zip(alive, fresh):
-                tried = [e for e in options.get(i, [events[i]]) if e is not None]
-                bounds = [validated_bound(e, c, runs, a_plan, deltas[i],
-                                          FRESH_LEVEL if many else None) for e in tried]
-                if bounds:
-                    k = int(np.argmax(bounds))
-                    valid[i], events[i] = bounds[k], tried[k]
-                if i in options:
-                    options[i] = [_option(e, b) for e, b in zip(tried, bounds)]
+            valid = {i: validated_bound(events[i], c, runs, a_plan, deltas[i])
+                     for i, c in zip(alive, fresh) if events[i] is not None}
         for i in alive:
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
         score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
@@ -430,16 +424,20 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)
-    narrow = [sources[i].narrowed(events[i]) for i in chosen]
+    tried = {i: options.get(i) or [events[i]] for i in chosen}   # a pair's measured events
+    narrow = [sources[i].narrowed(tried[i][0]) if len(tried[i]) == 1 else sources[i]
+              for i in chosen]
     by_label = dict(zip(chosen, narrow))
 
     def look(plans: list) -> list:      # a look's draws, pooled on the worker processes
         return type(narrow[0]).draw_many([(by_label[f.label], side, k, sd)
                                           for f, side, k, sd in plans])
 
-    m = measure([Finalist(events[i], n.draw, i, deltas[i], n.cost)
-                 for i, n in zip(chosen, narrow)], req.claim, b, s_meas, allow,
-                look if _pooled(narrow) else None)
+    m = measure([Finalist(e, n.draw, i, deltas[i], n.cost, i if len(tried[i]) > 1 else None)
+                 for i, n in zip(chosen, narrow) for e in tried[i]], req.claim, b, s_meas,
+                allow, look if _pooled(narrow) else None)
+    options = {i: [_option(ms.finalist.event, ms.eps_lb) for ms in m.measured
+                   if ms.finalist.label == i] for i in chosen if i in options}
     if bar is not None:
         bar.close()
     if m.stopped.startswith("cap: ") and not capped:
@@ -447,11 +445,11 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
     return Found(rounds, history, pilots, events, valid, chosen, m, capped, options)
 
 
-def _option(ev: Event, bound: float) -> dict:
-    """A candidate event of the last round as a JSON row, with its bound on fresh runs."""
+def _option(ev: Event, eps_lb: float) -> dict:
+    """A candidate event of the last round as a JSON row, with its measured lower bound."""
     return {"ordering": ev.ordering, "numerator": ev.numerator.label,
             "n_cells": int(ev.cells.size), "scoring_hits": list(ev.scoring_hits),
-            "predicted_eps_lb": ev.predicted_lb, "validated_eps_lb": bound}
+            "predicted_eps_lb": ev.predicted_lb, "eps_lb": eps_lb}
 
 
 def claim_delta(source: Source, claim: Claim) -> float:
@@ -1147,7 +1145,9 @@ def _search(cand: Candidates, found: Found, runs: int) -> dict:
     sources, order, screen, m = cand.sources, cand.order, cand.screen, found.m
     rounds, history, valid, chosen = found.rounds, found.history, found.valid, found.chosen
     strategy, budget = cand.strategy, cand.pilot_budget
-    lbs = {ms.finalist.label: ms.eps_lb for ms in m.measured}
+    lbs = {}
+    for ms in m.measured:       # a pair measured on several events: its best
+        lbs[ms.finalist.label] = max(lbs.get(ms.finalist.label, 0.0), ms.eps_lb)
     pairs = [src.neighbours() for src in sources]
     tried = []
     for i, nb_json in enumerate(pairs):

@@ -20,7 +20,7 @@ Gaussian (ε, δ) violation (noise × 0.8 caught in 24/30 audits instead of 20/2
 The best (view, direction, ordering, j) is returned. Only the measurement sample, drawn
 afterwards, enters the reported bound, so this search costs no confidence.
 :func:`candidate_events` returns the best union at each of :data:`CANDIDATE_LEVELS` instead,
-for a caller that chooses among them on fresh runs (:func:`validated_bound`).
+for a caller that measures them all (their α split among them).
 """
 from __future__ import annotations
 
@@ -40,12 +40,11 @@ FULL_GRID = 4096  # ... unless the view has at most this many cells: then every 
 PLUG_IN_ALPHA = 1.35e-3  # one-sided level of the pessimistic plug-in probabilities (3 sigma)
 SHORTLIST = 32  # unions per view, direction and ordering scored exactly (pre-ranked by Wilson)
 SPARSE = 0.5    # views with more distinct cells than this share of the runs (both sides) skipped
-# plug-in levels (3, 2 and 1 sigma) of the candidates a caller chooses among on fresh runs ...
-CANDIDATE_LEVELS = (PLUG_IN_ALPHA, 0.02275, 0.1587)
-# ... whose fresh frequencies are taken at their median (about the frequencies themselves: the
-# candidates are few, none with a three-sigma prediction 0, and a frequency 0 stays finite; at
-# one sigma RAPPOR's small event lost to the larger one at seed 1 of benchmarks/mechanisms.py)
-FRESH_LEVEL = 0.5
+# plug-in levels of the candidate events a caller measures together: 3, 2 and 1 sigma
+# pessimistic, the frequencies themselves and 1 sigma optimistic, from large events of smaller
+# loss to small ones of larger loss (a small event of the largest loss, unlucky on the scoring
+# half, is still among them: RAPPOR's "all 8 differing bits favour d", 0.5 % of the outputs)
+CANDIDATE_LEVELS = (PLUG_IN_ALPHA, 0.02275, 0.1587, 0.5, 0.8413)
 
 
 @dataclass
@@ -130,7 +129,8 @@ def _plug_in_bound(hits: tuple, n: int, n_meas: int, alpha: float, delta: float,
     """:func:`predicted_bound` with the plug-in probabilities at one-sided ``level``.
 
     ``hits``: (numerator, denominator) hits in ``n`` runs per side; ``level`` 0.5 takes about
-    the frequencies themselves (Clopper–Pearson medians: finite for 0 hits).
+    the frequencies themselves (Clopper–Pearson medians: finite for 0 hits), a level above it
+    moves them toward a larger loss (optimistic: the numerator up, the denominator down).
     """
     p_num = cp_lower(hits[0], n, level)
     p_den = cp_upper(hits[1], n, level)
@@ -138,7 +138,7 @@ def _plug_in_bound(hits: tuple, n: int, n_meas: int, alpha: float, delta: float,
 
 
 def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alpha: float,
-                    delta: float = 0.0, level: float | None = None) -> float:
+                    delta: float = 0.0) -> float:
     """The ε lower bound a chosen event's fresh frequencies predict for the measurement.
 
     The runs of ``fresh`` played no part in choosing the event, so no pessimism is needed:
@@ -151,18 +151,12 @@ def validated_bound(event: Event, fresh: tuple[Counts, Counts], n_meas: int, alp
         n_meas: measurement runs per side.
         alpha: the measurement's level.
         delta: the claimed δ.
-        level: None: the fresh frequencies scaled to ``n_meas`` as they are; else the
-            one-sided level of Clopper–Pearson plug-in probabilities (e.g.
-            :data:`FRESH_LEVEL`, the medians, when many events are compared: a tiny event's
-            frequency 0 stays finite).
 
     Returns:
         The predicted bound in nats.
     """
     hits = [c.hits(event.view_index, event.cells) for c in fresh]
     num, den = (hits[1], hits[0]) if event.numerator == Side.D_PRIME else hits
-    if level is not None:
-        return float(_plug_in_bound((num, den), fresh[0].n_runs, n_meas, alpha, delta, level))
     scale = n_meas / fresh[0].n_runs
     return float(eps_lower_bound(num * scale, n_meas, den * scale, n_meas, alpha, delta))
 
@@ -294,14 +288,15 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
 
 def candidate_events(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
                      orderings: Callable | None = None) -> list[Event]:
-    """The best event at each plug-in level of :data:`CANDIDATE_LEVELS`, for a fresh choice.
+    """The best event at each plug-in level of :data:`CANDIDATE_LEVELS`, all to be measured.
 
     The three-sigma plug-in of :func:`best_event` guards a choice made on the scoring half
     alone, and pays for it with mass: on an output whose largest loss sits on a small event
     (RAPPOR's "every differing bit favours d", 0.5 % of the outputs) it prefers a larger
-    event of smaller loss. Scored less pessimistically, the same unions trade mass for loss
-    differently; the caller chooses among these candidates on fresh runs
-    (:func:`validated_bound`), which no lucky union survives.
+    event of smaller loss. Scored less pessimistically, or optimistically, the same unions
+    trade mass for loss differently; the caller measures every candidate on runs of its own
+    (α split among them), so no lucky union can carry the result and none is chosen by the
+    noise of a few hundred outputs.
 
     Args:
         pilot: (rank, score) as for :func:`best_event`.

@@ -22,7 +22,10 @@ deviations (k features). Unpenalised, every such feature adds its weight's noise
 score and blurs it: on RAPPOR's 20 bits the 12 bits that d and d′ share smeared the nine
 levels "j of the 8 differing bits favour d", and the threshold events mixed the top level
 (the largest loss) with the next; with the penalty the score takes one value per level, up to
-the noise of the 8 weights.
+the noise of the 8 weights. That noise still splits a level into near values ("7 of 8" into
+one value per bit left out), and a threshold between them mixes the level: where the score
+takes few values (at most :data:`~dpaudit.statistics.features.MAX_DISCRETE`), values closer
+than :data:`RESOLUTION` standard deviations of that noise are one cell (:func:`score_cells`).
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from dpaudit.statistics import features as cells_of
 FIT_OUTPUTS = 100_000   # fitting outputs per side at most (the first ones of the ranking half)
 CODE_SHARE = 0.01       # a value taken by at least this share of a coordinate's outputs is a code
 MAX_CODES = 8           # codes per coordinate at most (the most frequent)
+RESOLUTION = 2.0        # score values closer than this many sd of their weights' noise: one cell
 
 
 class Codes:
@@ -202,5 +206,36 @@ def fit(y_d: np.ndarray, y_dp: np.ndarray, features: Callable | None = None) -> 
         intercept_scaling=100.0, max_iter=500, random_state=0))   # liblinear penalises the
     model.fit(x, label)      # intercept as a feature of this value: 1/100 of a weight's penalty
     s = model.decision_function(x)
-    bins = cells_of.fit(s[:a.shape[0]], s[a.shape[0]:])
-    return Learned(transform, model, bins, features is not None)
+    return Learned(transform, model, score_cells(s, a.shape[0], model, x), features is not None)
+
+
+def score_cells(s: np.ndarray, n_d: int, model: object, x: np.ndarray) -> cells_of.Features:
+    """The cells of the score: its levels when it takes few values, else quantile bins.
+
+    A weight of a standardised feature is estimated with noise of about 2/√n (n fitting
+    outputs; the Fisher information of a logistic regression is n/4 at probabilities ½), so
+    two outputs on one level that differ in one feature each way differ in score by noise of
+    about √2·2/√n times the feature's step (its range over its standard deviation; the
+    largest among the features with a weight). Where the score takes at most
+    :data:`~dpaudit.statistics.features.MAX_DISCRETE` values, the cells are cut at the
+    middle of every gap between consecutive values wider than :data:`RESOLUTION` times that
+    noise; otherwise they are the quantile bins of :func:`dpaudit.statistics.features.fit`.
+
+    Args:
+        s: the scores of the fitting outputs, those on d first, shape (n,).
+        n_d: how many of them are on d.
+        model: the fitted pipeline (a scaler, then the logistic regression).
+        x: the fitting outputs' features, shape (n, k).
+
+    Returns:
+        The :class:`~dpaudit.statistics.features.Features` of the score (1-D, ordered).
+    """
+    values = np.unique(s)
+    if values.size > cells_of.MAX_DISCRETE:
+        return cells_of.fit(s[:n_d], s[n_d:])
+    on = model[-1].coef_[0] != 0
+    step = ((x.max(axis=0) - x.min(axis=0)) / model[0].scale_)[on].max() if on.any() else 0.0
+    noise = math.sqrt(2.0) * 2.0 / math.sqrt(s.size) * step
+    gaps = np.diff(values) > RESOLUTION * noise
+    edges = ((values[1:] + values[:-1]) / 2)[gaps]
+    return cells_of.Features("continuous", 1, "f", edges=[edges], bins=edges.size + 1)

@@ -50,7 +50,9 @@ class Finalist:
     :class:`Counts` of ``n`` fresh runs on d (side 0) or d' (side 1); ``delta``: the DP δ of
     the claim its runs are audited against (None: the measurement's claim), so that a finalist
     of an instance calibrated by its own δ is judged at that δ; ``cost``: samples per run of
-    its draws (what the allowance is charged).
+    its draws (what the allowance is charged); ``group``: finalists with one non-None group
+    are several events of one pair, measured on the same runs (drawn once, by the first of
+    them, each test still one of the Bonferroni family).
     """
 
     event: Event
@@ -58,6 +60,7 @@ class Finalist:
     label: object = None
     delta: float | None = None
     cost: int = 0
+    group: object = None
 
 
 @dataclass
@@ -149,7 +152,8 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
     and the smallest of the bounds of the looks performed is kept (they hold simultaneously with
     probability ≥ 1 − β, whichever look the measurement stopped at). It is what a ``pass``
     rests on (:mod:`dpaudit.verdicts.verdict`). Deterministic for ``seed``: finalist i, look k,
-    side s uses ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``.
+    side s uses ``seed.spawn(F)[i].spawn(len(sizes))[k].spawn(2)[s]``; a finalist that shares
+    its ``group`` with an earlier one uses that one's runs.
 
     Args:
         finalists: the events chosen on the selection sample, with how to draw fresh runs.
@@ -175,9 +179,13 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
     m = len(sizes) * F
     out = [Measured(f) for f in finalists]
     seeds = [s.spawn(len(sizes)) for s in seed.spawn(F)][:len(finalists)]
+    first = {}          # group -> the index of its first finalist, whose runs it shares
+    drawer = [i if f.group is None else first.setdefault(f.group, i)
+              for i, f in enumerate(finalists)]
+    own = [i for i, j in enumerate(drawer) if i == j]      # the finalists that draw
     history, stopped = [], "budget"
     for k, size in enumerate(sizes):
-        cost = sum(2 * (size - ms.n) * ms.finalist.cost for ms in out)
+        cost = sum(2 * (size - out[i].n) * out[i].finalist.cost for i in own)
         capped = allowance.refusal(cost) if allowance is not None else ""
         if capped:
             stopped = f"cap: {capped} stopped it after {k} of {len(sizes)} looks"
@@ -185,11 +193,13 @@ def measure(finalists: list[Finalist], claim: Claim, budget: Budget,
         if allowance is not None:
             allowance.spend(cost)
         row = {"runs_per_side": size, "eps_lb": [], "eps_ub": []}
-        plans = [(ms.finalist, side, size - ms.n, sd) for i, ms in enumerate(out)
+        plans = [(out[i].finalist, side, size - out[i].n, sd) for i in own
                  for side, sd in zip(Side, seeds[i][k].spawn(2))]
         got = draws(plans) if draws else [f.draw(side, r, sd) for f, side, r, sd in plans]
+        fresh = {i: got[2 * j: 2 * j + 2] for j, i in enumerate(own)}
         for i, ms in enumerate(out):
-            ms.counts = [_add(ms.counts[0], got[2 * i]), _add(ms.counts[1], got[2 * i + 1])]
+            c_d, c_dp = fresh[drawer[i]]
+            ms.counts = [_add(ms.counts[0], c_d), _add(ms.counts[1], c_dp)]
             ev = ms.finalist.event
             ms.hits = (ms.counts[0].hits(ev.view_index, ev.cells),
                        ms.counts[1].hits(ev.view_index, ev.cells))

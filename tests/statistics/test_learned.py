@@ -68,3 +68,24 @@ def test_the_penalty_zeroes_the_features_that_do_not_separate_the_inputs():
     assert (np.abs(w[2:]).sum(axis=1) == 0).sum() >= 8
     levels = fit.score(np.array([[0, 0] + [0] * 16, [1, 0] + [0] * 16, [1, 1] + [0] * 16]))
     assert levels[0] < levels[1] < levels[2]
+
+
+def test_a_score_of_few_values_is_cut_into_its_levels():
+    # 4 bits, 2 with P(1) = 0.4 on d and 0.6 on d' and 2 the other way round, 8 unrelated
+    # bits: the score's level is how many of the 4 favour d' (0 to 4). The 16 patterns of the
+    # 4 bits score 16 near values in 5 groups; the cells merge values within a group (their
+    # weights' noise) and never across (levels ~0.8 apart, the cut at ~0.06: > 10 sd)
+    rng = np.random.default_rng(6)
+    n = 20_000
+    p_d = np.r_[0.4, 0.4, 0.6, 0.6, np.full(8, 0.5)]
+    a = (rng.random((n, 12)) < p_d).astype(int)
+    b = (rng.random((n, 12)) < np.r_[1 - p_d[:4], p_d[4:]]).astype(int)
+    fit = learned.fit(a, b)
+    patterns = np.array([[(k >> j) & 1 for j in range(4)] + [0] * 8 for k in range(16)])
+    level = patterns[:, 0] + patterns[:, 1] + (1 - patterns[:, 2]) + (1 - patterns[:, 3])
+    cells = fit.cells(patterns).astype(np.int64)
+    assert fit.bins.kind == "continuous" and np.unique(fit.score(patterns)).size == 16
+    assert np.unique(cells).size <= 10          # 16 without the merge
+    for lv in range(4):     # every cell of a level lies below every cell of the next
+        assert cells[level == lv].max() < cells[level == lv + 1].min()
+    assert np.unique(cells[level == 0]).size == np.unique(cells[level == 4]).size == 1

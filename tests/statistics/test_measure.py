@@ -5,6 +5,7 @@ true loss is exactly ε; under a valid procedure they are ≤ Binomial(1000, α)
 is its 1 − 1e-6 quantile. The other assertions are deterministic or have margins > 10 sd.
 """
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 from scipy.stats import binom
-from two_cells import EVENT, two_cell_counts
+from two_cells import EVENT, OUT, two_cell_counts
 
 from dpaudit.core.request import Budget, Claim
+from dpaudit.core.terms import Side
 from dpaudit.simulation.simulate import Counts
-from dpaudit.statistics.events import (CANDIDATE_LEVELS, best_event, candidate_events,
-                                      validated_bound)
+from dpaudit.statistics.events import CANDIDATE_LEVELS, best_event, candidate_events
 from dpaudit.statistics.measure import Finalist, LOOKS, LOOK_WEIGHTS, design, look_sizes, measure
 from dpaudit.statistics.stats import eps_lower_bound
 
@@ -184,7 +185,7 @@ def test_candidate_events_trade_mass_for_loss_level_by_level():
     halves = (_counts(d, n), _counts(dp, n))
     got = candidate_events((halves, halves), 2 * 10 ** 6, 0.0375)
     assert [e.cells.tolist() for e in got] == [[1, 2], [1]]
-    assert all(e.numerator == "d" for e in got) and len(CANDIDATE_LEVELS) == 3
+    assert all(e.numerator == "d" for e in got) and len(CANDIDATE_LEVELS) == 5
     first = best_event((halves, halves), 2 * 10 ** 6, 0.0375)
     assert first.cells.tolist() == [1, 2] and first.predicted_lb == got[0].predicted_lb
     # every candidate's predicted_lb is its three-sigma prediction
@@ -196,23 +197,32 @@ def test_candidate_events_trade_mass_for_loss_level_by_level():
                                                                    ([1], "d_prime")]
     flat = (_counts(d, n), _counts(d, n))       # nothing to find: no candidate
     assert candidate_events((flat, flat), 2 * 10 ** 6, 0.0375) == []
+    # the small event unlucky on the scoring half (720 hits instead of 793): one sigma and the
+    # frequencies prefer the union; only the optimistic level keeps cell 1 a candidate
+    unlucky = (_counts([720, 6010, n - 6730], n), _counts(dp, n))
+    assert plug_in(720, 532, n, 0.5) < plug_in(6730, 4986, n, 0.5)
+    assert plug_in(720, 532, n, 0.8413) > plug_in(6730, 4986, n, 0.8413)
+    got = candidate_events((unlucky, unlucky), 2 * 10 ** 6, 0.0375)
+    assert [e.cells.tolist() for e in got] == [[1, 2], [1]]
 
 
-def test_fresh_bounds_at_a_level_are_the_plug_in_prediction_and_finite_at_zero_hits():
-    n, (d, dp) = RAPPOR_THIRD, RAPPOR_HITS
-    halves = (_counts(d, n), _counts(dp, n))
-    small, large = candidate_events((halves, halves), 2 * 10 ** 6, 0.0375)[::-1]
-    fresh = (_counts(d, n), _counts(dp, n))
-    at_median = [validated_bound(e, fresh, 2 * 10 ** 6, 0.0375, level=0.5)
-                 for e in (small, large)]
-    assert at_median[0] > at_median[1]          # on fresh frequencies the small event wins
-    assert at_median[0] == pytest.approx(plug_in(793, 532, n, 0.5))
-    # a lucky tiny union (5 hits against none) scaled up unsmoothed looks enormous; at the
-    # median level it stays a finite, far smaller figure
-    tiny = (_counts([5, 0, n - 5], n), _counts([0, 5, n - 5], n))
-    raw = validated_bound(small, tiny, 2 * 10 ** 6, 0.0375)
-    median = validated_bound(small, tiny, 2 * 10 ** 6, 0.0375, level=0.5)
-    assert math.isfinite(median) and median < raw / 2
+def test_events_of_one_group_share_their_runs_and_split_alpha():
+    """Two events of one pair (a group) are measured on one set of runs, two tests each look."""
+    calls = []
+    source = binomial_source(0.2, 0.2 * math.exp(0.3))
+
+    def draw(side, n, seed):
+        calls.append(side.index)
+        return source(side, n, seed)
+    out = replace(EVENT, cells=np.array([OUT], np.uint64), numerator=Side.D)
+    fs = [Finalist(EVENT, draw, 0, group=0), Finalist(out, draw, 0, group=0)]
+    m = measure(fs, Claim(0.5, 0.0), Budget(40_000, 0.05), np.random.SeedSequence(4))
+    looks = len(m.looks)
+    assert calls == [0, 1] * looks          # one draw per side and look, not two
+    (a, b) = m.measured
+    assert a.n == b.n and b.hits == (b.n - a.hits[0], b.n - a.hits[1])   # the same runs
+    assert m.tests == 2 * len(look_sizes(40_000))
+    assert m.alpha_per_look == design(40_000, 0.05 / 2)[1]
 
 
 def test_a_looks_draws_made_together_are_those_made_one_by_one():
