@@ -419,8 +419,10 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
                      for i, c in zip(alive, fresh) if events[i] is not None}
         for i in alive:
             history[i].append(events[i].predicted_lb if events[i] else 0.0)
-        score = valid if valid else {i: e.predicted_lb for i, e in events.items() if e}
-        alive = sorted(alive, key=lambda i: -score.get(i, -1.0))
+        # ranked by the validated or predicted bound; pairs predicting 0 by the median one
+        score = ({i: (v,) for i, v in valid.items()} if valid else
+                 {i: (e.predicted_lb, e.median_lb) for i, e in events.items() if e})
+        alive = sorted(alive, key=lambda i: tuple(-x for x in score.get(i, (-1.0,))))
     chosen = [i for i in alive[:F] if events.get(i) is not None]
     if bar is not None:
         bar.total = bar.n + 2 * runs * len(chosen)

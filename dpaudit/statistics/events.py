@@ -62,6 +62,7 @@ class Event:
     predicted_lb: float
     scoring_hits: tuple[int, int]  # (numerator, denominator) hits on the scoring half
     ordering: str = "likelihood ratio"  # the cell ordering whose prefix this event is
+    median_lb: float = 0.0  # fallback events: the best union's bound at the frequencies
 
 
 def lookup(keys: np.ndarray, c: Counts, v: int) -> np.ndarray:
@@ -263,12 +264,16 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
         orderings: optional ``orderings(v, keys)`` giving extra orderings of a view's cells
             (a list of (name, permutation of ``keys``)), e.g. the natural order of a 1-D
             output, whose prefixes are threshold events.
-        fallback: when no union has a positive scored bound, return the raw best
-            likelihood-ratio union instead of None: the largest (A + ½)/(B + ½) over the scoring
-            half's hits A on its numerator side and B on the other, ties to the most excess
-            hits A − B, ``predicted_lb`` 0, as long as one has A > B. Measuring it costs no
-            confidence, may still reveal a violation, and its small probability under the
-            denominator lets the verdict name a budget.
+        fallback: when no union has a positive scored bound, return instead of None, with
+            ``predicted_lb`` 0, the union whose bound is largest at the scoring half's
+            frequencies themselves (plug-in level ½; that bound is its ``median_lb``); when
+            none is positive there either, the raw best likelihood-ratio union: the largest
+            (A + ½)/(B + ½) over the scoring half's hits A on its numerator side and B on the
+            other, ties to the most excess hits A − B, as long as one has A > B. Measuring it
+            costs no confidence, may still reveal a violation, and its small probability
+            under the denominator lets the verdict name a budget; a search's rounds rank
+            pairs whose three-sigma predictions are all 0 by these events (on fresh runs, or
+            by ``median_lb``).
 
     Returns:
         The event, or None.
@@ -283,7 +288,14 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
         return _event(segments, scored, top, pred[top])
     ratio = np.where(A > B, (A + 0.5) / (B + 0.5), 0.0)
     top = int(np.lexsort((A - B, ratio))[-1])
-    return _event(segments, scored, top, 0.0) if fallback and A[top] > B[top] else None
+    if not fallback or A[top] <= B[top]:
+        return None
+    median = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, 0.5)
+    best = int(np.argmax(median[4]))
+    ev = _event(*((segments, median, best) if median[4][best] > 0 else (segments, scored, top)),
+                0.0)
+    ev.median_lb = max(float(median[4][best]), 0.0)
+    return ev
 
 
 def candidate_events(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,

@@ -166,6 +166,22 @@ def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
     assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback=True) is None
 
 
+def test_a_fallback_event_carries_the_bound_its_pilot_predicts_at_the_frequencies():
+    # 3 vs 1 and 6 vs 1 hits in 100 runs: neither separates at three sigma (predicted 0), but
+    # at the frequencies themselves 6 vs 1 promises more than 3 vs 1: a search ranks by it,
+    # and the fallback is the union best there (the raw best ratio, 3 vs 1, when none is
+    # positive there: a measurement of 100 runs, the test above)
+    n, n_meas = 100, 10 ** 5
+    weak = (_counts([50, 3, 47], n), _counts([45, 1, 54], n))
+    strong = (_counts([50, 6, 44], n), _counts([45, 1, 54], n))
+    a = best_event((weak, weak), n_meas, 0.05, fallback=True)
+    b = best_event((strong, strong), n_meas, 0.05, fallback=True)
+    assert a.predicted_lb == b.predicted_lb == 0.0
+    assert b.median_lb > a.median_lb > 0.0 and a.cells.tolist() == b.cells.tolist() == [2]
+    even = (_counts([50, 3, 47], n), _counts([50, 3, 47], n))
+    assert best_event((even, even), n_meas, 0.05, fallback=True) is None
+
+
 # RAPPOR-like hits on a third of 166 666 runs: cell 1 "every differing bit favours d" (loss
 # 0.40, mass 0.5 %), cell 2 "all but one" (loss 0.30, mass 3.6 %), cell 3 the rest
 RAPPOR_THIRD, RAPPOR_HITS = 166_666, ([793, 6010, 159_863], [532, 4454, 161_680])
