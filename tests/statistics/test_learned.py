@@ -17,8 +17,33 @@ def test_codes_are_indicators_and_the_other_values_a_column():
     rare = np.concatenate([np.full(990, -1000.0), np.linspace(0, 1, 10)])[:, None]
     g = learned.Codes(rare)
     assert g.codes[0].tolist() == [-1000.0] and g.valued == [True]
-    x = g(np.array([[-1000.0], [0.25]]))
-    assert x.tolist() == [[1.0, 0.0], [0.0, 0.25]]
+    # the other values: a piecewise-linear basis (7 knots, 6 functions), 0 where the code is
+    v = np.linspace(-0.5, 1.5, 41)
+    x = g(np.r_[-1000.0, v][:, None])
+    assert x.shape == (42, 7) == (42, len(g)) and x[0].tolist() == [1.0] + [0.0] * 6
+    assert (x[1:, 0] == 0).all()
+    # it spans every line in the value, inside the knots and beyond them
+    design = np.column_stack([np.ones(v.size), x[1:, 1:]])
+    coef = np.linalg.lstsq(design, 3.0 * v - 1.0, rcond=None)[0]
+    assert np.allclose(design @ coef, 3.0 * v - 1.0)
+    kink = np.maximum(v - 0.5, 0.0)         # and a kink at a knot (0.5 is the median)
+    coef = np.linalg.lstsq(design, kink, rcond=None)[0]
+    assert np.allclose(design @ coef, kink)
+
+
+def test_a_score_on_values_follows_a_likelihood_ratio_that_is_not_linear():
+    # Laplace(0, 1) on d, Laplace(1, 1) on d': the log-odds of d' is |y| - |y - 1|, flat at
+    # -1 below 0 and at 1 above 1. Unpenalised, on the value basis, the score follows it
+    # (weights' noise ~ 2/sqrt(40 000) = 0.01 per feature, every margin > 7 sd of the score:
+    # false failure < 1e-6); a line in y would not flatten
+    rng = np.random.default_rng(7)
+    a, b = rng.laplace(0.0, 1.0, (20_000, 2)), rng.laplace(0.0, 1.0, (20_000, 2))
+    b[:, 0] += 1.0                                  # the second coordinate: the same on both
+    fit = learned.fit(a, b)
+    assert fit.model[-1].l1_ratio == 0.0 and "a logistic" in fit.describe(np.zeros(1, np.uint64))
+    s = fit.score(np.array([[-5.0, 0], [-3.0, 0], [0.5, 0], [3.0, 0], [5.0, 0]]))
+    assert abs(s[1] - s[0]) < 0.2 and abs(s[4] - s[3]) < 0.2
+    assert 1.5 < s[3] - s[1] < 2.5 and s[1] < s[2] < s[3]
 
 
 def test_the_score_orders_the_cells_and_separates_shifted_outputs():
@@ -26,7 +51,7 @@ def test_the_score_orders_the_cells_and_separates_shifted_outputs():
     a = rng.normal(0.0, 1.0, (4000, 3))
     b = rng.normal(0.0, 1.0, (4000, 3)) + np.array([1.0, 0.0, 0.0])
     fit = learned.fit(a, b)
-    assert fit.n_features == 3 and not fit.custom
+    assert fit.n_features == 18 and not fit.custom     # 3 coordinates' value bases
     test = np.array([[-3.0, 0, 0], [0.0, 0, 0], [3.0, 0, 0]])
     s, cells = fit.score(test), fit.cells(test)
     assert s[0] < s[1] < s[2] and cells[0] < cells[1] < cells[2]    # bins keep the order
