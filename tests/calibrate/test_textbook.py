@@ -60,9 +60,9 @@ def test_rappor_reports_bits_and_report_noisy_max_indices():
 
 @pytest.mark.slow
 @pytest.mark.statistical
-@pytest.mark.xfail(strict=True, reason="issue 64, open: since the L1-penalised classifier and "
-                   "the measurement of every candidate event, svt3 passes at seeds 1-3 (0.797 "
-                   "eps at seed 1; docs/method/calibration.md); strict: fails once it is found")
+@pytest.mark.xfail(strict=True, reason="issue 64, open: svt3 is a violation at seeds 2 and 3 "
+                   "but passes at seed 1, where the pair search keeps 'one above rest below' "
+                   "(0.746 eps; docs/method/calibration.md); strict: fails once it is found")
 def test_the_coded_sparse_vector_is_a_violation_within_three_million_samples():
     # Lyu et al. 2017, Alg. 3 (ten queries, outputs coded -1000/-2000 or the noisy answer), at
     # ε = 0.1: it passed with the grid's cells; the pattern search and the unpenalised learned
