@@ -70,6 +70,7 @@ from dpaudit.core.terms import PrivacyModel, Side
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
                                          cached_loop, child_seed, seed_sequence)
 from dpaudit.simulation.seeding import addresses, pcg64_states, set_state
+from dpaudit.statistics import accounting
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -769,6 +770,66 @@ def _worst(runner: _Runner, state: dict, index: int, direction: int) -> dict:
             "diverged_at": None if step < 0 else int(step)}
 
 
+def release_mechanism(row: dict) -> accounting.Release | None:
+    """The dp-accounting release of one logged release that reads the changed entry.
+
+    Args:
+        row: a ``worst_run`` contribution (``dist``, ``scale``, ``value_d``,
+            ``value_d_prime``).
+
+    Returns:
+        The :class:`~dpaudit.statistics.accounting.Release` (Laplace of scale b or Gaussian of
+        standard deviation σ, sensitivity |v − v′|; randomised response on values 0 and 1,
+        answering a uniformly random bit with probability 2/(1 + e^s)), or None for
+        randomised response on fractional values (no fixed-sensitivity mechanism).
+    """
+    change = abs(row["value_d"] - row["value_d_prime"])
+    if row["dist"] == RANDOMISED_RESPONSE:
+        if {row["value_d"], row["value_d_prime"]} != {0.0, 1.0}:
+            return None
+        return accounting.Release("randomised-response", 2.0 / (1.0 + math.exp(row["scale"])))
+    family = "laplace" if row["dist"] == LAPLACE else "gaussian"
+    return accounting.Release(family, row["scale"], change)
+
+
+def accountant(worst: dict, eps: float, delta: float) -> dict | None:
+    """dp-accounting's bounds on the releases of the worst run that read the changed entry.
+
+    Each release that reads the entry is, given the run's history, a fixed noise mechanism;
+    if one of them is not (ε, δ)-DP (the lower bound of its δ(ε) exceeds δ), the step "every
+    release is (ε, δ)-DP" of a privacy proof fails: a white-box proof about the releases (not a
+    verdict on the released transcript, which may be a post-processing that loses less). The
+    releases composed (pessimistic PLDs, :func:`dpaudit.statistics.accounting.composed`) give
+    an upper bound on that history's releases' profile.
+
+    Args:
+        worst: the result's ``worst_run``.
+        eps: the claimed ε.
+        delta: the claimed δ (0 for ε-DP).
+
+    Returns:
+        A JSON-ready dict (``run``, ``releases`` with each one's δ(ε) bounds, ``composed``,
+        ``refuted``, ``evidence``, ``not_accounted``), or None when the run read the entry in
+        no release.
+    """
+    rows = [r for r in worst["contributions"] if r["value_d"] != r["value_d_prime"]]
+    mapped = [(r, release_mechanism(r)) for r in rows]
+    used = [(r, m) for r, m in mapped if m is not None]
+    if not used:
+        return None
+    ref = accounting.refutation([m for _, m in used], eps, delta)
+    prof = accounting.privacy_profile([m for _, m in used], eps=(eps,), delta=(delta,))
+    return {
+        "method": "dp-accounting privacy loss distributions", "run": worst["run"],
+        "direction": worst["direction"], "eps": eps, "delta": delta,
+        "releases": [{"release": r["release"], "mechanism": m.mechanism, "noise": m.noise,
+                      "sensitivity": m.sensitivity, "delta_at_eps": {"lower": lo, "upper": hi}}
+                     for (r, m), (lo, hi) in zip(used, ref.delta_at_eps)],
+        "composed": {"delta_at_eps": prof.delta_at[0][1], "eps_at_delta": prof.eps_at[0][1]},
+        "refuted": ref.refuted, "evidence": "white-box proof" if ref.refuted else None,
+        "not_accounted": len(rows) - len(used)}
+
+
 @dataclass(frozen=True)
 class Replay:
     """How :func:`whitebox` replays.
@@ -881,6 +942,7 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
                    "first_divergent_step": None if first is None else first[0],
                    "example": None if first is None else first[1]},
         "coverage": coverage(reads, runs),
+        "accountant": accountant(worst_run, eps, delta),
         "runtime_s": time.perf_counter() - t0,
         "note": _note(spec, eps, runs, limit, T, exceed, diverged),
     }

@@ -30,8 +30,9 @@ import numpy as np
 from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
-from dpaudit.reporting.text import (coverage_text, cut_short_text, instance_lines, levels_text,
-                                    releases_text, summary_lines, verdict_text)
+from dpaudit.reporting.text import (accountant_text, coverage_text, cut_short_text,
+                                    instance_lines, levels_text, releases_text, summary_lines,
+                                    verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
 if TYPE_CHECKING:
@@ -553,6 +554,7 @@ def _whitebox(doc: dict) -> dict | None:
             "verdict": (releases_text(w) if "releases_exceed_eps" in w else
                         w.get("releases_verdict", "—")),     # results made before the rename
             "above": num(w.get("runs_above_eps")), "dirs": dirs,
+            "accountant": accountant_text(w["accountant"]) if w.get("accountant") else None,
             "replay_diverged": rp.get("diverged_runs"),
             "replay_step": num(rp.get("first_divergent_step")),
             "replay_example": (json.dumps(rp["example"], sort_keys=True)[:2000]

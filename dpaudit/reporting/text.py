@@ -294,7 +294,38 @@ def whitebox_lines(w: dict) -> list[str]:
     what = releases_text(w)
     return [f"  white-box: largest privacy loss of the releases over {2 * w['runs']} runs = "
             f"{float(w['max_loss']):.4f} ({what})",
+            *([f"  accountant: {accountant_text(w['accountant'])}"] if w.get("accountant")
+              else []),
             f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
+
+
+def accountant_text(a: dict) -> str:
+    """dp-accounting's bounds on the worst run's releases, in words (text output and reports).
+
+    Args:
+        a: the result's ``whitebox.accountant``.
+
+    Returns:
+        The text: the releases' δ(ε) bounds, the composed profile and what they prove.
+    """
+    eps, delta = a["eps"], a["delta"]
+    worst = max(a["releases"], key=lambda r: r["delta_at_eps"]["lower"])
+    lo, hi = worst["delta_at_eps"]["lower"], worst["delta_at_eps"]["upper"]
+    what = (f"{worst['mechanism']} release (noise {worst['noise']:.4g}, sensitivity "
+            f"{worst['sensitivity']:.4g}) has delta({eps:g}) in [{lo:.4g}, {hi:.4g}]")
+    head = (f"run {a['run']}'s {len(a['releases'])} release(s) that read the changed entry "
+            f"(dp-accounting PLDs): its most exposed {what}")
+    up = {k: float(v) for k, v in a["composed"].items()}     # the JSON writes inf as "inf"
+    composed = f"; composed, delta({eps:g}) <= {up['delta_at_eps']:.4g}" + (
+        f" and eps({delta:g}) <= {up['eps_at_delta']:.4g}" if math.isfinite(up["eps_at_delta"])
+        else "")
+    if not a["refuted"]:
+        return head + f" <= delta = {delta:g}" + composed
+    return (head + f" > delta = {delta:g}: white-box proof that this release is not "
+            f"({eps:g}, {delta:g})-DP, so a privacy proof resting on every release being "
+            "(eps, delta)-DP fails there; a fact about the releases, not the verdict, which is "
+            "statistical and on the released transcript (a post-processing may lose less)"
+            + composed)
 
 
 def releases_text(w: dict) -> str:

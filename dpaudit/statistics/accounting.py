@@ -47,8 +47,14 @@ class Release:
     sensitivity: float = 1.0
     buckets: int = 2
 
-    def distribution(self) -> pld.PrivacyLossDistribution:
-        """The release's pessimistic privacy loss distribution (dp-accounting).
+    def distribution(self, pessimistic: bool = True) -> pld.PrivacyLossDistribution:
+        """The release's privacy loss distribution (dp-accounting).
+
+        Args:
+            pessimistic: True: losses rounded up (every δ(ε) it gives is an upper bound on the
+                release's); False: rounded down (a lower bound: dp-accounting's privacy
+                buckets, without its "connect the dots" discretisation, which is pessimistic
+                only).
 
         Returns:
             The PLD.
@@ -65,18 +71,16 @@ class Release:
                 raise InputError(f"randomised response: noise={self.noise} in (0, 1] and "
                                  f"buckets={self.buckets} ≥ 2 expected")
             return pld.from_randomized_response(self.noise, self.buckets,
+                                                pessimistic_estimate=pessimistic,
                                                 value_discretization_interval=DISCRETISATION)
         if not self.noise > 0 or not self.sensitivity > 0:
             raise InputError(f"{self.mechanism}: noise={self.noise} and "
                              f"sensitivity={self.sensitivity} must be > 0")
-        if self.mechanism == "laplace":
-            return pld.from_laplace_mechanism(self.noise, sensitivity=self.sensitivity,
-                                              value_discretization_interval=DISCRETISATION)
-        if self.mechanism == "gaussian":
-            return pld.from_gaussian_mechanism(self.noise, sensitivity=self.sensitivity,
-                                               value_discretization_interval=DISCRETISATION)
-        return pld.from_discrete_laplace_mechanism(self.noise, sensitivity=int(self.sensitivity),
-                                                   value_discretization_interval=DISCRETISATION)
+        make = {"laplace": pld.from_laplace_mechanism, "gaussian": pld.from_gaussian_mechanism,
+                "discrete-laplace": pld.from_discrete_laplace_mechanism}[self.mechanism]
+        sens = int(self.sensitivity) if self.mechanism == "discrete-laplace" else self.sensitivity
+        return make(self.noise, sensitivity=sens, pessimistic_estimate=pessimistic,
+                    use_connect_dots=pessimistic, value_discretization_interval=DISCRETISATION)
 
 
 def composed(releases: Sequence[Release]) -> pld.PrivacyLossDistribution:
@@ -136,3 +140,51 @@ def privacy_profile(releases: Sequence[Release], eps: Sequence[float] = (),
     dist = composed(releases)
     return Profile(tuple((float(e), float(dist.get_delta_for_epsilon(e))) for e in eps),
                    tuple((float(d), float(dist.get_epsilon_for_delta(d))) for d in delta))
+
+
+@dataclass(frozen=True)
+class Refutation:
+    """What the accountant says of single releases against an (ε, δ) claim.
+
+    Attributes:
+        delta_at_eps: per release, (lower, upper) bounds on its δ(ε) (dp-accounting's
+            optimistic and pessimistic distributions).
+        refuted: whether some release's lower bound exceeds δ (up to float rounding,
+            :data:`TOLERANCE`): that release mechanism is not (ε, δ)-DP, a proof without
+            statistics.
+    """
+
+    delta_at_eps: tuple
+    refuted: bool
+
+
+TOLERANCE = (1e-9, 1e-12)   # refuted iff δ(ε) > δ·(1 + 1e-9) + 1e-12 (the PLDs' float rounding)
+
+
+def refutation(releases: Sequence[Release], eps: float, delta: float) -> Refutation:
+    """Whether any one release is not (ε, δ)-DP, by bounds on its exact δ(ε).
+
+    A release whose mechanism (noise and sensitivity) is fixed given the history is (ε, δ)-DP
+    iff its privacy profile has δ(ε) ≤ δ (Balle and Wang 2018, arXiv:1805.06530, Thm. 5 for
+    the Gaussian; the hockey-stick divergence in general). The optimistic distribution's δ(ε)
+    is a lower bound, so when it exceeds δ the release is not (ε, δ)-DP, whatever the rounding.
+
+    Args:
+        releases: the releases (at least one).
+        eps: the claimed ε ≥ 0.
+        delta: the claimed δ in [0, 1).
+
+    Returns:
+        The :class:`Refutation`.
+
+    Raises:
+        InputError: no release, a release out of range, ε < 0 or δ outside [0, 1).
+    """
+    if not releases:
+        raise InputError("no release to account: expected at least one")
+    if not eps >= 0 or not 0 <= delta < 1:
+        raise InputError(f"eps={eps}, delta={delta}: expected eps >= 0 and delta in [0, 1)")
+    bounds = tuple((float(r.distribution(False).get_delta_for_epsilon(eps)),
+                    float(r.distribution(True).get_delta_for_epsilon(eps))) for r in releases)
+    limit = delta * (1.0 + TOLERANCE[0]) + TOLERANCE[1]
+    return Refutation(bounds, any(lo > limit for lo, _ in bounds))

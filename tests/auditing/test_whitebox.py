@@ -23,6 +23,7 @@ from dpaudit.core.request import Claim
 from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.reporting.report import summary
+from dpaudit.reporting.text import accountant_text as summary_accountant
 from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None)
@@ -162,6 +163,38 @@ def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
         r = wb.whitebox(spec, prep, ROW0, Claim(eps), wb.Replay(2000, 1))
         assert r["releases_exceed_eps"] is True
         assert r["max_loss"] == pytest.approx(2 * eps, rel=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps, refuted", [(0.5, False), (9.0, True)])
+def test_the_accountant_proves_a_classically_calibrated_gaussian_release_not_private_at_eps_9(
+        eps, refuted):
+    # σ = √(2 ln(1.25/δ))·Δ/ε (Dwork and Roth 2014, Thm. A.1, proved for ε < 1), Δ = 1, δ = 1e-5:
+    # its exact δ(ε) (Balle and Wang 2018, Thm. 8) is 1.36e-5 at ε = 9, 1.6e-8 at ε = 0.5
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / eps
+    spec, prep = mechanism(GAUSSIAN, sigma)
+    a = wb.whitebox(spec, prep, ROW0, Claim(eps, 1e-5), wb.Replay(20, 1))["accountant"]
+    mu = 1.0 / sigma
+    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+    (rel,) = a["releases"]
+    assert rel["mechanism"] == "gaussian" and rel["sensitivity"] == 1.0
+    assert rel["noise"] == pytest.approx(sigma, rel=1e-12)
+    assert rel["delta_at_eps"]["lower"] <= exact <= rel["delta_at_eps"]["upper"]
+    assert a["refuted"] is refuted and a["evidence"] == ("white-box proof" if refuted else None)
+    assert a["composed"]["delta_at_eps"] == pytest.approx(exact, rel=1e-3)
+    text = summary_accountant(a)
+    assert ("white-box proof" in text) is refuted and f"delta({eps:g})" in text
+
+
+def test_randomised_response_on_fractional_values_is_listed_as_not_accounted():
+    pair = NeighbourPair.change_row(constant_table(0.5, 1, 2), 0, 0.25, 0.75,
+                                    {"kind": "constant", "value": 0.5}, "row 0")
+    spec, prep = mechanism(RANDOMISED_RESPONSE, 1.0)
+    w = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(20, 1))
+    assert w["accountant"] is None and w["worst_run"]["contributions"]
+    exact = {"dist": RANDOMISED_RESPONSE, "scale": 1.0, "value_d": 0.0, "value_d_prime": 1.0}
+    rr = wb.release_mechanism(exact)        # on 0 and 1: answers at random w.p. 2/(1 + e)
+    assert rr.mechanism == "randomised-response" and rr.noise == pytest.approx(2 / (1 + math.e))
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import norm
 
 from dpaudit.errors import InputError
-from dpaudit.statistics.accounting import Release, composed, privacy_profile
+from dpaudit.statistics.accounting import Release, composed, privacy_profile, refutation
 
 SLACK = 2e-3     # the PLD's rounding up on a 1e-4-nat grid moves δ(ε) by far less than this
 
@@ -100,3 +100,42 @@ def test_bad_profile_points_are_refused():
         privacy_profile([Release("laplace", 1.0)], delta=[1.0])
     with pytest.raises(InputError, match="eps=-1"):
         privacy_profile([Release("laplace", 1.0)], eps=[-1.0])
+
+
+def classical_sigma(eps, delta, sensitivity):
+    """The Gaussian mechanism's classical calibration (Dwork and Roth 2014, Thm. A.1)."""
+    return math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / eps
+
+
+@pytest.mark.parametrize("eps, refuted", [(0.5, False), (9.0, True)])
+def test_the_classical_gaussian_calibration_is_refuted_only_outside_its_range(eps, refuted):
+    # Thm. A.1 is proved for ε < 1; at ε = 9, δ = 1e-5 the exact profile exceeds δ
+    # (the example of DP-BAI-GAUSS, Azize et al. 2023, Prop. D.2, at sensitivity 1/8)
+    sigma = classical_sigma(eps, 1e-5, 0.125)
+    r = refutation([Release("gaussian", sigma, 0.125)], eps, 1e-5)
+    lo, hi = r.delta_at_eps[0]
+    want = gaussian_delta(eps, 0.125 / sigma)
+    assert lo <= want <= hi and hi - lo < 1e-2 * want
+    assert r.refuted is refuted and bool(want > 1e-5) is refuted
+    if refuted:
+        assert want == pytest.approx(1.3588e-5, rel=1e-3)
+
+
+def test_a_laplace_release_is_refuted_just_below_its_eps_and_not_at_it():
+    at = refutation([Release("laplace", 2.0, 2.0)], 1.0, 0.0)          # exactly 1-DP
+    below = refutation([Release("laplace", 2.0, 2.0)], 0.98, 0.0)
+    assert not at.refuted and at.delta_at_eps[0][0] == 0.0
+    assert below.refuted and below.delta_at_eps[0][0] == pytest.approx(
+        laplace_delta(0.98, 1.0), rel=1e-2)
+
+
+def test_one_refuted_release_among_several_refutes_and_bad_claims_are_errors():
+    rr = Release("randomised-response", 0.5, buckets=2)                  # ε = ln 3
+    ok = Release("laplace", 10.0, 1.0)
+    assert refutation([ok, rr], 1.0, 0.0).refuted
+    assert not refutation([ok, rr], math.log(3) + 1e-6, 0.0).refuted
+    for eps, delta in ((-1.0, 0.0), (1.0, 1.0)):
+        with pytest.raises(InputError, match="expected eps >= 0 and delta in"):
+            refutation([ok], eps, delta)
+    with pytest.raises(InputError, match="no release"):
+        refutation([], 1.0, 0.0)
