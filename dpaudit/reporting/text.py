@@ -320,7 +320,7 @@ def accountant_text(a: dict) -> str:
         f" and eps({delta:g}) <= {up['eps_at_delta']:.4g}" if math.isfinite(up["eps_at_delta"])
         else "")
     if not a["refuted"]:
-        return head + f" <= delta = {delta:g}" + composed
+        return head + f", not above delta = {delta:g} (up to float rounding)" + composed
     return (head + f" > delta = {delta:g}: white-box proof that this release is not "
             f"({eps:g}, {delta:g})-DP, so a privacy proof resting on every release being "
             "(eps, delta)-DP fails there; a fact about the releases, not the verdict, which is "
