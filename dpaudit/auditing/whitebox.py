@@ -83,6 +83,7 @@ TOLERANCE = (1e-9, 1e-12)  # violation iff max_loss > eps·(1 + 1e-9) + 1e-12 (f
 DIRECTIONS = ("d->d'", "d'->d")
 QUANTILES = (("50", 0.5), ("90", 0.9), ("99", 0.99), ("99.9", 0.999))
 MAX_LISTED = 64          # per-release rows listed for the worst run
+PROFILE_POINTS = 41      # the accountant's composed δ(ε) at ε = 0, ..., 2 × the claimed ε
 
 
 # ------------------------------------------------------------------------ log densities
@@ -808,8 +809,9 @@ def accountant(worst: dict, eps: float, delta: float) -> dict | None:
         delta: the claimed δ (0 for ε-DP).
 
     Returns:
-        A JSON-ready dict (``run``, ``releases`` with each one's δ(ε) bounds, ``composed``,
-        ``refuted``, ``evidence``, ``not_accounted``), or None when the run read the entry in
+        A JSON-ready dict (``run``, ``releases`` with each one's δ(ε) bounds, ``composed``
+        (δ(ε), ε(δ) and the ``profile`` δ(ε) at :data:`PROFILE_POINTS` values of ε from 0 to
+        twice the claim's), ``refuted``, ``evidence``, ``not_accounted``), or None when the run read the entry in
         no release.
     """
     rows = [r for r in worst["contributions"] if r["value_d"] != r["value_d_prime"]]
@@ -818,14 +820,17 @@ def accountant(worst: dict, eps: float, delta: float) -> dict | None:
     if not used:
         return None
     ref = accounting.refutation([m for _, m in used], eps, delta)
-    prof = accounting.privacy_profile([m for _, m in used], eps=(eps,), delta=(delta,))
+    grid = np.linspace(0.0, 2.0 * eps, PROFILE_POINTS) if eps > 0 else np.zeros(1)
+    prof = accounting.privacy_profile([m for _, m in used], eps=(eps, *grid), delta=(delta,))
     return {
         "method": "dp-accounting privacy loss distributions", "run": worst["run"],
         "direction": worst["direction"], "eps": eps, "delta": delta,
         "releases": [{"release": r["release"], "mechanism": m.mechanism, "noise": m.noise,
                       "sensitivity": m.sensitivity, "delta_at_eps": {"lower": lo, "upper": hi}}
                      for (r, m), (lo, hi) in zip(used, ref.delta_at_eps)],
-        "composed": {"delta_at_eps": prof.delta_at[0][1], "eps_at_delta": prof.eps_at[0][1]},
+        "composed": {"delta_at_eps": prof.delta_at[0][1], "eps_at_delta": prof.eps_at[0][1],
+                     "profile": {"eps": [e for e, _ in prof.delta_at[1:]],
+                                 "delta": [d for _, d in prof.delta_at[1:]]}},
         "refuted": ref.refuted, "evidence": "white-box proof" if ref.refuted else None,
         "not_accounted": len(rows) - len(used)}
 

@@ -445,6 +445,37 @@ def whitebox_figure(doc: dict) -> str | None:
     return _png(fig)
 
 
+def accountant_figure(doc: dict) -> str | None:
+    """Figure 5 of a report.
+
+    Args:
+        doc: a result's verdict JSON.
+
+    Returns:
+        A PNG data URI of the accountant's composed δ(ε) (an upper bound) of the worst run's
+        releases that read the changed entry, with the claim (ε, δ) marked; None without it.
+    """
+    a = (doc.get("whitebox") or {}).get("accountant") or {}
+    prof = (a.get("composed") or {}).get("profile") or {}
+    pts = [(e, d) for e, d in zip(prof.get("eps", []), map(_finite, prof.get("delta", [])))
+           if d is not None and d > 0]
+    if not pts:
+        return None
+    fig, ax = _figure(7.2, 2.4)
+    ax.semilogy([e for e, _ in pts], [d for _, d in pts], "-", color="C0",
+                label="δ(ε) of the releases, composed (upper bound)")
+    eps, delta = _finite(doc["claim"].get("eps")), _finite(doc["claim"].get("delta")) or 0.0
+    if delta > 0:
+        ax.plot([eps], [delta], "o", color="#c0392b", ms=5, label=f"claim ({eps:g}, {delta:g})")
+    else:
+        ax.axvline(eps, ls="--", color="#c0392b", lw=1, label=f"claim ε = {eps:g}")
+    from matplotlib.ticker import FuncFormatter        # (as _figure)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}"))   # no mathtext
+    _finish(ax, "Privacy profile of the releases that read the changed entry (dp-accounting)",
+            "ε", "δ(ε)")
+    return _png(fig)
+
+
 # ---------------------------------------------------------------- view models
 
 def _neighbour_rows(nb: dict) -> list[tuple[str, str]]:
@@ -647,7 +678,10 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
         ("Where the search looked: the pilot estimate of ε_lb for each candidate pair (base "
          "table and value pattern by changed position).", profile_figure(doc)),
         ("Exact privacy loss of the noisy releases per run (white-box), against ε.",
-         whitebox_figure(doc))) if uri]
+         whitebox_figure(doc)),
+        ("The privacy profile δ(ε) of the worst white-box run's releases that read the changed "
+         "entry, composed by dp-accounting (an upper bound), against the claim.",
+         accountant_figure(doc))) if uri]
     return {
         "kind": "audit", "source": doc.get("_source"),
         "algorithm": str(doc.get("algorithm", "?")), "verdict": str(doc.get("verdict", "?")),

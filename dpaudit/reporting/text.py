@@ -315,7 +315,7 @@ def accountant_text(a: dict) -> str:
             f"{worst['sensitivity']:.4g}) has delta({eps:g}) in [{lo:.4g}, {hi:.4g}]")
     head = (f"run {a['run']}'s {len(a['releases'])} release(s) that read the changed entry "
             f"(dp-accounting PLDs): its most exposed {what}")
-    up = {k: float(v) for k, v in a["composed"].items()}     # the JSON writes inf as "inf"
+    up = {k: float(a["composed"][k]) for k in ("delta_at_eps", "eps_at_delta")}   # "inf" too
     composed = f"; composed, delta({eps:g}) <= {up['delta_at_eps']:.4g}" + (
         f" and eps({delta:g}) <= {up['eps_at_delta']:.4g}" if math.isfinite(up["eps_at_delta"])
         else "")

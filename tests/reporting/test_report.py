@@ -436,3 +436,25 @@ def test_a_dollar_sign_in_a_label_is_text_not_mathtext(tmp_path):
     doc = report.load([str(_edited(TT, tmp_path, "d.json", dollars))])
     assert report.looks_figure(doc[0]).startswith("data:image/png;base64,")
     assert "<html" in report.render_html(doc)
+
+
+@pytest.mark.slow       # renders a report with five figures: about 3 s
+def test_the_accountants_proof_and_profile_are_in_the_report(tmp_path):
+    # an adap-tt result given the accountant block of a Gaussian release that its claim's
+    # δ refutes (σ = 0.0673, Δ = 1/8 at ε = 9: δ(9) = 1.36e-5 > 1e-5)
+    from dpaudit.auditing.whitebox import accountant
+    from dpaudit.simulation.simulate import GAUSSIAN
+    doc = _json(TT)
+    doc["claim"] = {"eps": 9.0, "delta": 1e-5}
+    row = {"release": 4, "dist": GAUSSIAN, "scale": 0.0672889619806304, "value_d": 0.875,
+           "value_d_prime": 1.0}
+    doc["whitebox"]["accountant"] = accountant({"run": 7, "direction": "d->d'",
+                                                "contributions": [row]}, 9.0, 1e-5)
+    path = tmp_path / "acc.json"
+    path.write_text(json.dumps(doc))
+    page = report.render_html(report.load([str(path)]))
+    assert "Accountant: run 7" in page and "white-box proof" in page and "1.359e-05" in page
+    assert len(_data_uris(page)) == 5          # the four of test_html_audit_content, and its own
+    profile = doc["whitebox"]["accountant"]["composed"]["profile"]
+    assert profile["eps"][0] == 0.0 and profile["eps"][-1] == 18.0
+    assert all(a >= b for a, b in zip(profile["delta"], profile["delta"][1:]))   # δ(ε) falls
