@@ -251,6 +251,7 @@ class Candidates:
     screen: list | None = None
     last_round: int | None = None   # candidates in the last search round (None: 2 × finalists)
     validate_rounds: bool = False   # rank the candidates of every earlier round on fresh runs
+    median_fallback: bool = False   # fallback events: best at the frequencies (best_event)
     measure_candidates: bool = False   # measure every candidate event of the last round
     eta: int = search.ETA           # the rounds keep the best 1/eta of their candidates
     same_d: list | None = None      # per source, the first source with its d (shared runs)
@@ -406,7 +407,7 @@ def run_audit(req: AuditRequest, cand: Candidates, seeds: tuple, bar: tqdm | Non
                               for old, new in zip(pilots[i], pilot))
             pilots[i] = pilot
             events[i] = best_event(pilot, runs, a_plan, deltas[i], sources[i].orderings,
-                                   fallback=True)
+                                   fallback="median" if cand.median_fallback else "raw")
             if many:
                 options[i] = candidate_events(pilot, runs, a_plan, deltas[i],
                                               sources[i].orderings) or [events[i]]
@@ -545,7 +546,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
         instance_search=checks.instances, cut_short=found.capped,
-        evidence=(src, ev) if best is not None else None,
+        measured=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
 

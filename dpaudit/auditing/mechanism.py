@@ -531,7 +531,8 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
                        claim=replace(request.claim, delta=request.claim.delta or 0.0),
                        budget=replace(request.budget, runs=n))
     cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair",
-                      last_round=1, validate_rounds=True, measure_candidates=True, eta=PAIRS_ETA,
+                      last_round=1, validate_rounds=True, median_fallback=True,
+                      measure_candidates=True, eta=PAIRS_ETA,
                       same_d=same_d if len(set(same_d)) < len(same_d) else None)
     searched = {}
     if many:

@@ -33,7 +33,7 @@ The gate runs every entry (:func:`dpaudit.auditing.audit.audit_algorithm`) and f
 * the event stored in the baseline leaks significantly more than it did: the baseline keeps,
   per entry, the instance audited (the finalist's, when the claim's space was searched), the
   pair, the event (view, cells, numerator side) and its counts on a fixed
-  number of runs (:func:`evidence`, :func:`fixed_n_evidence`: the entry's ``runs`` per side,
+  number of runs (:func:`baseline_event`, :func:`fixed_n_event`: the entry's ``runs`` per side,
   measured at ``--update-baseline`` on their own seeds, not the audit's early-look counts);
   every gate run measures that same event again on as many fresh runs with today's code
   (:func:`remeasure`) and fails when the one-sided two-sample test that its log ratio rose
@@ -105,7 +105,7 @@ from dpaudit.verdicts.result import jsonable, versions, write_json_atomic, write
 
 SUITE_FILE = "suite.toml"
 BASELINE_FILE = "baseline.json"
-BASELINE_SCHEMA = 3    # evidence per entry, counts of a fixed-n measurement (docs/guide/gate.md)
+BASELINE_SCHEMA = 3    # the stored event per entry, counts of a fixed-n measurement (docs/guide/gate.md)
 REMEASURE_KEY = 0x6761_7465   # spawn key of the stored events' fresh runs
 BASELINE_STREAM, CHECK_STREAM = 0, 1   # the stored event's runs: at --update-baseline, at a check
 DEFAULT_ALPHA = 1e-3
@@ -390,17 +390,17 @@ def run_entry(entry: Entry, alpha: float, workers: int | None = None, beta: floa
         margin: a pass needs ε_ub ≤ (1 + margin)·ε.
 
     Returns:
-        (the verdict JSON, docs/reference/verdict-json.md; the :func:`evidence` of its ε_lb,
+        (the verdict JSON, docs/reference/verdict-json.md; the :func:`baseline_event` of its ε_lb,
         None when no event was measured).
     """
     audit = audit_code if entry.algo_path else audit_registered
     res = audit(entry.request(Budget(entry.runs, alpha, beta, margin), workers))
     doc = res.to_dict()
-    stable = res.evidence and isinstance(res.evidence[0], (KernelSource, TranscriptSource))
-    return doc, (evidence(doc, *res.evidence) if stable else None)
+    stable = res.measured and isinstance(res.measured[0], (KernelSource, TranscriptSource))
+    return doc, (baseline_event(doc, *res.measured) if stable else None)
 
 
-def evidence(result: dict, source: KernelSource | TranscriptSource, event: Event) -> dict:
+def baseline_event(result: dict, source: KernelSource | TranscriptSource, event: Event) -> dict:
     """What the baseline keeps of the event behind an audit's ε_lb.
 
     Enough to measure the event again with other code.
@@ -432,7 +432,7 @@ def evidence(result: dict, source: KernelSource | TranscriptSource, event: Event
 
 
 def stored_event(stored: dict) -> tuple[tables.NeighbourPair, np.ndarray]:
-    """The neighbouring pair and the sorted cells of a stored event (:func:`evidence`).
+    """The neighbouring pair and the sorted cells of a stored event (:func:`baseline_event`).
 
     Args:
         stored: the baseline's event.
@@ -494,7 +494,7 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
 
     Args:
         entry: the suite entry.
-        stored: the baseline's event (:func:`evidence`).
+        stored: the baseline's event (:func:`baseline_event`).
         stream: :data:`BASELINE_STREAM` or :data:`CHECK_STREAM`: independent seeds from the
             entry's seed, a stream no audit draws.
         workers: processes.
@@ -519,7 +519,7 @@ def measure_stored(entry: Entry, stored: dict, stream: int,
     return (hits[1], hits[0]) if stored["numerator"] == Side.D_PRIME else (hits[0], hits[1])
 
 
-def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict:
+def fixed_n_event(entry: Entry, ev: dict, workers: int | None = None) -> dict:
     """A stored event with its counts replaced by a fixed-n measurement.
 
     What ``--update-baseline`` stores for an entry whose event is re-measured: the audit's own
@@ -528,7 +528,7 @@ def fixed_n_evidence(entry: Entry, ev: dict, workers: int | None = None) -> dict
 
     Args:
         entry: the suite entry.
-        ev: the event (:func:`evidence`).
+        ev: the event (:func:`baseline_event`).
         workers: processes.
 
     Returns:
@@ -638,7 +638,7 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
 
     Returns:
         Per entry its configuration, verdict, reason, ε_lb, ε_ub (the bound a pass rests on),
-        detectable loss (a planning figure) and the :func:`evidence` of its event; the versions
+        detectable loss (a planning figure) and the :func:`baseline_event` of its event; the versions
         it was made with.
     """
     return jsonable({
@@ -649,7 +649,7 @@ def baseline_doc(suite: Suite, rows: list, beta: float, margin: float) -> dict:
             "config": r["entry"].config(), "verdict": r["result"]["verdict"],
             "reason": r["result"].get("reason"), "eps_lb": r["result"]["eps_lb"],
             "eps_ub": r["result"].get("eps_ub"), "detectable_loss": r["result"]["detectable_loss"], "power": r["result"]["power"],
-            "event": r["evidence"]} for r in rows}})
+            "event": r["event"]} for r in rows}})
 
 
 def junit_xml(suite: Suite, rows: list, changes: list[str]) -> str:
@@ -746,7 +746,7 @@ def check_entry(c: EntryCheck) -> dict:
         c: the entry and the run's settings.
 
     Returns:
-        The row of the gate: ``entry``, ``result`` (verdict JSON), ``evidence`` (the event
+        The row of the gate: ``entry``, ``result`` (verdict JSON), ``event`` (the event
         a baseline stores, or None), ``rise`` (:func:`remeasure`, or None), ``why_not`` (why
         it was not re-measured), ``ok``, ``status``, ``message`` and ``seconds``.
     """
@@ -754,7 +754,7 @@ def check_entry(c: EntryCheck) -> dict:
     e = c.entry
     res, ev = run_entry(e, c.alpha, c.workers, c.beta, c.margin)
     if c.update_baseline and e.expect != Verdict.VIOLATION and ev and not ev["saturated"]:
-        ev = fixed_n_evidence(e, ev, c.workers)
+        ev = fixed_n_event(e, ev, c.workers)
     rise, why_not = None, None
     if not c.has_baseline:
         why_not = "no baseline yet"
@@ -767,7 +767,7 @@ def check_entry(c: EntryCheck) -> dict:
     else:
         rise = remeasure(e, c.stored, c.workers)
     ok, status, msg = judge(e, res, rise, c.alpha)
-    return {"entry": e, "result": res, "evidence": ev, "rise": rise, "why_not": why_not,
+    return {"entry": e, "result": res, "event": ev, "rise": rise, "why_not": why_not,
             "ok": ok, "status": status, "message": msg + (f"; {why_not}" if why_not and ok else ""),
             "seconds": time.perf_counter() - t}
 

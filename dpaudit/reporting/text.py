@@ -89,8 +89,9 @@ def bound_text(doc: dict) -> str:
         The line.
     """
     m = doc["counts"]["measurement"]
+    kind = doc.get("evidence", "statistical")    # results made before the key: statistical
     text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
-            f"{100 * (1 - doc['alpha']):.6g}% (alpha = {doc['alpha']:g}")
+            f"{100 * (1 - doc['alpha']):.6g}% ({kind} evidence, alpha = {doc['alpha']:g}")
     hat = doc.get("eps_hat")
     if hat is None:
         return text + "; nothing measured, no point estimate)"

@@ -248,7 +248,7 @@ def _event(segments: list, scored: tuple, top: int, predicted: float) -> Event:
 
 def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
                orderings: Callable | None = None,
-               fallback: bool = False) -> Event | None:
+               fallback: str = "") -> Event | None:
     """The best event over all views, both directions and all orderings.
 
     Every (view, direction, ordering) *segment* of unions of first cells is pre-ranked by
@@ -265,15 +265,20 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
             (a list of (name, permutation of ``keys``)), e.g. the natural order of a 1-D
             output, whose prefixes are threshold events.
         fallback: when no union has a positive scored bound, return instead of None, with
-            ``predicted_lb`` 0, the union whose bound is largest at the scoring half's
-            frequencies themselves (plug-in level ½; that bound is its ``median_lb``); when
-            none is positive there either, the raw best likelihood-ratio union: the largest
+            ``predicted_lb`` 0: ``"raw"``, the raw best likelihood-ratio union; ``"median"``,
+            the union whose bound is largest at the scoring half's frequencies themselves
+            (plug-in level ½, that bound its ``median_lb``), the raw best when none is
+            positive there either; ``""``: no fallback. The raw best likelihood-ratio union
+            is the largest
             (A + ½)/(B + ½) over the scoring half's hits A on its numerator side and B on the
             other, ties to the most excess hits A − B, as long as one has A > B. Measuring it
             costs no confidence, may still reveal a violation, and its small probability
             under the denominator lets the verdict name a budget; a search's rounds rank
             pairs whose three-sigma predictions are all 0 by these events (on fresh runs, or
             by ``median_lb``).
+            ``"median"`` serves mechanism audits, whose search ranks many pairs that all
+            predict 0; the registered algorithms' audits keep ``"raw"``, on which their gate
+            entries' passes rest (ldp-ncb, ldp-ncb-anytime: "median" made them inconclusive).
 
     Returns:
         The event, or None.
@@ -290,11 +295,12 @@ def best_event(pilot: tuple, n_meas: int, alpha: float, delta: float = 0.0,
     top = int(np.lexsort((A - B, ratio))[-1])
     if not fallback or A[top] <= B[top]:
         return None
-    median = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, 0.5)
-    best = int(np.argmax(median[4]))
-    ev = _event(*((segments, median, best) if median[4][best] > 0 else (segments, scored, top)),
-                0.0)
-    ev.median_lb = max(float(median[4][best]), 0.0)
+    if fallback != "median":
+        return _event(segments, scored, top, 0.0)
+    at = _scored(segments, pilot[1][0].n_runs, n_meas, alpha, delta, 0.5)
+    best = int(np.argmax(at[4]))
+    ev = _event(*((segments, at, best) if at[4][best] > 0 else (segments, scored, top)), 0.0)
+    ev.median_lb = max(float(at[4][best]), 0.0)
     return ev
 
 

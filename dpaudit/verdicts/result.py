@@ -90,8 +90,11 @@ class AuditResult:
     # where the samples cap or the time limit stopped a pilot round or a measurement look
     # ("" if neither did): any verdict may be cut short, and then says so
     cut_short: str = ""
+    # what the verdict rests on: "statistical" (counts, at confidence 1 - alpha / 1 - beta) or
+    # "white-box proof" (exact numbers, no confidence level; no verdict rests on one today)
+    evidence: str = "statistical"
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
-    evidence: tuple | None = field(default=None, repr=False, compare=False)
+    measured: tuple | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The verdict JSON, with non-finite numbers as strings.
@@ -102,7 +105,7 @@ class AuditResult:
         return jsonable({
             "schema_version": SCHEMA_VERSION, "algorithm": self.algorithm, "params": self.params,
             "claim": {"eps": self.eps, "delta": self.delta}, "verdict": self.verdict,
-            "reason": self.reason, "runs_needed": self.runs_needed, "margin": self.margin,
+            "evidence": self.evidence, "reason": self.reason, "runs_needed": self.runs_needed, "margin": self.margin,
             "eps_lb": self.eps_lb, "eps_lb_saturated": self.saturated,
             "eps_hat": self.eps_hat, "alpha": self.alpha,
             "confidence": 1 - self.alpha, "detectable_eps": self.detectable_eps,

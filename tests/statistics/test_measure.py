@@ -158,12 +158,12 @@ def test_the_fallback_event_is_the_raw_best_likelihood_ratio():
     n, d, dp = 100, [50, 3, 47], [45, 1, 54]
     halves = (_counts(d, n), _counts(dp, n))
     assert best_event((halves, halves), n, 0.05) is None
-    ev = best_event((halves, halves), n, 0.05, fallback=True)
+    ev = best_event((halves, halves), n, 0.05, fallback="raw")
     assert ev.predicted_lb == 0.0 and ev.numerator == "d"
     assert ev.cells.tolist() == [2] and ev.scoring_hits == (3, 1)
-    mirrored = best_event((halves[::-1], halves[::-1]), n, 0.05, fallback=True)
+    mirrored = best_event((halves[::-1], halves[::-1]), n, 0.05, fallback="raw")
     assert mirrored.numerator == "d_prime" and mirrored.cells.tolist() == [2]
-    assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback=True) is None
+    assert best_event(((halves[0],) * 2, (halves[0],) * 2), n, 0.05, fallback="raw") is None
 
 
 def test_a_fallback_event_carries_the_bound_its_pilot_predicts_at_the_frequencies():
@@ -174,12 +174,15 @@ def test_a_fallback_event_carries_the_bound_its_pilot_predicts_at_the_frequencie
     n, n_meas = 100, 10 ** 5
     weak = (_counts([50, 3, 47], n), _counts([45, 1, 54], n))
     strong = (_counts([50, 6, 44], n), _counts([45, 1, 54], n))
-    a = best_event((weak, weak), n_meas, 0.05, fallback=True)
-    b = best_event((strong, strong), n_meas, 0.05, fallback=True)
+    a = best_event((weak, weak), n_meas, 0.05, fallback="median")
+    b = best_event((strong, strong), n_meas, 0.05, fallback="median")
     assert a.predicted_lb == b.predicted_lb == 0.0
     assert b.median_lb > a.median_lb > 0.0 and a.cells.tolist() == b.cells.tolist() == [2]
     even = (_counts([50, 3, 47], n), _counts([50, 3, 47], n))
-    assert best_event((even, even), n_meas, 0.05, fallback=True) is None
+    assert best_event((even, even), n_meas, 0.05, fallback="median") is None
+    # without median (the registered algorithms' audits) the fallback carries no median bound
+    raw = best_event((strong, strong), n_meas, 0.05, fallback="raw")
+    assert raw.median_lb == 0.0 and raw.cells.tolist() == [2] and raw.predicted_lb == 0.0
 
 
 # RAPPOR-like hits on a third of 166 666 runs: cell 1 "every differing bit favours d" (loss
