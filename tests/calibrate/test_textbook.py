@@ -60,6 +60,23 @@ def test_rappor_reports_bits_and_report_noisy_max_indices():
 
 @pytest.mark.slow
 @pytest.mark.statistical
+def test_the_coded_sparse_vector_is_a_violation_on_its_half_half_pair():
+    # Lyu et al. 2017, Alg. 3 on StatDP's "half half" input pattern, as a user auditing that
+    # published pair would: 2·10^6 measurement + 5·10^5 pilot samples per side. The claim
+    # ε = 0.1 is false (its loss reaches ~0.5 on late low answers), so a pass or an
+    # inconclusive here is a miss, not a false alarm; seeds 1-6 gave ε_lb/ε 1.21-1.51
+    # (docs/method/calibration.md), and α = 0.05 bounds the chance of a violation of a true
+    # claim, which this is not
+    t = _entry("svt3")
+    d = np.ones(10)
+    d_prime = np.array([2.0] * 5 + [0.0] * 5)
+    r = dpaudit.audit_mechanism(t.mechanism, d, d_prime, eps=0.1, n=2_000_000, seed=1)
+    assert r.verdict == "violation" and r.eps_lb > 0.1
+    assert r.to_dict()["event"]["text"].startswith("s(y) in")   # a learned event
+
+
+@pytest.mark.slow
+@pytest.mark.statistical
 @pytest.mark.xfail(strict=True, reason="issue 64, open: svt3 is a violation at seeds 2 and 3 "
                    "but passes at seed 1, where the pair search keeps 'one above rest below' "
                    "(0.746 eps; docs/method/calibration.md); strict: fails once it is found")
