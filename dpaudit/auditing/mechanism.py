@@ -4,7 +4,9 @@ Any randomised algorithm fits, not only bandits: a Laplace or Gaussian mechanism
 response, report-noisy-max, a sparse vector, a plain-Python bandit run
 (:mod:`dpaudit.auditing.plugin` wraps one). It is audited on one pair (d, d′), on a list of
 pairs, or on the input patterns of :mod:`dpaudit.data.patterns` around a base input
-(``pairs="search"``); several pairs go through the successive halving of the shared pipeline.
+(``pairs="search"``); several pairs are drawn in one pilot round of the shared pipeline, each
+input as often as one pair's pilot draws it and a third more, the pair measured chosen on that
+third.
 Outputs are drawn in chunks of :data:`CHUNK`, chunk i seeded by the i-th child of the sample's
 SeedSequence (docs/method/kernels.md), the chunks mapped on the executor's worker processes
 (:mod:`dpaudit.core.executor`: the outputs do not depend on their number), and turned into the
@@ -42,11 +44,13 @@ from dpaudit.verdicts.result import AuditResult
 
 DEFAULT_N = 10_000_000   # measurement samples per side at the last look
 PILOT_FRACTION = 4       # pilot samples per side = n // 4 (half ranks and fits, half scores)
-PAIRS_PILOT_FRACTION = 2  # ... n // 2 over all rounds for several pairs (the last: one pair)
-# the pair rounds keep the best quarter: StatDP's 8 patterns in 3 rounds (8, 2, 1) instead of 4,
-# so the first gives each pattern 1.5 times the runs (at seeds 1-3 of benchmarks/mechanisms.py
-# the coded sparse vectors svt3/svt4 were violations 5 times in 6 instead of 3)
-PAIRS_ETA = 4
+# several pairs: one round, each distinct input drawn 3/2 · n // 4 times (a third more, on which
+# the pairs' events are validated and the best pair chosen). Successive halving over StatDP's 8
+# patterns (n // 2 per side in all, rounds of 8, 2 and 1 pairs) chose on ~2·10^4 runs per pattern
+# in its first round: the coded sparse vector (svt3) at n = 2·10^6 kept "one above rest below"
+# (0.75 ε) at seed 1 and was a violation at 4 seeds of 6; in one round, at 6 of 6
+# (docs/method/calibration.md)
+PAIRS_PILOT_SHARE = 1.5
 CHUNK = 1 << 16          # outputs per chunk (a worker's task): ~0.7 s of a Python callable
 MAX_PAIRS = 64           # pairs one audit takes at most
 CELLS, SCORE = 0, 1      # the views: the outputs' own cells, the classifier's score bins
@@ -423,7 +427,7 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
     A keyword wrapper of :func:`audit_inputs`. The inputs are one pair (``d``, ``d_prime``), a
     list of pairs (``pairs=[(d, d′), ...]``) or the input patterns around ``d``
     (``pairs="search"``, :mod:`dpaudit.data.patterns`); several pairs share the pilot budget
-    in successive-halving rounds and the best is measured (the module doc of
+    in one round and the best is measured (the module doc of
     :mod:`dpaudit.auditing.audit`: selection on the pilot only, so α needs no split).
 
     Args:
@@ -447,8 +451,8 @@ def audit_mechanism(mechanism: Callable, d: Any = None, d_prime: Any = None, *, 
         alpha: the probability that a violation is a false alarm.
         n: measurement samples per side at the last look (default 10⁷; the audit stops
             earlier once the verdict is settled). The pilot draws ``n // 4`` more per side
-            for one pair, ``n // 2`` over all pairs for several (as many outputs again: pairs
-            with one d share its runs, and get more runs each).
+            for one pair; for several, ``3/2 · n // 4`` outputs of each distinct input (pairs
+            with one d share its runs), so memory and time grow with the pairs.
         seed: the root seed; drawn and reported when None.
         name: the result's algorithm name (default: the mechanism's ``__name__``).
         progress: show progress bars on stderr.
@@ -507,7 +511,11 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
     pairs = inputs.resolved()
     n = int(request.budget.runs or DEFAULT_N)
     many = len(pairs) > 1
-    pilot = max(n // (PAIRS_PILOT_FRACTION if many else PILOT_FRACTION), 2000)
+    same_d = [next(j for j, (_, e, _) in enumerate(pairs) if e.shape == d.shape and
+                   np.array_equal(e, d)) for _, d, _ in pairs]
+    per_input = int(n // PILOT_FRACTION * (PAIRS_PILOT_SHARE if many else 1))
+    # runs per pair: 2 · pilot / (pairs + distinct d), the d sides shared (run_audit)
+    pilot = max(per_input * (len(pairs) + len(set(same_d))) // 2, 2000)
     request = draw_seed(request)
     s_pilot, s_meas = np.random.SeedSequence(request.seed).spawn(2)
     bar = tqdm(total=2 * pilot, unit="sample", unit_scale=True, leave=False,
@@ -519,8 +527,6 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
             nb["pattern"] = pattern
         srcs.append(MechanismSource(mechanism, d, d_prime, nb, bar, request.workers or 1))
         srcs[-1].learn = inputs.features
-    same_d = [next(j for j, (_, e, _) in enumerate(pairs) if e.shape == d.shape and
-                   np.array_equal(e, d)) for _, d, _ in pairs]
     for src, j in zip(srcs, same_d):    # one d object per input: its runs are shared
         src.data = (srcs[j].data[0], src.data[1])
     same = reproducible(mechanism, srcs[0].data[0], request.seed)
@@ -532,7 +538,7 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
                        budget=replace(request.budget, runs=n))
     cand = Candidates(srcs, list(range(len(srcs))), pilot, "pairs" if many else "pair",
                       last_round=1, validate_rounds=True, median_fallback=True,
-                      measure_candidates=True, eta=PAIRS_ETA,
+                      measure_candidates=True, eta=None,
                       same_d=same_d if len(set(same_d)) < len(same_d) else None)
     searched = {}
     if many:
@@ -541,7 +547,7 @@ def audit_inputs(request: AuditRequest, inputs: Inputs) -> AuditResult:
             "count": len(srcs), **({"sensitivity": float(inputs.sensitivity),
                                     "changes": inputs.changes}
                                    if isinstance(inputs.pairs, str) else {}),
-            "note": "every pair's pilot runs come from the shared pilot budget (successive "
-                    "halving); the measured pair was chosen on pilot runs only"}
+            "note": "every input's pilot runs are shared by its pairs (one round); the "
+                    "measured pair was chosen on pilot runs only"}
     return conclude(resolved, cand, run_audit(resolved, cand, (s_pilot, s_meas), bar),
                     Checks(reproducible=same, search=searched), t0)

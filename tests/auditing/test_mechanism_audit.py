@@ -244,7 +244,7 @@ def test_pairs_search_moves_the_entries_of_the_base_input():
     assert one.to_dict()["search"]["candidates"] == 2
 
 
-def test_searched_pairs_draw_the_shared_base_once_per_round():
+def test_searched_pairs_draw_the_shared_base_once():
     drawn = {}                          # outputs drawn per input
 
     def noisy_max(rng, data, n):
@@ -261,9 +261,10 @@ def test_searched_pairs_draw_the_shared_base_once_per_round():
     # candidates, and twice more by the reproducibility check
     extra = 2 * mechanism.REPRO_RUNS if d["neighbours"]["pattern"] != "x shape" else 0
     assert drawn[tuple(d["neighbours"]["d"])] == drawn[tuple(d["neighbours"]["d_prime"])] + extra
-    # the first round's runs per candidate grow by 2k/(k + g) = 16/10 at the same outputs
-    schedule = dpaudit.auditing.search.schedule(8, 1, 20_000, eta=mechanism.PAIRS_ETA, last=1)
-    assert rounds[0]["runs_per_side"] == 2 * 8 * schedule[0][1] // 10
+    # one round: every pair's pilot draws each of its inputs 3/2 times as often as one
+    # pair's pilot (n/4 per side), the shared d once for all its pairs
+    assert len(rounds) == 1
+    assert rounds[0]["runs_per_side"] == 40_000 // mechanism.PILOT_FRACTION * 3 // 2
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -73,18 +73,3 @@ def test_the_coded_sparse_vector_is_a_violation_on_its_half_half_pair():
     r = dpaudit.audit_mechanism(t.mechanism, d, d_prime, eps=0.1, n=2_000_000, seed=1)
     assert r.verdict == "violation" and r.eps_lb > 0.1
     assert r.to_dict()["event"]["text"].startswith("s(y) in")   # a learned event
-
-
-@pytest.mark.slow
-@pytest.mark.statistical
-@pytest.mark.xfail(strict=True, reason="issue 64, open: svt3 is a violation at seeds 2 and 3 "
-                   "but passes at seed 1, where the pair search keeps 'one above rest below' "
-                   "(0.746 eps; docs/method/calibration.md); strict: fails once it is found")
-def test_the_coded_sparse_vector_is_a_violation_within_three_million_samples():
-    # Lyu et al. 2017, Alg. 3 (ten queries, outputs coded -1000/-2000 or the noisy answer), at
-    # ε = 0.1: it passed with the grid's cells; the pattern search and the unpenalised learned
-    # events found ε_lb ≈ 0.11 (seed 1) with 2·10^6 + 10^6 pilot samples per side
-    t = _entry("svt3")
-    r = dpaudit.audit_mechanism(t.mechanism, list(t.base), pairs="search", eps=0.1,
-                                n=2_000_000, seed=1)
-    assert r.verdict == "violation" and r.eps_lb > 0.1
