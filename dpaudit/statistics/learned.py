@@ -37,7 +37,7 @@ fitting outputs per side: 1.45 and 1.22). There the penalty is negligible (:data
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -86,17 +86,28 @@ class Codes:
                 degree=1, knots=knots[:, None], extrapolation="linear", include_bias=False)
                 .fit(free[:, None]) if knots.size >= 3 else None)
 
-    def __call__(self, y: np.ndarray) -> np.ndarray:
-        """The features of outputs ``y`` (n, m): a float64 array (n, k)."""
-        cols = []
+    def blocks(self, y: np.ndarray) -> Iterator[np.ndarray]:
+        """The features of outputs ``y`` (n, m), one coordinate at a time.
+
+        Args:
+            y: outputs, shape (n, m).
+
+        Yields:
+            float64 arrays (n, k_j): coordinate j's code indicators, then its value basis.
+        """
         for j, (codes, valued) in enumerate(zip(self.codes, self.valued)):
             x = y[:, j].astype(np.float64)
             hit = x[:, None] == codes[None, :]
-            cols.append(hit.astype(np.float64))
+            cols = [hit.astype(np.float64)]
             if valued:
                 basis = self.bases[j]
                 v = x[:, None] if basis is None else basis.transform(x[:, None])
                 cols.append(np.where(hit.any(axis=1, keepdims=True), 0.0, v))
+            yield np.hstack(cols)
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        """The features of outputs ``y`` (n, m): a float64 array (n, k)."""
+        cols = list(self.blocks(y))
         return np.hstack(cols) if cols else np.zeros((y.shape[0], 0))
 
     def __len__(self) -> int:
@@ -147,7 +158,18 @@ class Learned:
             float64 array of shape (n,).
         """
         y2 = y.reshape(y.shape[0], -1)
-        return self.model.decision_function(_matrix(self.transform, y2, self.custom))
+        if self.custom:
+            return self.model.decision_function(_matrix(self.transform, y2, True))
+        # the default features a block per coordinate, never one (n, k) matrix: the
+        # standardised linear score is Σ_j x_j · (w_j / scale_j) + b − Σ mean · w / scale
+        scaler, lr = self.model[0], self.model[-1]
+        w = lr.coef_[0] / scaler.scale_
+        out = np.full(y2.shape[0], lr.intercept_[0] - scaler.mean_ @ w)
+        k = 0
+        for x in self.transform.blocks(y2):
+            out += x @ w[k:k + x.shape[1]]
+            k += x.shape[1]
+        return out
 
     def cells(self, y: np.ndarray) -> np.ndarray:
         """The uint64 cell of each output: its score's bin, in the score's order.
@@ -234,8 +256,12 @@ def fit(y_d: np.ndarray, y_dp: np.ndarray, features: Callable | None = None) -> 
     sparse = bool(np.isin(x, (0.0, 1.0)).all())     # indicators only: the L1 penalty
     model = make_pipeline(StandardScaler(), LogisticRegression(
         l1_ratio=1.0 if sparse else 0.0, C=universal_c(*x.shape) if sparse else DENSE_C,
-        solver="liblinear", intercept_scaling=100.0, max_iter=500, random_state=0))
-    model.fit(x, label)      # liblinear penalises the intercept as a feature of value 100
+        solver="liblinear" if sparse else "newton-cholesky", intercept_scaling=100.0,
+        max_iter=500, random_state=0))
+    # liblinear (L1) penalises the intercept as a feature of value 100; the nearly unpenalised
+    # dense fit by Newton steps: liblinear's solution to 10^-3 in 1/7 of its time (the coded
+    # sparse vector's 79 features on 5·10^5 outputs: 1.9 s instead of 14 s)
+    model.fit(x, label)
     s = model.decision_function(x)
     return Learned(transform, model, score_cells(s, a.shape[0], model, x), features is not None)
 
