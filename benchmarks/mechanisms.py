@@ -7,9 +7,9 @@
    RAPPOR's from its parameters) audited by ``audit_mechanism(..., pairs="search")`` around
    its base input, every look measured (``early_stop=False``: a tightness figure; a pass
    would otherwise stop at the first look whose upper bound is ≤ ε), ``--n`` measurement
-   samples per side (the pair search's pilot draws n/2
-   more per side, n outputs over both sides: 3·10⁶ per side in all at the default, at most
-   2.84·10⁶ on any one input as pairs with one d share its runs): verdict, ε_lb/ε, the pattern measured, whether
+   samples per side (the pair search's pilot draws each input 3n/8 more times, in one round:
+   1.375·n = 2.75·10⁶ outputs of any one input at the default, the base input's runs
+   shared by the seven patterns around it): verdict, ε_lb/ε, the pattern measured, whether
    the event was learned, the time, and DP-Sniper's published lower bound over ε
    (Bichsel et al. 2021, their reference results with logistic regression, ~10⁷ samples per
    side and 2·10⁸ for the final estimate). Targets: every non-private one a violation; the
@@ -30,6 +30,7 @@ import time
 from scipy.stats import beta as beta_dist
 
 import dpaudit
+from dpaudit.auditing.mechanism import PAIRS_PILOT_SHARE, PILOT_FRACTION
 from dpaudit.calibrate.textbook import catalogue
 from dpaudit.verdicts.result import write_json_atomic
 
@@ -99,7 +100,7 @@ def main() -> None:
     caught = [r["verdict"] == "violation" for r in rows if not r["private"]]
     summary = {"median_ratio_private": statistics.median(ratios),
                "violations_non_private": f"{sum(caught)}/{len(caught)}",
-               "samples_per_side": int(a.n * 1.5)}
+               "samples_per_input": a.n + int(a.n // PILOT_FRACTION * PAIRS_PILOT_SHARE)}
     print(f"\nmedian ε_lb/ε of the private mechanisms: {summary['median_ratio_private']:.3f}; "
           f"non-private found: {summary['violations_non_private']}")
     cal = calibration(a.calibration, a.calibration_n, a.json) if a.calibration else None
