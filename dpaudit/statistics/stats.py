@@ -55,6 +55,37 @@ def cp_upper(k: ArrayLike, n: ArrayLike, alpha: float) -> np.ndarray:
     return np.where(k < n, beta.isf(alpha, k + 1, n - k), 1.0)
 
 
+def mean_lower_bound(values: ArrayLike, alpha: float) -> float:
+    """One-sided (1 − α) lower confidence bound on the mean of a nonnegative random variable.
+
+    From n independent draws: with probability ≥ 1 − α the survival function S(c) = P(X ≥ c)
+    is nowhere more than λ = √(ln(1/α)/(2n)) below the empirical one Ŝ (the one-sided
+    Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant, Massart 1990, valid for
+    α ≤ 1/2), so E[X] = ∫ S(c) dc ≥ ∫ max(0, Ŝ(c) − λ) dc for every distribution on [0, ∞):
+    the empirical mean with mass λ taken from the largest draws. No bound on X is needed.
+
+    Args:
+        values: float (n,) draws, n ≥ 1, each ≥ 0 and finite.
+        alpha: the one-sided error, in (0, 1/2].
+
+    Returns:
+        The lower bound (≥ 0, ≤ the empirical mean).
+
+    Raises:
+        ValueError: no draw, a negative or non-finite draw, or α outside (0, 1/2].
+    """
+    x = np.sort(np.asarray(values, dtype=float).ravel())[::-1]
+    if x.size == 0 or not np.all(np.isfinite(x)) or x[-1] < 0:
+        raise ValueError(f"values: expected n >= 1 finite draws >= 0, got {x.size} draws "
+                         f"from {x.min(initial=np.inf)} to {x.max(initial=-np.inf)}")
+    if not 0 < alpha <= 0.5:
+        raise ValueError(f"alpha={alpha}: expected in (0, 0.5]")
+    lam = np.sqrt(np.log(1.0 / alpha) / (2.0 * x.size))
+    steps = x - np.append(x[1:], 0.0)                   # Ŝ = k/n on (x_(k+1), x_(k)]
+    share = np.arange(1, x.size + 1) / x.size
+    return float(np.sum(np.maximum(share - lam, 0.0) * steps))
+
+
 def eps_lower_bound(k_num: ArrayLike, n_num: int, k_den: ArrayLike, n_den: int, alpha: float,
                     delta: float = 0.0) -> np.ndarray:
     """Lower confidence bound (level 1 − α) on an event's δ-loss ln((P_num(S) − δ)/P_den(S)).

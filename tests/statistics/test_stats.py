@@ -241,3 +241,43 @@ def test_rise_p_value_grows_with_the_rise_and_sees_what_the_interval_test_missed
             < math.log(stats.cp_upper(70333, 200000, a) / stats.cp_lower(44732, 200000, a)))
     assert stats.rise_p_value((5, 200000, 5, 200000), (30, 200000, 1, 200000)) < 1e-2
     assert stats.rise_p_value(old, (200000, 200000, 0, 200000)) < 1e-15   # no den hit: finite
+
+
+# ---------------------------------------------------------------- mean_lower_bound (DKW)
+
+def test_mean_lower_bound_of_equal_draws_takes_the_dkw_mass_from_them():
+    lam = math.sqrt(math.log(1 / 0.05) / (2 * 400))
+    assert stats.mean_lower_bound(np.full(400, 2.5e-5), 0.05) == pytest.approx(
+        (1 - lam) * 2.5e-5, rel=1e-12)
+    # mass λ comes off the largest draws first: 1 draw of 10 and 99 of 1, λ = 0.083 > 1/100
+    # takes the 10 down to 1 and λ − 1/100 more off the ones: 1 − λ
+    lam = math.sqrt(math.log(1 / 0.25) / 200)
+    got = stats.mean_lower_bound(np.r_[10.0, np.ones(99)], 0.25)
+    assert got == pytest.approx(1 - lam, rel=1e-12)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1e3, allow_nan=False), min_size=1, max_size=50),
+       st.floats(1e-6, 0.5))
+def test_mean_lower_bound_lies_between_zero_and_the_empirical_mean(xs, alpha):
+    lo = stats.mean_lower_bound(xs, alpha)
+    assert 0.0 <= lo <= np.mean(xs) * (1 + 1e-12) + 1e-300
+    assert stats.mean_lower_bound(xs, min(0.5, 2 * alpha)) >= lo - 1e-12 * max(xs)
+
+
+def test_mean_lower_bound_covers_the_mean_at_its_level():
+    # X = 1e-5 with probability 0.9, else 0 (a run that reads the changed entry or not):
+    # 400 bounds at alpha = 0.05 from 300 draws each; misses ~ Binomial(400, <= 0.05), and
+    # the assertion fails with probability < 1e-6 if the bound holds at its level
+    rng = np.random.default_rng(11)
+    draws = 1e-5 * (rng.random((400, 300)) < 0.9)
+    bounds = np.array([stats.mean_lower_bound(x, 0.05) for x in draws])
+    assert (bounds > 0.9e-5).sum() <= binom.isf(1e-6, 400, 0.05)
+    assert bounds.mean() > 0.8e-5      # and not vacuous: λ = 0.07 of the mass 0.9 taken off
+
+
+@pytest.mark.parametrize("xs, alpha", [([], 0.05), ([-1.0, 2.0], 0.05), ([np.inf], 0.05),
+                                       ([1.0], 0.0), ([1.0], 0.6)])
+def test_mean_lower_bound_refuses_bad_input(xs, alpha):
+    with pytest.raises(ValueError, match="values|alpha"):
+        stats.mean_lower_bound(xs, alpha)
