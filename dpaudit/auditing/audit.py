@@ -927,7 +927,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     "audited_origin": searched["pool"][members[u]]["origin"]}
     if b.whitebox_runs:
         report = whitebox(spec, prep, used, Claim(eps, delta),
-                          Replay(int(b.whitebox_runs), s_white, horizon=horizon),
+                          Replay(int(b.whitebox_runs), s_white, horizon=horizon,
+                                 alpha=b.alpha),
                           partial(search.spec_map, workers=workers))
         coverage = report["coverage"]
     else:

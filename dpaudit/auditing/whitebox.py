@@ -71,6 +71,7 @@ from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE,
                                          cached_loop, child_seed, seed_sequence)
 from dpaudit.simulation.seeding import addresses, pcg64_states, set_state
 from dpaudit.statistics import accounting
+from dpaudit.statistics.stats import mean_lower_bound
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -265,6 +266,7 @@ GOING, OVERFLOW, BAD, PHASES = 0, 1, 2, 3   # why a pair loop returned (its cont
 NEXT, END, MODE, WHY, NEED, HORIZON, PHASE0 = range(7)   # the control array of a pair loop
 STEP, COUNTED, BAD_ROW, READ, READ_ANY = 8, 9, 10, 11, 12   # record columns after
 RECORD_COLUMNS = 13                                 # (τ, rec, status, releases) × 2
+FIRST_COLUMNS = 4         # a pair's first release that read the position: dist, scale, v, v'
 PHASE_SLOTS = 16          # phases a sweep's histogram holds at first (widened when needed)
 
 
@@ -330,6 +332,7 @@ def pair_record(work: tuple, o: tuple, r: tuple) -> None:
     if read < 0:
         return
     i = ctl[NEXT]
+    _first_read(work, counted, i)
     for c in range(4):
         rec[i, c], rec[i, 4 + c] = o[c], r[c]
     rec[i, STEP], rec[i, COUNTED], rec[i, BAD_ROW] = step, counted, bad
@@ -338,6 +341,24 @@ def pair_record(work: tuple, o: tuple, r: tuple) -> None:
     ctl[NEXT] = i + 1
     if bad != -1:
         ctl[WHY] = BAD
+
+
+@nb.njit(cache=True)
+def _first_read(work: tuple, counted: int, i: int) -> None:
+    """Record pair i's first release that read the changed position (``work[11][i]``).
+
+    Its noise family and scale and its exact values in the run and the replay; family −1 when
+    no release among the first ``counted`` read it, or when the replay's release had another
+    family or scale (no fixed mechanism given the history).
+    """
+    r1, r2, first = work[2], work[3], work[11]
+    first[i, 0] = -1.0
+    for j in range(counted):
+        if r1[j, 4] != r2[j, 4]:
+            if r1[j, 7] == r2[j, 7] and r1[j, 6] == r2[j, 6]:
+                first[i, 0], first[i, 1] = r1[j, 7], r1[j, 6]
+                first[i, 2], first[i, 3] = r1[j, 4], r2[j, 4]
+            return
 
 
 @nb.njit(cache=True)
@@ -398,7 +419,8 @@ def pair_body(kernel: Callable, rng: np.random.Generator, rng2: np.random.Genera
         work: (actions, actions2, releases, releases2, frozen, records int64 (runs, 13), loss
             float64 (runs,), control int64 (7,) [next pair, end, mode, why, rows or phase
             needed, horizon, first phase], states uint64 (runs, 4), the generators' addresses
-            int64 (2, 2), the phases read int64 (3, P): releases, runs, last run).
+            int64 (2, 2), the phases read int64 (3, P): releases, runs, last run, the first
+            release that read the changed position float64 (runs, :data:`FIRST_COLUMNS`)).
     """
     while pair_next(work):
         o = kernel(rng, table, means, theta, aux, limit, work[0], work[2], pair_frozen(work, 0))
@@ -494,7 +516,8 @@ class _Runner:
             releases of each run, then the first divergent step (-1: none), the releases
             summed, -1 (else a bad release), whether it read the changed position within
             :attr:`horizon` samples and at any time; loss float64 (runs,); the phases whose
-            releases read it: {phase: (releases, runs)}).
+            releases read it: {phase: (releases, runs)}; float64 (runs, :data:`FIRST_COLUMNS`):
+            each pair's first release that read it (:func:`_first_read`)).
 
         Raises:
             RuntimeError: as :meth:`pair`.
@@ -506,12 +529,13 @@ class _Runner:
         ctl = np.array([0, n, mode, GOING, 0, self.horizon, 0], np.int64)
         states = pcg64_states(seed, key, (i0, i1))
         hist = np.zeros((3, PHASE_SLOTS), np.int64)
+        first = np.full((n, FIRST_COLUMNS), -1.0)
         fn, pre = self.loop
         p = self.prep
         while ctl[NEXT] < n:
             fn(*pre, self.rng, self.rng2, self.src, self.dst, p.means, p.theta, p.aux,
                self.limit, (self.a1, self.a2, self.r1, self.r2, self.frozen, rec, loss, ctl,
-                            states, self.where, hist))
+                            states, self.where, hist, first))
             why, ctl[WHY] = ctl[WHY], GOING
             if why == OVERFLOW:
                 self._grow(int(ctl[NEED]))
@@ -526,7 +550,7 @@ class _Runner:
                 self._raise(int(rec[ctl[NEXT] - 1, BAD_ROW]))
         used = np.flatnonzero(hist[0])
         phases = {int(ctl[PHASE0] + j): (int(hist[0, j]), int(hist[1, j])) for j in used}
-        return rec, loss, phases
+        return rec, loss, phases, first
 
     def _raise(self, bad: int) -> None:
         if bad <= -2:
@@ -592,14 +616,15 @@ def _direction_part(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: i
                     horizon: int, root: np.random.SeedSequence, k: int, span: tuple) -> tuple:
     """Run/replay pairs ``span`` = [i0, i1) of direction ``k`` (``tables`` = (run, replay)).
 
-    Returns per-run loss, first divergent step (-1: none) and releases, runs per status, and
-    the :class:`_Reads`.
+    Returns per-run loss, first divergent step (-1: none) and releases, runs per status, the
+    :class:`_Reads` and the first release that read the changed position (:func:`_first_read`).
     """
     runner = _Runner(spec, prep, *tables, limit)
     runner.horizon = horizon
-    rec, loss, phases = runner.sweep(root, (k,), span, REPLAY)
+    rec, loss, phases, first = runner.sweep(root, (k,), span, REPLAY)
     status = np.bincount(rec[:, 2], minlength=3)
-    return loss, rec[:, STEP].copy(), rec[:, 3].copy(), status, _Reads(horizon, rec, phases)
+    return (loss, rec[:, STEP].copy(), rec[:, 3].copy(), status, _Reads(horizon, rec, phases),
+            first)
 
 
 def _in_process(job: Callable, spec: AlgorithmSpec, common: tuple, items: list) -> list:
@@ -664,7 +689,7 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
         runner = _Runner(spec, prep, src, dst, limit)
-        rec, loss, _ = runner.sweep(root, (k,), runs, REPLAY)
+        rec, loss = runner.sweep(root, (k,), runs, REPLAY)[:2]
         losses.append(loss)
         diverged += int((rec[:, STEP] >= 0).sum())
         if k == 0 and (loss != 0).any():
@@ -835,19 +860,97 @@ def accountant(worst: dict, eps: float, delta: float) -> dict | None:
         "not_accounted": len(rows) - len(used)}
 
 
+def _rounded(x: np.ndarray, up: bool) -> np.ndarray:
+    """Values x > 0 to 10 significant digits, rounded up (``up``) or down by a margin of 1e-9."""
+    unit = 10.0 ** (np.floor(np.log10(x)) - 9)
+    return (np.ceil(x * (1 + 1e-9) / unit) if up else np.floor(x * (1 - 1e-9) / unit)) * unit
+
+
+def _first_deltas(first: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's δ(ε) of its first release that read the changed entry, and which were mapped.
+
+    Noise rounded up and sensitivity down (:func:`_rounded`) so that runs share mechanisms,
+    each accounted once (:func:`dpaudit.statistics.accounting.delta_at`): a lower bound. Runs
+    with no such release, or one the accountant cannot map, count 0 (False in the mask).
+    """
+    out = np.zeros(first.shape[0])
+    ok = first[:, 0] >= 0
+    rr = first[:, 0] == RANDOMISED_RESPONSE
+    binary = np.isin(first[:, 2], (0.0, 1.0)) & np.isin(first[:, 3], (0.0, 1.0))
+    ok &= np.where(rr, binary, first[:, 1] > 0)
+    if not ok.any():
+        return out, ok
+    change = np.abs(first[ok, 2] - first[ok, 3])
+    keys = np.column_stack([first[ok, 0], _rounded(first[ok, 1], True), _rounded(change, False)])
+    keys[rr[ok], 1:] = np.column_stack([first[ok & rr, 1], np.ones(int((ok & rr).sum()))])
+    unique, back = np.unique(keys, axis=0, return_inverse=True)
+    values = [accounting.delta_at(release_mechanism(
+        {"dist": d, "scale": s, "value_d": 0.0, "value_d_prime": c}), eps) for d, s, c in unique]
+    out[ok] = np.asarray(values)[back.ravel()]
+    return out, ok
+
+
+def release_log(firsts: list, eps: float, delta: float, alpha: float, diverged: int) -> dict:
+    """A lower bound on the release log's δ(ε), and whether it refutes (ε, δ)-DP of the log.
+
+    The release log (every noisy release with its time, arm, phase and count: the mechanism a
+    proof by composition and post-processing bounds, e.g. π̃ in the proof of DP-BAI-GAUSS's
+    Prop. D.2, Chen et al. 2024, arXiv:2401.09073, eq. (107)) is a sequence of releases. Given
+    the history before the first release that reads the changed entry, that release is a fixed
+    noise mechanism (its family, scale and the statistic's values on d and d′ fixed, the
+    table given), and the history has the same law on d and d′ (nothing read the entry
+    before; no replay diverged). So the log's hockey-stick divergence at e^ε is at least the
+    average over histories of that release's δ(ε): exact per history (dp-accounting's closed
+    forms, :func:`_first_deltas`), averaged over the white-box runs with a one-sided
+    lower confidence bound (:func:`dpaudit.statistics.stats.mean_lower_bound`, α/2 per
+    direction). Assumed, as in every registered kernel: the statistic a release reads is
+    fixed by the table and the released counts.
+
+    Args:
+        firsts: per direction, float64 (runs, :data:`FIRST_COLUMNS`) (:func:`_first_read`).
+        eps: the claimed ε.
+        delta: the claimed δ (0 for ε-DP).
+        alpha: the bound holds with probability ≥ 1 − α.
+        diverged: runs whose replay diverged (then no bound: the histories may differ).
+
+    Returns:
+        JSON-ready: ``runs`` and ``runs_accounted`` (both directions), ``delta_at_eps``
+        (``lower`` bound at confidence 1 − α, ``estimate``: the larger direction's mean),
+        ``refuted`` (lower > δ up to float rounding: the release log is not (ε, δ)-DP),
+        ``evidence`` ("white-box accounting" when refuted, else None), ``alpha``, ``reason``
+        (why there is no bound, else None).
+    """
+    deltas, mapped = zip(*(_first_deltas(f, eps) for f in firsts))
+    out = {"eps": eps, "delta": delta, "alpha": alpha, "runs": sum(f.shape[0] for f in firsts),
+           "runs_accounted": int(sum(m.sum() for m in mapped)),
+           "delta_at_eps": {"lower": 0.0, "estimate": float(max(x.mean() for x in deltas))},
+           "refuted": False, "evidence": None, "reason": None}
+    if diverged:
+        out["reason"] = (f"{diverged} replays diverged: a decision read raw data, so the "
+                         "histories before a release may differ between d and d'")
+        return out
+    lower = max(mean_lower_bound(x, alpha / 2) for x in deltas)
+    refuted = lower > delta * (1 + accounting.TOLERANCE[0]) + accounting.TOLERANCE[1]
+    out["delta_at_eps"]["lower"] = lower
+    out.update(refuted=bool(refuted), evidence="white-box accounting" if refuted else None)
+    return out
+
+
 @dataclass(frozen=True)
 class Replay:
     """How :func:`whitebox` replays.
 
     How :func:`whitebox` replays: ``runs`` per direction, ``seed`` (int or SeedSequence,
     not mutated), ``limit`` samples per run (None: 16 × the table length), coverage counted
-    within ``horizon`` samples (None: ``limit``).
+    within ``horizon`` samples (None: ``limit``), the release log's bound at confidence
+    1 − ``alpha`` (:func:`release_log`).
     """
 
     runs: int
     seed: object
     limit: int | None = None
     horizon: int | None = None
+    alpha: float = 0.05
 
 
 def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Claim,
@@ -897,7 +1000,7 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
     root = seed_sequence(seed)
     eps = float(eps)
 
-    per_dir, losses, worst, first, reads = {}, [], None, None, []
+    per_dir, losses, worst, first, reads, firsts = {}, [], None, None, [], []
     horizon = limit if horizon is None else int(horizon)
     spans = [(i, min(i + WHITEBOX_CHUNK, runs)) for i in range(0, runs, WHITEBOX_CHUNK)]
     for k, (src, dst) in enumerate(((d, dp), (dp, d))):
@@ -906,6 +1009,7 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
         loss, step, n_rel = (np.concatenate([p[j] for p in parts]) for j in range(3))
         status = sum(p[3] for p in parts)
         reads.append(_Reads.joined([p[4] for p in parts]))
+        firsts.append(np.concatenate([p[5] for p in parts]))
         runner = _Runner(spec, prep, src, dst, limit)
         div = np.flatnonzero(step >= 0)
         i_max = int(np.argmax(loss))
@@ -948,6 +1052,7 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
                    "example": None if first is None else first[1]},
         "coverage": coverage(reads, runs),
         "accountant": accountant(worst_run, eps, delta),
+        "release_log": release_log(firsts, eps, delta, replay.alpha, diverged),
         "runtime_s": time.perf_counter() - t0,
         "note": _note(spec, eps, runs, limit, T, exceed, diverged),
     }

@@ -31,8 +31,8 @@ from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
 from dpaudit.reporting.text import (accountant_text, coverage_text, cut_short_text,
-                                    instance_lines, levels_text, releases_text, summary_lines,
-                                    verdict_text)
+                                    instance_lines, levels_text, release_log_text, releases_text,
+                                    summary_lines, verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
 if TYPE_CHECKING:
@@ -586,6 +586,8 @@ def _whitebox(doc: dict) -> dict | None:
                         w.get("releases_verdict", "—")),     # results made before the rename
             "above": num(w.get("runs_above_eps")), "dirs": dirs,
             "accountant": accountant_text(w["accountant"]) if w.get("accountant") else None,
+            "release_log": (release_log_text(w["release_log"]) if w.get("release_log")
+                            else None),
             "replay_diverged": rp.get("diverged_runs"),
             "replay_step": num(rp.get("first_divergent_step")),
             "replay_example": (json.dumps(rp["example"], sort_keys=True)[:2000]

@@ -297,6 +297,8 @@ def whitebox_lines(w: dict) -> list[str]:
             f"{float(w['max_loss']):.4f} ({what})",
             *([f"  accountant: {accountant_text(w['accountant'])}"] if w.get("accountant")
               else []),
+            *([f"  release log: {release_log_text(w['release_log'])}"] if w.get("release_log")
+              else []),
             f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
 
 
@@ -327,6 +329,30 @@ def accountant_text(a: dict) -> str:
             "(eps, delta)-DP fails there; a fact about the releases, not the verdict, which is "
             "statistical and on the released transcript (a post-processing may lose less)"
             + composed)
+
+
+def release_log_text(r: dict) -> str:
+    """The release log's δ(ε) lower bound against the claim, in words (text and reports).
+
+    Args:
+        r: the result's ``whitebox.release_log``.
+
+    Returns:
+        The text: the bound, whether it refutes the release log's (ε, δ)-DP, what that means.
+    """
+    eps, delta, lo = r["eps"], r["delta"], r["delta_at_eps"]["lower"]
+    head = (f"delta({eps:g}) >= {lo:.4g} at confidence {1 - r['alpha']:.0%} (the exact delta of "
+            f"each run's first release that read the changed entry, {r['runs_accounted']} of "
+            f"{r['runs']} runs, averaged over their histories; estimate "
+            f"{r['delta_at_eps']['estimate']:.4g})")
+    if r["reason"]:
+        return f"no bound: {r['reason']}"
+    if not r["refuted"]:
+        return head + f", not above delta = {delta:g}"
+    return (head + f" > delta = {delta:g}: the release log is NOT ({eps:g}, {delta:g})-DP "
+            "(white-box accounting): a proof that the transcript is private because its "
+            "releases are (composition, then post-processing) fails here; the verdict above "
+            "is on the released transcript")
 
 
 def releases_text(w: dict) -> str:

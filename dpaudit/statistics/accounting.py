@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dp_accounting.pld import privacy_loss_distribution as pld
+from dp_accounting.pld import privacy_loss_mechanism as plm
 
 from dpaudit.errors import InputError
 
@@ -47,6 +48,24 @@ class Release:
     sensitivity: float = 1.0
     buckets: int = 2
 
+    def check(self) -> None:
+        """Check the fields.
+
+        Raises:
+            InputError: an unknown mechanism, or a noise, sensitivity or bucket count out of
+                range (the mechanism's name and the accepted range in the message).
+        """
+        if self.mechanism not in MECHANISMS:
+            raise InputError(f"mechanism={self.mechanism!r}: expected one of "
+                             f"{', '.join(MECHANISMS)}")
+        if self.mechanism == "randomised-response":
+            if not 0 < self.noise <= 1 or self.buckets < 2:
+                raise InputError(f"randomised response: noise={self.noise} in (0, 1] and "
+                                 f"buckets={self.buckets} ≥ 2 expected")
+        elif not self.noise > 0 or not self.sensitivity > 0:
+            raise InputError(f"{self.mechanism}: noise={self.noise} and "
+                             f"sensitivity={self.sensitivity} must be > 0")
+
     def distribution(self, pessimistic: bool = True) -> pld.PrivacyLossDistribution:
         """The release's privacy loss distribution (dp-accounting).
 
@@ -63,19 +82,11 @@ class Release:
             InputError: an unknown mechanism, or a noise, sensitivity or bucket count out of
                 range (the mechanism's name and the accepted range in the message).
         """
-        if self.mechanism not in MECHANISMS:
-            raise InputError(f"mechanism={self.mechanism!r}: expected one of "
-                             f"{', '.join(MECHANISMS)}")
+        self.check()
         if self.mechanism == "randomised-response":
-            if not 0 < self.noise <= 1 or self.buckets < 2:
-                raise InputError(f"randomised response: noise={self.noise} in (0, 1] and "
-                                 f"buckets={self.buckets} ≥ 2 expected")
             return pld.from_randomized_response(self.noise, self.buckets,
                                                 pessimistic_estimate=pessimistic,
                                                 value_discretization_interval=DISCRETISATION)
-        if not self.noise > 0 or not self.sensitivity > 0:
-            raise InputError(f"{self.mechanism}: noise={self.noise} and "
-                             f"sensitivity={self.sensitivity} must be > 0")
         make = {"laplace": pld.from_laplace_mechanism, "gaussian": pld.from_gaussian_mechanism,
                 "discrete-laplace": pld.from_discrete_laplace_mechanism}[self.mechanism]
         sens = int(self.sensitivity) if self.mechanism == "discrete-laplace" else self.sensitivity
@@ -101,6 +112,35 @@ def composed(releases: Sequence[Release]) -> pld.PrivacyLossDistribution:
     for r in releases[1:]:
         out = out.compose(r.distribution())
     return out
+
+
+def delta_at(release: Release, eps: float) -> float:
+    """The δ(ε) of one release, without discretisation.
+
+    Exact for the Laplace, Gaussian and discrete Laplace mechanisms (dp-accounting's closed-form
+    privacy losses; for the Gaussian, Balle and Wang 2018, arXiv:1805.06530, Thm. 8); a lower
+    bound for randomised response (its optimistic PLD, whose losses are rounded down).
+
+    Args:
+        release: the release (:class:`Release`).
+        eps: ε ≥ 0 (nats).
+
+    Returns:
+        δ(ε), in [0, 1].
+
+    Raises:
+        InputError: ε < 0, or the release out of range (:meth:`Release.distribution`).
+    """
+    if not eps >= 0:
+        raise InputError(f"eps={eps}: expected ≥ 0")
+    if release.mechanism == "randomised-response":
+        return float(release.distribution(False).get_delta_for_epsilon(eps))
+    release.check()
+    loss = {"laplace": plm.LaplacePrivacyLoss, "gaussian": plm.GaussianPrivacyLoss,
+            "discrete-laplace": plm.DiscreteLaplacePrivacyLoss}[release.mechanism]
+    sens = (int(release.sensitivity) if release.mechanism == "discrete-laplace"
+            else release.sensitivity)
+    return float(loss(release.noise, sensitivity=sens).get_delta_for_epsilon(eps))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
 from dpaudit.reporting.report import summary
 from dpaudit.reporting.text import accountant_text as summary_accountant
+from dpaudit.reporting.text import release_log_text as summary_release_log
 from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STOPPED, TRUNCATED
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None)
@@ -184,6 +185,47 @@ def test_the_accountant_proves_a_classically_calibrated_gaussian_release_not_pri
     assert a["composed"]["delta_at_eps"] == pytest.approx(exact, rel=1e-3)
     text = summary_accountant(a)
     assert ("white-box proof" in text) is refuted and f"delta({eps:g})" in text
+
+
+@pytest.mark.parametrize("eps, refuted", [(0.5, False), (9.0, True)])
+def test_the_release_log_of_a_classically_calibrated_gaussian_is_refuted_only_at_eps_9(
+        eps, refuted):
+    # every run reads the entry in its one release (σ, Δ = 1): the bound is the exact δ(ε)
+    # with the DKW mass λ = √(ln(2/α)/(2n)) taken off, n = 2000 runs per direction
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / eps
+    spec, prep = mechanism(GAUSSIAN, sigma)
+    r = wb.whitebox(spec, prep, ROW0, Claim(eps, 1e-5), wb.Replay(2000, 1))["release_log"]
+    mu = 1.0 / sigma
+    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+    lam = math.sqrt(math.log(2 / 0.05) / 4000)
+    assert r["runs"] == 4000 and r["runs_accounted"] == 4000
+    assert r["delta_at_eps"]["lower"] == pytest.approx((1 - lam) * exact, rel=1e-6)
+    assert r["delta_at_eps"]["estimate"] == pytest.approx(exact, rel=1e-6)
+    assert r["refuted"] is refuted and r["evidence"] == ("white-box accounting" if refuted
+                                                         else None)
+    text = summary_release_log(r)
+    assert ("NOT (9, 1e-05)-DP" in text) is refuted and f"delta({eps:g}) >= " in text
+
+
+@pytest.mark.parametrize("scale, refuted", [(1.0, False), (0.5, True)])
+def test_the_release_log_of_a_laplace_release_is_refuted_under_pure_dp_only_when_underscaled(
+        scale, refuted):
+    spec, prep = mechanism(LAPLACE, scale)
+    r = wb.whitebox(spec, prep, ROW0, Claim(1.0), wb.Replay(500, 2))["release_log"]
+    assert r["refuted"] is refuted
+    # Δ/b = 2: δ(1) = 1 − e^(−1/2) when under-scaled, 0 at b = Δ/ε
+    assert r["delta_at_eps"]["estimate"] == pytest.approx(
+        1 - math.exp(-0.5) if refuted else 0.0, rel=1e-8, abs=1e-12)    # Δ rounded down
+
+
+def test_a_diverged_replay_gives_the_release_log_no_bound():
+    spec, p, prep = setup("ttucb", 1.0)
+    pair = neighbours.candidates(spec, p, 1)[0]
+    w = wb.whitebox(spec, prep, pair, Claim(1.0), wb.Replay(20, 1))
+    assert w["replay"]["diverged_runs"] > 0
+    r = w["release_log"]
+    assert r["refuted"] is False and "diverged" in r["reason"]
+    assert summary_release_log(r).startswith("no bound")
 
 
 def test_randomised_response_on_fractional_values_is_listed_as_not_accounted():
@@ -579,13 +621,20 @@ def test_a_sweep_records_each_pair_as_a_run_and_replay_from_its_own_seed(name, m
     (every run overflows them: they grow and the pair runs again), bit for bit."""
     runner = _runner(name)
     seed = np.random.SeedSequence(11)
-    rec, loss, _ = runner.sweep(seed, (3,), 40, wb.REPLAY)
+    rec, loss, _, first = runner.sweep(seed, (3,), 40, wb.REPLAY)
     for j in range(40):
         o, r, (step, lo, counted) = runner.pair(wb._start(wb.child_seed(seed, 3, j)))
         assert list(rec[j, :11]) == [*o, *r, step, counted, -1] and loss[j] == lo, j
+        r1, r2 = runner.r1[:counted], runner.r2[:counted]
+        read = np.flatnonzero(r1[:, 4] != r2[:, 4])     # the first release that read the entry
+        fixed = read.size and (r1[read[0], 6:8] == r2[read[0], 6:8]).all()
+        want = [*r1[read[0], [7, 6, 4]], r2[read[0], 4]] if fixed else [-1.0]
+        assert list(first[j, :len(want)]) == want, j
     monkeypatch.setattr(wb, "RELEASE_ROWS", 1)
     got = _runner(name).sweep(seed, (3,), 40, wb.REPLAY)
     assert np.array_equal(got[0], rec) and np.array_equal(got[1], loss)
+    assert np.array_equal(got[3][:, 0], first[:, 0]) and (first[:, 0] >= 0).any() != (
+        name == "ttucb")
     if name == "ttucb":
         assert (rec[:, wb.STEP] >= 0).all()
     elif name != "adap-tt-raw-leader":
@@ -616,6 +665,8 @@ def test_the_generic_pair_loop_gives_the_declared_loops_records():
     got = runner.sweep(np.random.SeedSequence(2), (0,), 50, wb.REPLAY)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     assert got[2] == want[2] and want[2]
+    read = want[3][:, 0] >= 0
+    assert read.any() and np.array_equal(got[3][read], want[3][read])
 
 
 def test_the_phase_histogram_widens_to_any_phase_with_the_same_coverage(monkeypatch):

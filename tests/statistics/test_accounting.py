@@ -11,7 +11,8 @@ import pytest
 from scipy.stats import norm
 
 from dpaudit.errors import InputError
-from dpaudit.statistics.accounting import Release, composed, privacy_profile, refutation
+from dpaudit.statistics.accounting import (Release, composed, delta_at, privacy_profile,
+                                          refutation)
 
 SLACK = 2e-3     # the PLD's rounding up on a 1e-4-nat grid moves δ(ε) by far less than this
 
@@ -80,6 +81,25 @@ def test_two_releases_compose_as_the_theorems_say():
         got = privacy_profile(gauss, eps=[eps]).delta_at[0][1]
         want = gaussian_delta(eps, mu)
         assert want * (1 - 1e-9) <= got <= want * (1 + SLACK) + 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.5, 0.9, 9.0])
+def test_delta_at_is_the_closed_form_for_laplace_and_gaussian_and_below_it_for_rr(eps):
+    assert delta_at(Release("laplace", 2.0, 2.0), eps) == pytest.approx(
+        laplace_delta(eps, 1.0), rel=1e-9, abs=1e-15)
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / 9.0 / 8      # dp-bai-gauss's, Δ = 1/8
+    assert delta_at(Release("gaussian", sigma, 0.125), eps) == pytest.approx(
+        gaussian_delta(eps, 0.125 / sigma), rel=1e-9, abs=1e-15)
+    want = rr_delta(eps, 0.3, 4)
+    got = delta_at(Release("randomised-response", 0.3, buckets=4), eps)     # rounded down
+    assert want - SLACK <= got <= want + 1e-12
+
+
+def test_delta_at_refuses_bad_input():
+    with pytest.raises(InputError, match="noise=0.0"):
+        delta_at(Release("gaussian", 0.0), 1.0)
+    with pytest.raises(InputError, match="eps=-1"):
+        delta_at(Release("gaussian", 1.0), -1.0)
 
 
 @pytest.mark.parametrize("release, match", [
