@@ -12,6 +12,7 @@ import mpmath
 import numba as nb
 import numpy as np
 import pytest
+from dp_accounting.pld import privacy_loss_mechanism as plm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -45,6 +46,21 @@ def test_laplace_log_ratio_matches_scipy(y, v, vp, b):
     assert wb.log_density_ratio(LAPLACE, y, v, vp, b) == pytest.approx(want, rel=1e-9, abs=1e-9)
     assert wb.log_density(LAPLACE, y, v, b) == pytest.approx(
         stats.laplace.logpdf(y, loc=v, scale=b), rel=1e-9, abs=1e-9)
+
+
+@SETTINGS
+@given(y=moderate, v=moderate, vp=moderate, scale=scales)
+def test_laplace_and_gaussian_log_ratios_are_dp_accountings_privacy_loss(y, v, vp, scale):
+    # dp-accounting's privacy loss at x (REMOVE adjacency, its default) is ln f(x + Δ) - ln f(x)
+    # for noise density f: the release's loss ln f(y - v) - ln f(y - v') is that at x = y - v'
+    # when v' = v + Δ, and (f symmetric) at x = v' - y when v' = v - Δ
+    if v == vp:
+        return
+    x = y - vp if vp > v else vp - y
+    for dist, loss in ((LAPLACE, plm.LaplacePrivacyLoss), (GAUSSIAN, plm.GaussianPrivacyLoss)):
+        want = loss(scale, sensitivity=abs(vp - v)).privacy_loss(x)
+        got = wb.log_density_ratio(dist, y, v, vp, scale)
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-9)
 
 
 @SETTINGS
