@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
-from dpaudit.auditing import instances, search
+from dpaudit.auditing import exact, instances, search
 from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core import executor
 from dpaudit.core.allowance import Allowance
@@ -306,6 +306,7 @@ class Checks:
     reproducible: bool | None = None
     command: str = ""
     instances: dict = field(default_factory=dict)   # the instance search's JSON; {}: fixed
+    exact: dict = field(default_factory=dict)       # --exact (dpaudit.auditing.exact); {}: none
 
 
 def draw_seed(request: AuditRequest) -> AuditRequest:
@@ -545,7 +546,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         detectable_loss=detect_power, eps_ub=eps_ub, coverage=checks.coverage,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
-        instance_search=checks.instances, cut_short=found.capped,
+        instance_search=checks.instances, cut_short=found.capped, exact=checks.exact,
         measured=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
@@ -762,7 +763,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     beta: float = DEFAULT_BETA, margin: float = DEFAULT_MARGIN,
                     instances: str = DEFAULT_INSTANCES,
                     max_samples: int | None = None,
-                    time_limit: float | None = None, early_stop: bool = True) -> AuditResult:
+                    time_limit: float | None = None, early_stop: bool = True,
+                    exact: bool = False) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -802,6 +804,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
         time_limit: the time limit in seconds (None: none).
         early_stop: stop the measurement once the verdict is settled; False: measure every
             look (the tightest ``eps_lb`` the runs give; :class:`~dpaudit.core.request.Budget`).
+        exact: also the transcript's exact privacy on the audited pair (``exact`` in the
+            result; :mod:`dpaudit.auditing.exact`): bit releases, ``instances="fixed"``.
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
@@ -810,12 +814,13 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
 
     Raises:
         InputError: a value out of its accepted range, an unknown algorithm or parameter, a
-            pair that does not fit the algorithm's privacy model.
+            pair that does not fit the algorithm's privacy model, or ``exact`` where the law
+            cannot be summed (:class:`dpaudit.auditing.exact.Infeasible`).
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
                                   max_samples, time_limit, early_stop=early_stop), seed,
-                           workers, progress, instances=instances)
+                           workers, progress, instances=instances, exact=exact)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
@@ -867,6 +872,9 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     pair = (tables.load_pair(request.pair, spec.model) if isinstance(request.pair, str)
             else request.pair)
     prep = spec.prepare(float(eps), p)
+    if request.exact and request.instances == "search" and pair is None:
+        raise InputError("--exact sums the law of one instance: add --instances fixed (or "
+                         "give --pair)")
     runs = int(request.budget.runs or DEFAULT_RUNS)
     workers = int(request.workers or executor.default_workers())
     rate = None                 # a time limit: the kernels compiled, the rate measured first
@@ -902,6 +910,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
         if not pairs:
             raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
                              f"its audit horizon ({horizon}); use --neighbours search")
+    if request.exact:               # refused before the audit when one run shows it infeasible
+        exact.precheck(spec, prep, pairs[order[0]])
     bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if request.progress else True,
                leave=False, desc=f"audit {spec.name}")
     sources = []
@@ -939,7 +949,9 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     checks = Checks(coverage=coverage, whitebox=report,
                     search={"views": views, "screen": info["screen"]},
                     command=_command(request, allow if found.capped else None),
-                    instances=searched)
+                    instances=searched,
+                    exact=exact.exact_privacy(spec, prep, used, eps, delta) if request.exact
+                    else {})
     if searched:
         searched["budget_split"] = _budget_split(searched, found, source_costs(sources))
         checks = replace(checks, instances=searched)

@@ -31,7 +31,7 @@ from scipy.optimize import brentq
 from dpaudit.auditing.whitebox import log_density
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import RANDOMISED_RESPONSE
+from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -87,9 +87,7 @@ def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
         k = frozen.shape[0]
         if rel.shape[0] > k:                        # a release beyond the frozen ones: branch
             if rel[k, 7] != RANDOMISED_RESPONSE:
-                raise Infeasible(f"--exact: {spec.name} makes a continuous release (noise "
-                                 f"family {int(rel[k, 7])}, release {k}); exact laws are "
-                                 "computed for randomised-response (bit) releases only")
+                raise Infeasible(_continuous(spec, rel, k))
             stack.extend(np.append(frozen, b) for b in (1.0, 0.0))
             continue
         leaves += 1
@@ -104,6 +102,45 @@ def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
         logp = log_density(rel[:, 7], rel[:, 5], rel[:, 4], rel[:, 6]).sum() if k else 0.0
         law[key] = law.get(key, 0.0) + float(np.exp(logp))
     return law
+
+
+def _limit(pair: NeighbourPair) -> int:
+    """Samples per run: the pair's table horizon (a local pair's one reward: 1)."""
+    d = np.asarray(pair.d)
+    if d.ndim == 0:
+        return 1
+    return int(d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0])
+
+
+def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
+    """Refuse an instance whose one run already shows the law infeasible, before an audit.
+
+    Args:
+        spec: the algorithm.
+        prep: its prepared arrays.
+        pair: a neighbouring pair of the instance.
+
+    Raises:
+        Infeasible: the run makes a continuous release, or more releases than
+            :data:`MAX_TRANSCRIPTS` leaves allow (2^releases sequences).
+    """
+    limit = _limit(pair)
+    table = np.ascontiguousarray(pair.d, dtype=np.float64)
+    rel = _run(spec, prep, table, limit, np.zeros(0), SEED)[1]
+    continuous = np.flatnonzero(rel[:, 7] != RANDOMISED_RESPONSE)
+    if continuous.size:
+        raise Infeasible(_continuous(spec, rel, int(continuous[0])))
+    if 2.0 ** rel.shape[0] > MAX_TRANSCRIPTS:
+        raise Infeasible(f"--exact: a run of {spec.name} makes {rel.shape[0]} releases within "
+                         f"{limit} samples, up to 2^{rel.shape[0]} release sequences (at most "
+                         f"{MAX_TRANSCRIPTS}); audit a smaller instance (K = 2, a shorter "
+                         "horizon)")
+
+
+def _continuous(spec: AlgorithmSpec, rel: np.ndarray, k: int) -> str:
+    family = {LAPLACE: "Laplace", GAUSSIAN: "Gaussian"}.get(int(rel[k, 7]), int(rel[k, 7]))
+    return (f"--exact: {spec.name} makes a continuous release ({family} noise, release {k}); "
+            "exact laws are summed for randomised-response (bit) releases only")
 
 
 def hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
@@ -155,16 +192,15 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         delta: the claimed δ (0: pure DP).
 
     Returns:
-        JSON-ready: ``eps_exact`` (pure DP: the largest |log ratio|; with δ > 0: ε(δ)),
+        JSON-ready: the claim's ``eps`` and ``delta``, ``eps_exact`` (pure DP: the largest
+        |log ratio|; with δ > 0: ε(δ)),
         ``max_log_ratio``, ``delta_at_eps`` (δ at the claimed ε), ``transcripts`` (distinct,
         over both tables), ``limit`` and ``method``.
 
     Raises:
         Infeasible: as :func:`transcript_law`.
     """
-    d = np.asarray(pair.d, dtype=np.float64)
-    limit = (1 if d.ndim == 0 else d.shape[1] if pair.model == PrivacyModel.STREAM
-             else d.shape[0])
+    limit = _limit(pair)
     laws = [transcript_law(spec, prep, t, limit) for t in (pair.d, pair.d_prime)]
     keys = sorted(set(laws[0]) | set(laws[1]))
     p, q = (np.array([law.get(k, 0.0) for k in keys]) for law in laws)
@@ -172,6 +208,7 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         ratio = np.abs(np.log(p) - np.log(q))
     worst = float(ratio.max())
     at = worst if delta == 0 else eps_at_delta(p, q, delta)
-    return {"eps_exact": at, "max_log_ratio": worst, "delta_at_eps": hockey_stick(p, q, eps),
+    return {"eps": eps, "delta": delta, "eps_exact": at, "max_log_ratio": worst,
+            "delta_at_eps": hockey_stick(p, q, eps),
             "transcripts": len(keys), "limit": limit,
             "method": "exact sum over release sequences (randomised-response releases)"}

@@ -237,6 +237,9 @@ def audit_code(request: AuditRequest) -> AuditResult:
     model = request.model or PrivacyModel.USER
     if request.pair is not None:
         raise InputError("--pair applies to registered algorithms only")
+    if request.exact:
+        raise InputError("--exact applies to registered algorithms only: it walks a kernel's "
+                         "logged releases, which FILE.py:FUNCTION callables do not have")
     if request.neighbours not in ("search", "blackbox"):
         raise InputError(f"--neighbours {request.neighbours} applies to registered algorithms "
                          "only: FILE.py:FUNCTION callables use the black-box search")

@@ -203,6 +203,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="FILE.py:FUNCTION callables: exit 4 when two runs with one seed "
                           "differ (randomness other than rng); without it the result says so "
                           "and carries no reproducing command")
+    run.add_argument("--exact", action="store_true",
+                     help="also compute the transcript's exact eps and delta(eps) on the "
+                          "audited pair, summed over every release sequence (registered "
+                          "algorithms whose releases are bits, small instances: K = 2, short "
+                          "horizons; with --instances fixed); exit 2 where infeasible")
     run.add_argument("--pair", metavar="FILE.json",
                      help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]} "
                           "instead of the search")
@@ -437,7 +442,8 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
                         Budget(a.runs, a.alpha, a.beta, a.margin, max_samples=a.max_samples,
                                time_limit=a.time_limit or None, early_stop=a.early_stop),
                         a.seed, a.workers,
-                        progress=True, model=a.model, strict=a.strict, instances=a.instances)
+                        progress=True, model=a.model, strict=a.strict, instances=a.instances,
+                        exact=a.exact)
 
 
 AUDIT_OPTIONS = {"alpha": "the verdict's error probability",

@@ -133,6 +133,8 @@ class AuditRequest:
             ranked ones for neighbours; the parameters given stay pinned) or ``fixed`` (only
             the instance ``params`` give). A callable (no declared space) and an explicit pair
             (its tables fix the instance) are always audited at their fixed instance.
+        exact: also compute the transcript's exact privacy on the audited pair
+            (:mod:`dpaudit.auditing.exact`; registered algorithms at a fixed instance).
 
     Raises:
         InputError: a value out of range.
@@ -150,6 +152,7 @@ class AuditRequest:
     model: str | None = None
     strict: bool = False
     instances: str = DEFAULT_INSTANCES
+    exact: bool = False
 
     def __post_init__(self) -> None:
         """Check the fields (InputError naming the bad value and the accepted range)."""
@@ -201,6 +204,8 @@ class AuditRequest:
             argv += ["--instances", self.instances]
         if self.strict:
             argv += ["--strict"]
+        if self.exact:
+            argv += ["--exact"]
         if self.pair is not None:
             argv += ["--pair", self.pair]
         if self.params:

@@ -41,6 +41,7 @@ def summary_lines(doc: dict) -> dict:
                    f"stopped: {m['stopped']}"),
         "search": search_lines(doc["search"]), "whitebox": whitebox_lines(doc.get("whitebox")),
         "coverage": coverage_text(doc["coverage"]),
+        "exact": exact_text(doc["exact"], float(doc["eps_lb"])) if doc.get("exact") else None,
         "not_reproducible": doc.get("reproducible") is False,
         "seed": doc["seed"], "runtime": f"{float(doc['runtime_s']):.1f}"}
 
@@ -329,6 +330,26 @@ def accountant_text(a: dict) -> str:
             "(eps, delta)-DP fails there; a fact about the releases, not the verdict, which is "
             "statistical and on the released transcript (a post-processing may lose less)"
             + composed)
+
+
+def exact_text(x: dict, eps_lb: float) -> str:
+    """The transcript's exact privacy on the audited pair, in words (text and reports).
+
+    Args:
+        x: the result's ``exact`` (:func:`dpaudit.auditing.exact.exact_privacy`).
+        eps_lb: the audit's lower bound, compared with it.
+
+    Returns:
+        The text: ε_exact (or ε(δ)), δ at the claimed ε, ε_lb / ε_exact.
+    """
+    at = float(x["eps_exact"])
+    what = f"eps_exact = {at:.4f}" if not x["delta"] else (
+        f"eps_exact = {at:.4f} at delta = {x['delta']:g}")
+    ratio = (f"eps_lb / eps_exact = {eps_lb / at:.3f}" if 0 < at < math.inf else
+             "eps_lb / eps_exact undefined")
+    return (f"{what} on the audited pair, delta({x['eps']:g}) = {x['delta_at_eps']:.4g}; "
+            f"{ratio} (white-box: {x['method']}, {x['transcripts']} transcripts within "
+            f"{x['limit']} samples; no statistics)")
 
 
 def release_log_text(r: dict) -> str:

@@ -93,6 +93,9 @@ class AuditResult:
     # what the verdict rests on: "statistical" (counts, at confidence 1 - alpha / 1 - beta) or
     # "white-box proof" (exact numbers, no confidence level; no verdict rests on one today)
     evidence: str = "statistical"
+    # --exact: the transcript's exact privacy on the audited pair (dpaudit.auditing.exact); {}:
+    # not asked, and then not in the JSON
+    exact: dict = field(default_factory=dict)
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     measured: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -117,7 +120,8 @@ class AuditResult:
             "runtime_s": self.runtime_s, "versions": versions(),
             "reproducible": self.reproducible, "cut_short": self.cut_short or None,
             **({"command": self.command} if self.command else {}),
-            **({"instance_search": self.instance_search} if self.instance_search else {})})
+            **({"instance_search": self.instance_search} if self.instance_search else {}),
+            **({"exact": self.exact} if self.exact else {})})
 
     @property
     def exit_code(self) -> int:

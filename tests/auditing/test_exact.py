@@ -123,3 +123,29 @@ def test_registered_randomised_response_algorithms_are_exactly_eps_dp_on_their_p
            for pair in neighbours.candidates(spec, p, 1)]
     assert max(got) == pytest.approx(1.0, rel=1e-9)
     assert all(e <= 1.0 + 1e-9 for e in got)
+
+
+@pytest.mark.slow       # an audit (~3 s)
+def test_an_audit_with_exact_reports_eps_exact_beside_eps_lb():
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.reporting.report import summary
+    r = audit_algorithm("ldp-tb-budget", 1.0, params={"means": (0.4, 0.65), "audit_rows": 6},
+                        instances="fixed", exact=True, runs=200_000, seed=1, workers=1)
+    x = r.to_dict()["exact"]
+    assert x["eps_exact"] == pytest.approx(1.0, rel=1e-9) and x["transcripts"] > 2
+    assert r.eps_lb <= x["eps_exact"] + 1e-9
+    assert f"eps_lb / eps_exact = {r.eps_lb:.3f}" in summary(r.to_dict())
+
+
+@pytest.mark.parametrize("algo, kwargs, match", [
+    ("dp-se", {"instances": "fixed"}, "continuous release \\(Laplace noise"),
+    ("ldp-tb-budget", {}, "add --instances fixed"),
+    ("ldp-tb-budget", {"instances": "fixed"}, "up to 2\\^64 release sequences"),
+])
+def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwargs, match):
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.errors import InputError
+    params = {"audit_rows": 64} if "instances" in kwargs and algo == "ldp-tb-budget" else {}
+    with pytest.raises(InputError, match=match):
+        audit_algorithm(algo, 1.0, params=params, exact=True, runs=1000, seed=1, workers=1,
+                        **kwargs)
