@@ -31,8 +31,8 @@ from dpaudit.core import validate
 from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
 from dpaudit.reporting.text import (accountant_text, coverage_text, cut_short_text,
-                                    instance_lines, levels_text, release_log_text, releases_text,
-                                    summary_lines, verdict_text)
+                                    exact_text, instance_lines, levels_text, release_log_text,
+                                    releases_text, summary_lines, verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
 if TYPE_CHECKING:
@@ -712,6 +712,8 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
                   "predicted": fixed(ev.get("predicted_eps_lb"))},
         "counts": _counts(doc), "loss": _loss_rows(doc), "figures": figures,
         "coverage": coverage_text(doc.get("coverage") or {}),
+        "exact": (exact_text(doc["exact"], float(doc["eps_lb"])) if doc.get("exact")
+                  else None),
         "loss_figure": loss_fig, "loss_caption": (
             "Privacy loss ln(p_d/p_d′) of each output cell of the event's view with its "
             "simultaneous confidence interval, against the claim ±ε (dashed) and ±ε_lb "

@@ -181,6 +181,17 @@ def test_coverage_of_a_white_box_result_is_shown():
     assert want.replace("'", "&#39;") in report.render_html([doc])
 
 
+def test_an_exact_result_is_shown_beside_eps_lb_and_absent_without_one():
+    doc = _json(TT)
+    assert "Exact (white-box" not in report.render_markdown([doc])
+    doc["exact"] = {"eps": 0.5, "delta": 0.0, "eps_exact": 0.5, "max_log_ratio": 0.5,
+                    "delta_at_eps": 0.0, "transcripts": 10, "limit": 6,
+                    "method": "exact sum over release sequences (randomised-response releases)"}
+    want = f"eps_lb / eps_exact = {float(doc['eps_lb']) / 0.5:.3f}"
+    for text in (report.render_markdown([doc]), report.render_html([doc])):
+        assert "Exact (white-box" in text and want in text and "10 transcripts" in text
+
+
 def test_correctness_and_constants_tables():
     docs = report.load([TT, CORR, CONST])
     page, md = report.render_html(docs), report.render_markdown(docs)
