@@ -182,17 +182,22 @@ def test_single_laplace_and_rr_release_reach_eps_exactly(eps):
         assert r["max_loss"] == pytest.approx(2 * eps, rel=1e-12)
 
 
+def classical_gaussian(eps):
+    """One Gaussian release calibrated by σ = √(2 ln(1.25/δ))·Δ/ε, Δ = 1, δ = 1e-5 (Dwork and
+    Roth 2014, Thm. A.1, proved for ε < 1): (spec, prep, σ, its exact δ(ε)) (Balle and Wang
+    2018, Thm. 8: 1.36e-5 at ε = 9, 1.6e-8 at ε = 0.5)."""
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / eps
+    mu = 1.0 / sigma
+    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+    return (*mechanism(GAUSSIAN, sigma), sigma, exact)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("eps, refuted", [(0.5, False), (9.0, True)])
 def test_the_accountant_proves_a_classically_calibrated_gaussian_release_not_private_at_eps_9(
         eps, refuted):
-    # σ = √(2 ln(1.25/δ))·Δ/ε (Dwork and Roth 2014, Thm. A.1, proved for ε < 1), Δ = 1, δ = 1e-5:
-    # its exact δ(ε) (Balle and Wang 2018, Thm. 8) is 1.36e-5 at ε = 9, 1.6e-8 at ε = 0.5
-    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / eps
-    spec, prep = mechanism(GAUSSIAN, sigma)
+    spec, prep, sigma, exact = classical_gaussian(eps)
     a = wb.whitebox(spec, prep, ROW0, Claim(eps, 1e-5), wb.Replay(20, 1))["accountant"]
-    mu = 1.0 / sigma
-    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
     (rel,) = a["releases"]
     assert rel["mechanism"] == "gaussian" and rel["sensitivity"] == 1.0
     assert rel["noise"] == pytest.approx(sigma, rel=1e-12)
@@ -208,11 +213,8 @@ def test_the_release_log_of_a_classically_calibrated_gaussian_is_refuted_only_at
         eps, refuted):
     # every run reads the entry in its one release (σ, Δ = 1): the bound is the exact δ(ε)
     # with the DKW mass λ = √(ln(2/α)/(2n)) taken off, n = 2000 runs per direction
-    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / eps
-    spec, prep = mechanism(GAUSSIAN, sigma)
+    spec, prep, _, exact = classical_gaussian(eps)
     r = wb.whitebox(spec, prep, ROW0, Claim(eps, 1e-5), wb.Replay(2000, 1))["release_log"]
-    mu = 1.0 / sigma
-    exact = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
     lam = math.sqrt(math.log(2 / 0.05) / 4000)
     assert r["runs"] == 4000 and r["runs_accounted"] == 4000
     assert r["delta_at_eps"]["lower"] == pytest.approx((1 - lam) * exact, rel=1e-6)
