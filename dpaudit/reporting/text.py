@@ -332,6 +332,9 @@ def accountant_text(a: dict) -> str:
             + composed)
 
 
+ROUNDING = 1e-12    # a δ below it is float rounding of a sum of probabilities (exact_text)
+
+
 def exact_text(x: dict, eps_lb: float) -> str:
     """The transcript's exact privacy on the audited pair, in words (text and reports).
 
@@ -347,7 +350,9 @@ def exact_text(x: dict, eps_lb: float) -> str:
         f"eps_exact = {at:.4f} at delta = {x['delta']:g}")
     ratio = (f"eps_lb / eps_exact = {eps_lb / at:.3f}" if 0 < at < math.inf else
              "eps_lb / eps_exact undefined")
-    return (f"{what} on the audited pair, delta({x['eps']:g}) = {x['delta_at_eps']:.4g}; "
+    d = float(x["delta_at_eps"])
+    shown = "0 (up to float rounding)" if d < ROUNDING else f"{d:.4g}"
+    return (f"{what} on the audited pair, delta({x['eps']:g}) = {shown}; "
             f"{ratio} (white-box: {x['method']}, {x['transcripts']} transcripts within "
             f"{x['limit']} samples; no statistics)")
 
