@@ -866,28 +866,33 @@ def _rounded(x: np.ndarray, up: bool) -> np.ndarray:
     return (np.ceil(x * (1 + 1e-9) / unit) if up else np.floor(x * (1 - 1e-9) / unit)) * unit
 
 
-def _first_deltas(first: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each run's δ(ε) of its first release that read the changed entry, and which were mapped.
+def _first_releases(first: np.ndarray) -> tuple[list, np.ndarray]:
+    """The distinct mechanisms of the runs' first releases that read the changed entry.
 
     Noise rounded up and sensitivity down (:func:`_rounded`) so that runs share mechanisms,
-    each accounted once (:func:`dpaudit.statistics.accounting.delta_at`): a lower bound. Runs
-    with no such release, or one the accountant cannot map, count 0 (False in the mask).
+    each accounted once: their δ(ε) are lower bounds. Returns (releases, index int (runs,) of
+    each run's, −1 for runs with none or one the accountant cannot map).
     """
-    out = np.zeros(first.shape[0])
+    back = np.full(first.shape[0], -1)
     ok = first[:, 0] >= 0
     rr = first[:, 0] == RANDOMISED_RESPONSE
     binary = np.isin(first[:, 2], (0.0, 1.0)) & np.isin(first[:, 3], (0.0, 1.0))
     ok &= np.where(rr, binary, first[:, 1] > 0)
     if not ok.any():
-        return out, ok
+        return [], back
     change = np.abs(first[ok, 2] - first[ok, 3])
     keys = np.column_stack([first[ok, 0], _rounded(first[ok, 1], True), _rounded(change, False)])
     keys[rr[ok], 1:] = np.column_stack([first[ok & rr, 1], np.ones(int((ok & rr).sum()))])
-    unique, back = np.unique(keys, axis=0, return_inverse=True)
-    values = [accounting.delta_at(release_mechanism(
-        {"dist": d, "scale": s, "value_d": 0.0, "value_d_prime": c}), eps) for d, s, c in unique]
-    out[ok] = np.asarray(values)[back.ravel()]
-    return out, ok
+    unique, index = np.unique(keys, axis=0, return_inverse=True)
+    back[ok] = index.ravel()
+    return [release_mechanism({"dist": d, "scale": s, "value_d": 0.0, "value_d_prime": c})
+            for d, s, c in unique], back
+
+
+def _run_deltas(releases: list, back: np.ndarray, eps: float) -> np.ndarray:
+    """Each run's δ(ε) of its first release that read the entry (0: none or unmapped)."""
+    values = np.array([accounting.delta_at(r, eps) for r in releases] + [0.0])
+    return values[back]           # index −1: the appended 0
 
 
 def release_log(firsts: list, eps: float, delta: float, alpha: float, diverged: int) -> dict:
@@ -916,23 +921,32 @@ def release_log(firsts: list, eps: float, delta: float, alpha: float, diverged: 
     Returns:
         JSON-ready: ``runs`` and ``runs_accounted`` (both directions), ``delta_at_eps``
         (``lower`` bound at confidence 1 − α, ``estimate``: the larger direction's mean),
+        ``profile`` (``eps``: :data:`PROFILE_POINTS` values from 0 to 2ε, ``delta_lower``: the
+        lower bound at each, each at confidence 1 − α; None without a bound),
         ``refuted`` (lower > δ up to float rounding: the release log is not (ε, δ)-DP),
         ``evidence`` ("white-box accounting" when refuted, else None), ``alpha``, ``reason``
         (why there is no bound, else None).
     """
-    deltas, mapped = zip(*(_first_deltas(f, eps) for f in firsts))
+    mapped = [_first_releases(f) for f in firsts]
+    deltas = [_run_deltas(r, back, eps) for r, back in mapped]
     out = {"eps": eps, "delta": delta, "alpha": alpha, "runs": sum(f.shape[0] for f in firsts),
-           "runs_accounted": int(sum(m.sum() for m in mapped)),
+           "runs_accounted": int(sum((back >= 0).sum() for _, back in mapped)),
            "delta_at_eps": {"lower": 0.0, "estimate": float(max(x.mean() for x in deltas))},
-           "refuted": False, "evidence": None, "reason": None}
+           "profile": None, "refuted": False, "evidence": None, "reason": None}
     if diverged:
         out["reason"] = (f"{diverged} replays diverged: a decision read raw data, so the "
                          "histories before a release may differ between d and d'")
         return out
-    lower = max(mean_lower_bound(x, alpha / 2) for x in deltas)
-    refuted = lower > delta * (1 + accounting.TOLERANCE[0]) + accounting.TOLERANCE[1]
-    out["delta_at_eps"]["lower"] = lower
-    out.update(refuted=bool(refuted), evidence="white-box accounting" if refuted else None)
+
+    def lower(e: float) -> float:
+        return max(mean_lower_bound(_run_deltas(r, back, e), alpha / 2) for r, back in mapped)
+
+    bound = max(mean_lower_bound(x, alpha / 2) for x in deltas)
+    refuted = bound > delta * (1 + accounting.TOLERANCE[0]) + accounting.TOLERANCE[1]
+    grid = np.linspace(0.0, 2.0 * eps, PROFILE_POINTS)
+    out["delta_at_eps"]["lower"] = bound
+    out.update(profile={"eps": grid.tolist(), "delta_lower": [lower(e) for e in grid]},
+               refuted=bool(refuted), evidence="white-box accounting" if refuted else None)
     return out
 
 

@@ -453,17 +453,24 @@ def accountant_figure(doc: dict) -> str | None:
 
     Returns:
         A PNG data URI of the accountant's composed δ(ε) (an upper bound) of the worst run's
-        releases that read the changed entry, with the claim (ε, δ) marked; None without it.
+        releases that read the changed entry and the release log's δ(ε) over every run (a
+        lower bound), with the claim (ε, δ) marked; None without either.
     """
-    a = (doc.get("whitebox") or {}).get("accountant") or {}
-    prof = (a.get("composed") or {}).get("profile") or {}
-    pts = [(e, d) for e, d in zip(prof.get("eps", []), map(_finite, prof.get("delta", [])))
-           if d is not None and d > 0]
-    if not pts:
+    w = doc.get("whitebox") or {}
+    prof = ((w.get("accountant") or {}).get("composed") or {}).get("profile") or {}
+    log = (w.get("release_log") or {}).get("profile") or {}
+    curves = [([(e, d) for e, d in zip(xs, map(_finite, ys)) if d is not None and d > 0], *rest)
+              for xs, ys, *rest in (
+                  (prof.get("eps", []), prof.get("delta", []), "-", "C0",
+                   "the worst run's releases, composed (upper bound)"),
+                  (log.get("eps", []), log.get("delta_lower", []), "--", "C2",
+                   "the release log over every run (lower bound, pointwise)"))]
+    if not any(pts for pts, *_ in curves):
         return None
     fig, ax = _figure(7.2, 2.4)
-    ax.semilogy([e for e, _ in pts], [d for _, d in pts], "-", color="C0",
-                label="δ(ε) of the releases, composed (upper bound)")
+    for pts, style, colour, label in curves:
+        if pts:
+            ax.semilogy(*zip(*pts), style, color=colour, label=f"δ(ε) of {label}")
     eps, delta = _finite(doc["claim"].get("eps")), _finite(doc["claim"].get("delta")) or 0.0
     if delta > 0:
         ax.plot([eps], [delta], "o", color="#c0392b", ms=5, label=f"claim ({eps:g}, {delta:g})")
@@ -472,7 +479,7 @@ def accountant_figure(doc: dict) -> str | None:
     from matplotlib.ticker import FuncFormatter        # (as _figure)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}"))   # no mathtext
     _finish(ax, "Privacy profile of the releases that read the changed entry (dp-accounting)",
-            "ε", "δ(ε)")
+            "ε", "δ(ε)")     # (the curves drop where δ(ε) reaches 0: a log axis)
     return _png(fig)
 
 

@@ -219,6 +219,10 @@ def test_the_release_log_of_a_classically_calibrated_gaussian_is_refuted_only_at
     assert r["runs"] == 4000 and r["runs_accounted"] == 4000
     assert r["delta_at_eps"]["lower"] == pytest.approx((1 - lam) * exact, rel=1e-6)
     assert r["delta_at_eps"]["estimate"] == pytest.approx(exact, rel=1e-6)
+    prof = r["profile"]            # the same bound at 41 values of ε from 0 to 2ε
+    assert len(prof["eps"]) == 41 and prof["eps"][20] == pytest.approx(eps)
+    assert prof["delta_lower"][20] == pytest.approx(r["delta_at_eps"]["lower"], rel=1e-12)
+    assert all(a >= b for a, b in zip(prof["delta_lower"], prof["delta_lower"][1:]))
     assert r["refuted"] is refuted and r["evidence"] == ("white-box accounting" if refuted
                                                          else None)
     text = summary_release_log(r)

@@ -181,6 +181,15 @@ def test_coverage_of_a_white_box_result_is_shown():
     assert want.replace("'", "&#39;") in report.render_html([doc])
 
 
+def test_the_profile_figure_draws_either_curve_and_is_absent_without_both():
+    doc = _json(TT)
+    doc["whitebox"] = {"accountant": None, "release_log": {
+        "profile": {"eps": [0.0, 0.5, 1.0], "delta_lower": [0.3, 0.1, 0.0]}}}
+    assert report.accountant_figure(doc).startswith("data:image/png;base64,")
+    doc["whitebox"]["release_log"]["profile"] = None      # (no bound: a replay diverged)
+    assert report.accountant_figure(doc) is None
+
+
 def test_an_exact_result_is_shown_beside_eps_lb_and_absent_without_one():
     doc = _json(TT)
     assert "Exact (white-box" not in report.render_markdown([doc])
