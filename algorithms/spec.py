@@ -197,6 +197,10 @@ class AlgorithmSpec:
     # the privacy claim and where the paper makes it (e.g. "ε-DP: Thm 2, proved in App. C");
     # "" for a positive control, which claims nothing. Its space: :meth:`space`.
     theorem: str = ""
+    # where the claim's proof holds when it holds for fewer (ε, δ) than the claim states:
+    # (ε, δ) -> None inside, else why not (the range, where the paper says so, and what fails
+    # outside it). None: the proof covers every (ε, δ) the claim states. :meth:`check_proof`.
+    proof_range: Callable[[float, float], str | None] | None = None
 
     def __post_init__(self) -> None:
         """Check the spec (ValueError)."""
@@ -245,6 +249,28 @@ class AlgorithmSpec:
         """
         return self.request(prep, MODELS[self.model].fresh(prep.means.shape[0]), runs,
                             np.random.SeedSequence(seed), limit=int(limit))
+
+    def check_proof(self, eps: float, delta: float) -> None:
+        """Refuse a claim outside the range its proof covers (``proof_range``).
+
+        A paper may state a claim for every ε while its proof rests on a result with a
+        narrower range (e.g. the Gaussian mechanism's (ε, δ)-DP, proved for ε < 1): outside
+        it the paper has not established the claim, and an audit of it answers a question the
+        paper does not ask. An audit refuses it unless asked to go beyond the proof.
+
+        Args:
+            eps: the claim's ε.
+            delta: the claim's δ (as resolved: :meth:`resolve_claim`).
+
+        Raises:
+            InputError: (ε, δ) outside the proof's range; the message names the range, where
+                the paper says so, and the flag that audits it anyway.
+        """
+        why = self.proof_range(float(eps), float(delta)) if self.proof_range else None
+        if why:
+            raise InputError(f"eps={eps:g}, delta={delta:g} is outside the range of "
+                             f"{self.name}'s privacy proof: {why} (--beyond-proof audits the "
+                             "claim anyway)")
 
     @property
     def claim(self) -> str:

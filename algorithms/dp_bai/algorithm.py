@@ -86,12 +86,14 @@ import time
 import numba as nb
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import optimize
 
 from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
+from dpaudit.statistics import accounting
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
@@ -733,6 +735,48 @@ OD_PARAMS = (
         "App. E.1: every budget T with m > 0", Scale.INT_LOG, (8, 512))))
 
 
+def gauss_proof_range(eps: float, delta: float) -> str | None:
+    """Where the proof of Prop. D.2 holds: None inside, else why not (one clause).
+
+    Prop. D.2 is stated for every ε > 0, δ > 0; its proof (App. I) reduces it to the
+    mechanism π̃ of eq. (107) (counts and private means) and bounds the one Gaussian release
+    that reads the changed entry by "a property of the Gaussian mechanism" (eq. (113), citing
+    Dwork and Roth 2014, App. A: Thm. A.1, σ ≥ sqrt(2 ln(1.25/δ))·Δ/ε gives (ε, δ)-DP for
+    ε < 1). The step needs only that release's hockey-stick δ(ε) ≤ δ, which holds for ε < 1 by
+    the theorem and is decided exactly elsewhere by the Gaussian's privacy profile (Balle and
+    Wang 2018, Thm. 8; :func:`dpaudit.statistics.accounting.delta_at`). The ratio Δ/σ =
+    ε/sqrt(2 ln(1.25/δ)) does not depend on the phase's count, so neither does the range.
+    Outside it π̃ itself is not (ε, δ)-DP (a white-box proof: the release is one of π̃'s
+    outputs), while the claim on the actions, a post-processing of π̃, is neither proved nor
+    refuted.
+
+    Args:
+        eps: ε > 0.
+        delta: δ in (0, 1).
+
+    Returns:
+        None where the proof holds, else the reason (the range, the source, δ(ε)).
+    """
+    if eps < 1.0:                                         # Dwork and Roth 2014, Thm. A.1
+        return None
+
+    def excess(e: float) -> float:                        # δ(e) − δ of the calibrated release
+        sigma = math.sqrt(2.0 * math.log(1.25 / delta)) / e    # sensitivity 1
+        return accounting.delta_at(accounting.Release("gaussian", sigma), e) - delta
+
+    if excess(eps) <= 0:
+        return None
+    top = ("" if excess(1.0) > 0 else
+           f"; exact accounting extends the step to eps <= {optimize.brentq(excess, 1.0, eps):.4g} "
+           f"at delta = {delta:g}")
+    return (f"Prop. D.2 ({PAPER}) is proved in App. I by eq. (113), the Gaussian mechanism's "
+            f"(eps, delta)-DP (Dwork and Roth 2014, Thm. A.1, stated for eps in (0, 1)){top}; at eps = "
+            f"{eps:g} the calibrated release has delta({eps:g}) = {excess(eps) + delta:.4g} > "
+            f"{delta:g} (white-box proof, dp-accounting's exact Gaussian privacy profile): the "
+            f"proof's mechanism (eq. (107)) is not ({eps:g}, {delta:g})-DP, and the claim on "
+            "the actions is neither proved nor refuted there")
+
+
 def _bai_horizon(maxdet_on: bool):
     return lambda p: _bai_setup(p, maxdet_on).max_pulls
 
@@ -753,6 +797,7 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.STREAM, private=True, kernel=dp_bai_kernel, params=BAI_PARAMS + (P_DELTA,),
     prepare=_bai_prepare(NOISE_GAUSS, True), structure=_bai_structure(True),
     audit_horizon=_bai_horizon(True), default_delta=GAUSS_DELTA, theorem=CLAIMS["gauss"],
+    proof_range=gauss_proof_range,
     description="DP-BAI with Gaussian noise sigma = sqrt(2 ln(1.25/delta))/(eps n)",
     extra={"info": _info("bai")}))
 

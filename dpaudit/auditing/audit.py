@@ -764,7 +764,7 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     instances: str = DEFAULT_INSTANCES,
                     max_samples: int | None = None,
                     time_limit: float | None = None, early_stop: bool = True,
-                    exact: bool = False) -> AuditResult:
+                    exact: bool = False, beyond_proof: bool = False) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -806,6 +806,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
             look (the tightest ``eps_lb`` the runs give; :class:`~dpaudit.core.request.Budget`).
         exact: also the transcript's exact privacy on the audited pair (``exact`` in the
             result; :mod:`dpaudit.auditing.exact`): bit releases, ``instances="fixed"``.
+        beyond_proof: audit a claim outside the range its paper's proof covers
+            (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.check_proof`; refused otherwise).
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
@@ -815,12 +817,14 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
     Raises:
         InputError: a value out of its accepted range, an unknown algorithm or parameter, a
             pair that does not fit the algorithm's privacy model, or ``exact`` where the law
-            cannot be summed (:class:`dpaudit.auditing.exact.Infeasible`).
+            cannot be summed (:class:`dpaudit.auditing.exact.Infeasible`), or a claim outside
+            its proof's range without ``beyond_proof``.
     """
     request = AuditRequest(algo, Claim(eps, delta), params or {}, neighbours, pair,
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
                                   max_samples, time_limit, early_stop=early_stop), seed,
-                           workers, progress, instances=instances, exact=exact)
+                           workers, progress, instances=instances, exact=exact,
+                           beyond_proof=beyond_proof)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
@@ -869,6 +873,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                          f"{', '.join(search.STRATEGIES)}")
     eps = request.claim.eps
     p, delta = spec.resolve_claim(dict(request.params), request.claim.delta)
+    if not request.beyond_proof:
+        spec.check_proof(eps, delta)
     pair = (tables.load_pair(request.pair, spec.model) if isinstance(request.pair, str)
             else request.pair)
     prep = spec.prepare(float(eps), p)
@@ -1068,7 +1074,9 @@ def _search_instances(spec: AlgorithmSpec, request: AuditRequest, p: dict,
     """
     pinned = set(request.params) | ({"delta"} if request.claim.delta is not None else set())
     eps = float(request.claim.eps)
-    sc = instances.screen_space(spec, eps, p, pinned, instances.Screen(workers=workers), seed)
+    sc = instances.screen_space(spec, eps, p, pinned,
+                                instances.Screen(workers=workers,
+                                                 beyond_proof=request.beyond_proof), seed)
     pool = [(p, "given")]
     same = instances.same_instance
     far = instances.longest(sc.ranked)

@@ -71,6 +71,8 @@ class Screen:
         survivors: instances returned, best first.
         workers: processes that screen the instances (not part of the budget: the result does
             not depend on it).
+        beyond_proof: also screen instances outside the range of the claim's proof
+            (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.check_proof`); False: drop them.
     """
 
     proposals: int = 48
@@ -80,6 +82,7 @@ class Screen:
     keep: int = 12
     survivors: int = 8
     workers: int = field(default=1, compare=False)
+    beyond_proof: bool = False
 
 
 @dataclass(frozen=True)
@@ -321,6 +324,8 @@ def screen_space(spec: AlgorithmSpec, eps: float, params: dict, pinned: Sequence
         for j, (over, origin) in enumerate(batch):
             try:
                 p = spec.resolve_params({**params, **over})
+                if not budget.beyond_proof:
+                    spec.check_proof(eps, p.get("delta", 0.0))
             except InputError as e:
                 out.append(Scored({**params, **over}, origin, reason=f"not accepted: {e}"))
                 continue

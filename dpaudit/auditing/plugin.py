@@ -240,6 +240,9 @@ def audit_code(request: AuditRequest) -> AuditResult:
     if request.exact:
         raise InputError("--exact applies to registered algorithms only: it walks a kernel's "
                          "logged releases, which FILE.py:FUNCTION callables do not have")
+    if request.beyond_proof:
+        raise InputError("--beyond-proof applies to registered algorithms only: a "
+                         "FILE.py:FUNCTION callable declares no proof or range")
     if request.neighbours not in ("search", "blackbox"):
         raise InputError(f"--neighbours {request.neighbours} applies to registered algorithms "
                          "only: FILE.py:FUNCTION callables use the black-box search")

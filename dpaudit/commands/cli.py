@@ -208,6 +208,10 @@ def _parser() -> argparse.ArgumentParser:
                           "audited pair, summed over every release sequence (registered "
                           "algorithms whose releases are bits, small instances: K = 2, short "
                           "horizons; with --instances fixed); exit 2 where infeasible")
+    run.add_argument("--beyond-proof", action="store_true",
+                     help="audit a claim outside the range its paper's proof covers (e.g. "
+                          "dp-bai-gauss where its Gaussian step fails); refused without it, "
+                          "exit 2")
     run.add_argument("--pair", metavar="FILE.json",
                      help="explicit neighbouring tables {\"d\": [[...]], \"d_prime\": [[...]]} "
                           "instead of the search")
@@ -443,7 +447,7 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
                                time_limit=a.time_limit or None, early_stop=a.early_stop),
                         a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances,
-                        exact=a.exact)
+                        exact=a.exact, beyond_proof=a.beyond_proof)
 
 
 AUDIT_OPTIONS = {"alpha": "the verdict's error probability",

@@ -135,6 +135,9 @@ class AuditRequest:
             (its tables fix the instance) are always audited at their fixed instance.
         exact: also compute the transcript's exact privacy on the audited pair
             (:mod:`dpaudit.auditing.exact`; registered algorithms at a fixed instance).
+        beyond_proof: audit a claim outside the range its paper's proof covers (registered
+            algorithms: :meth:`dpaudit.algorithms.spec.AlgorithmSpec.check_proof`); False:
+            such a claim is refused.
 
     Raises:
         InputError: a value out of range.
@@ -153,6 +156,7 @@ class AuditRequest:
     strict: bool = False
     instances: str = DEFAULT_INSTANCES
     exact: bool = False
+    beyond_proof: bool = False
 
     def __post_init__(self) -> None:
         """Check the fields (InputError naming the bad value and the accepted range)."""
@@ -206,6 +210,8 @@ class AuditRequest:
             argv += ["--strict"]
         if self.exact:
             argv += ["--exact"]
+        if self.beyond_proof:
+            argv += ["--beyond-proof"]
         if self.pair is not None:
             argv += ["--pair", self.pair]
         if self.params:

@@ -18,6 +18,7 @@ for the private algorithms, ``violation`` for mutants and non-private comparator
     # optional: delta, runs, params = { risk = "0.05" }, neighbours = "search",
     # instances = "search" (or "fixed": only the instance params give),
     # pair = "pairs/x.json" (an explicit neighbouring pair, path relative to the suite file);
+    # beyond_proof = true (a claim outside its proof's range: refused without it);
     # your own algorithm: model = "user" (or stream, full, local), params = { means =
     # "0.9,0.5", horizon = "8" } (dpaudit.auditing.plugin)
 
@@ -112,7 +113,7 @@ DEFAULT_ALPHA = 1e-3
 DEFAULT_RUNS = 200_000
 VERDICTS = tuple(Verdict)
 ENTRY_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "neighbours",
-              "instances", "pair", "reason", "model"}
+              "instances", "pair", "reason", "model", "beyond_proof"}
 OWN_KEYS = {"name", "algo", "eps", "delta", "seed", "runs", "expect", "params", "reason",
             "model"}     # an entry naming your own callable
 
@@ -135,6 +136,7 @@ class Entry:
     reason: str | None = None            # why an entry is expected to be inconclusive
     model: str | None = None             # your own callable's privacy model
     algo_path: str | None = None         # your own callable, its file resolved (else None)
+    beyond_proof: bool = False           # a claim outside its proof's range, audited anyway
 
     def request(self, budget: Budget, workers: int | None = None) -> AuditRequest:
         """The entry's audit request.
@@ -153,14 +155,16 @@ class Entry:
                                 model=self.model)
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
-                            budget, self.seed, workers, instances=self.instances)
+                            budget, self.seed, workers, instances=self.instances,
+                            beyond_proof=self.beyond_proof)
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""
         own = {"model": self.model} if self.algo_path else {}
         return {"algo": self.algo, "eps": self.eps, "delta": self.delta, "seed": self.seed,
                 "runs": self.runs, "params": self.params, "neighbours": self.neighbours,
-                "instances": self.instances, "pair": self.pair, **own}
+                "instances": self.instances, "pair": self.pair, **own,
+                **({"beyond_proof": True} if self.beyond_proof else {})}
 
 
 def _relative(ref: str) -> str:
@@ -282,8 +286,14 @@ def load_suite(path: str) -> Suite:
             raise InputError(f"{where} ({name}): instances = {e['instances']!r} is not valid: "
                              f"expected one of {', '.join(INSTANCES)}")
         params = {str(k): str(v) for k, v in e.get("params", {}).items()}
+        beyond_proof = e.get("beyond_proof", False)
+        if not isinstance(beyond_proof, bool):
+            raise InputError(f"{where} ({name}): beyond_proof = {beyond_proof!r} is not valid: "
+                             "expected true or false")
         try:
-            spec.resolve_claim(params, e.get("delta"))
+            _, delta = spec.resolve_claim(params, e.get("delta"))
+            if not beyond_proof:
+                spec.check_proof(eps, delta)
         except InputError as err:
             raise InputError(f"{where} ({name}): {err}") from None
         pair_path = None
@@ -297,7 +307,8 @@ def load_suite(path: str) -> Suite:
                              expect=expect, runs=runs, delta=e.get("delta"),
                              params=params, neighbours=e.get("neighbours", DEFAULT_NEIGHBOURS),
                              instances=e.get("instances", DEFAULT_INSTANCES),
-                             pair=e.get("pair"), pair_path=pair_path, reason=reason))
+                             pair=e.get("pair"), pair_path=pair_path, reason=reason,
+                             beyond_proof=beyond_proof))
     return Suite(path=f, alpha=alpha, entries=tuple(entries))
 
 

@@ -611,6 +611,61 @@ def test_feature_files(tmp_path):
         lin.load_features(str(tmp_path / "text.csv"), (0.5,))
 
 
+def classical_gaussian_delta(eps, delta):
+    """δ(ε) of N(0, σ²), σ = sqrt(2 ln(1.25/δ))/ε, sensitivity 1: Balle and Wang's closed form
+    (2018, Thm. 8), written with SciPy here (independent of dp-accounting)."""
+    from scipy.stats import norm
+    mu = eps / math.sqrt(2 * math.log(1.25 / delta))       # Δ/σ
+    return norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-3, 0.1])
+def test_the_gaussian_proof_range_ends_where_the_calibrated_release_stops_being_dp(delta):
+    """Prop. D.2's proof holds for ε < 1 (Dwork–Roth Thm. A.1) and wherever the classically
+    calibrated release's exact δ(ε) ≤ δ; the boundary is found from the closed form."""
+    from scipy.optimize import brentq
+    top = brentq(lambda e: classical_gaussian_delta(e, delta) - delta, 1.0, 50.0)
+    assert 5 < top < 11
+    spec = registry.get("dp-bai-gauss")
+    for eps in (0.01, 0.5, 0.999, 1.0, 2.0, top - 1e-3):
+        assert spec.proof_range(eps, delta) is None
+    why = spec.proof_range(top + 1e-3, delta)
+    assert why is not None and "Thm. A.1" in why and "eq. (113)" in why
+    assert f"eps <= {top:.4g} at delta = {delta:g}" in why
+    with pytest.raises(InputError, match="outside the range of dp-bai-gauss's privacy proof"):
+        spec.check_proof(top + 1e-3, delta)
+    spec.check_proof(top - 1e-3, delta)
+    for pure in ("dp-bai", "dp-bai-baseline"):       # Laplace: no range narrower than the claim
+        assert registry.get(pure).proof_range is None
+        registry.get(pure).check_proof(50.0, 0.0)
+
+
+@pytest.mark.cli
+def test_eps_9_is_refused_naming_the_range_the_source_and_delta_9(capsys):
+    """The issue's command: δ(9) of the release, printed with the range and where it comes from,
+    before any run (exit 2, one line)."""
+    from dpaudit.commands.cli import main
+    assert main(["run", "--algo", "dp-bai-gauss", "--eps", "9", "--delta", "1e-5", "--seed",
+                 "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dpaudit: error: eps=9, delta=1e-05 is "
+                                                    "outside the range")
+    assert f"delta(9) = {classical_gaussian_delta(9, 1e-5):.4g} > 1e-05" in err
+    assert "1.359e-05" in err and "white-box proof" in err and "--beyond-proof" in err
+    assert "Prop. D.2" in err and "Thm. A.1" in err and "eps <= 8.42 at delta = 1e-05" in err
+
+
+@pytest.mark.slow
+def test_beyond_proof_audits_the_claim_and_says_so_in_its_command():
+    from dpaudit.auditing.audit import audit_algorithm
+    r = audit_algorithm("dp-bai-gauss", 9.0, delta=1e-5, runs=2000, seed=1, workers=1,
+                        whitebox_runs=300, instances="fixed", beyond_proof=True).to_dict()
+    assert r["verdict"] in ("pass", "inconclusive", "violation") and r["claim"]["eps"] == 9.0
+    assert r["command"].endswith("--instances fixed --beyond-proof")
+    rel = r["whitebox"]["release_log"]           # the release log's δ(9), as in the refusal
+    assert rel["refuted"] and rel["delta_at_eps"]["lower"] > 1e-5
+
+
 @pytest.mark.cli
 def test_cli_errors_are_one_line(capsys):
     from dpaudit.commands.cli import main

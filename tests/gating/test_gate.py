@@ -86,11 +86,24 @@ def test_suite_has_every_registered_claim_and_mutant():
     (f"[[audit]]\nalgo = 'privbern'\neps = 1\nexpect = 'pass'\n"
      f"pair = '{os.path.join(ROOT, 'tests', 'data', 'pair_identical_local.json')}'\n",
      "d and d' are identical"),
+    ("[[audit]]\nalgo = 'dp-bai-gauss'\neps = 9\ndelta = 1e-5\nexpect = 'pass'\n",
+     "(dp-bai-gauss): eps=9, delta=1e-05 is outside the range of dp-bai-gauss's privacy proof"),
+    ("[[audit]]\nalgo = 'dp-bai-gauss'\neps = 9\nexpect = 'pass'\nbeyond_proof = 1\n",
+     "beyond_proof = 1 is not valid"),
 ])
 def test_bad_suites_are_refused_with_one_line(tmp_path, text, needle):
     with pytest.raises(InputError) as e:
         gate.load_suite(suite_dir(tmp_path, text))
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_entry_beyond_its_proof_is_audited_only_when_it_says_so(tmp_path):
+    text = "[[audit]]\nalgo = 'dp-bai-gauss'\neps = 9\nexpect = 'inconclusive'\nreason = 'x'\n"
+    entry = gate.load_suite(suite_dir(tmp_path, text + "beyond_proof = true\n")).entries[0]
+    assert entry.beyond_proof and entry.config()["beyond_proof"] is True
+    assert entry.request(gate.Budget(runs=1000)).beyond_proof
+    inside = gate.load_suite(suite_dir(tmp_path, text.replace("eps = 9", "eps = 1"))).entries[0]
+    assert not inside.beyond_proof and "beyond_proof" not in inside.config()
 
 
 @pytest.mark.cli
