@@ -86,6 +86,72 @@ def mean_lower_bound(values: ArrayLike, alpha: float) -> float:
     return float(np.sum(np.maximum(share - lam, 0.0) * steps))
 
 
+def betting_bounds(values: ArrayLike, low: float, high: float,
+                   alpha: float) -> tuple[float, float]:
+    """One-sided (1 − α) lower and upper confidence bounds on the mean of a bounded variable.
+
+    Confidence by betting (Waudby-Smith and Ramdas 2023, JRSS B 86(1), arXiv:2010.09686):
+    rescaled to [0, 1], the capital K(m) = Π_i (1 + λ_i (m − x_i)) of bets against "the mean
+    is m" is a nonnegative martingale when the mean is m, so P(K(μ) ≥ 1/α) ≤ α (Markov); the
+    upper bound is the m where ln K(m) = ln(1/α). The bets λ_i = min(√(2 ln(1/α)/(n σ̂²_{i−1})),
+    3/4) are predictable (σ̂²_{i−1}: the regularised variance of the draws before i, their
+    predictable plug-in for a fixed n), so they do not depend on m and K(m) increases with m:
+    the bound is found by bisection. The lower bound is the upper bound of high − x. Its width
+    follows the draws' variance; a valid bound must still allow an unseen draw at ``high``
+    (about (high − low)·ln(1/α)/n), which empirical Bernstein bounds charge 7/3 times over.
+
+    Args:
+        values: float (n,) independent draws, n ≥ 1, each in [low, high], in an order fixed
+            before they were seen (the draws' own order).
+        low: the variable's smallest possible value.
+        high: its largest possible value (> low).
+        alpha: each bound's one-sided error, in (0, 1).
+
+    Returns:
+        (lower, upper), each at 1 − α on its own (both at once: 1 − 2α).
+
+    Raises:
+        ValueError: no draw, a draw outside [low, high] or non-finite, low ≥ high, or α outside
+            (0, 1).
+    """
+    x = np.asarray(values, dtype=float).ravel()
+    if not low < high:
+        raise ValueError(f"low={low}, high={high}: expected low < high")
+    if x.size < 1 or not np.all(np.isfinite(x)) or x.min() < low or x.max() > high:
+        raise ValueError(f"values: expected n >= 1 finite draws in [{low}, {high}], got {x.size} "
+                         f"draws from {x.min(initial=np.inf)} to {x.max(initial=-np.inf)}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha}: expected in (0, 1)")
+    z = (x - low) / (high - low)
+    upper = _betting_upper(z, alpha)
+    lower = 1.0 - _betting_upper(1.0 - z, alpha)
+    return low + lower * (high - low), low + upper * (high - low)
+
+
+def _betting_upper(z: np.ndarray, alpha: float) -> float:
+    """The betting upper bound on the mean of draws z in [0, 1] (:func:`betting_bounds`)."""
+    n, target = z.size, np.log(1.0 / alpha)
+    i = np.arange(1, n + 1)
+    mean = (0.5 + np.cumsum(z)) / (i + 1)                  # regularised running mean, variance
+    var = (0.25 + np.cumsum((z - np.concatenate(([0.5], mean[:-1]))) ** 2)) / (i + 1)
+    before = np.concatenate(([0.25], var[:-1]))
+    lam = np.minimum(np.sqrt(2.0 * target / (n * before)), 0.75)
+
+    def log_capital(m: float) -> float:
+        return float(np.sum(np.log1p(lam * (m - z))))
+
+    lo, hi = float(z.mean()), 1.0
+    if log_capital(hi) < target:
+        return 1.0
+    for _ in range(60):                                    # to ~1e-18 of the unit range
+        mid = (lo + hi) / 2
+        if log_capital(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def eps_lower_bound(k_num: ArrayLike, n_num: int, k_den: ArrayLike, n_den: int, alpha: float,
                     delta: float = 0.0) -> np.ndarray:
     """Lower confidence bound (level 1 − α) on an event's δ-loss ln((P_num(S) − δ)/P_den(S)).

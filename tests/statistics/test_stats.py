@@ -281,3 +281,45 @@ def test_mean_lower_bound_covers_the_mean_at_its_level():
 def test_mean_lower_bound_refuses_bad_input(xs, alpha):
     with pytest.raises(ValueError, match="values|alpha"):
         stats.mean_lower_bound(xs, alpha)
+
+
+# ---------------------------------------------------------------- betting_bounds
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("law", ["bernoulli", "rare-small"])
+def test_betting_bounds_cover_the_mean_at_their_level(law):
+    """400 samples of 500 draws, each bound at α = 0.05: a side's misses ~ Binomial(400, ≤ 0.05)
+    if the bound holds at its level; each assertion fails with probability < 1e-6 then."""
+    rng = np.random.default_rng(7)
+    if law == "bernoulli":           # p = 0.3 on [0, 1]
+        draws, mean, high = (rng.random((400, 500)) < 0.3).astype(float), 0.3, 1.0
+    else:                            # 0.02 w.p. 0.01, else 0, on [0, 2] (an importance weight)
+        draws, mean, high = 0.02 * (rng.random((400, 500)) < 0.01), 2e-4, 2.0
+    b = np.array([stats.betting_bounds(x, 0.0, high, 0.05) for x in draws])
+    assert (b[:, 0] > mean).sum() <= binom.isf(1e-6, 400, 0.05)
+    assert (b[:, 1] < mean).sum() <= binom.isf(1e-6, 400, 0.05)
+    assert np.all(b[:, 0] <= draws.mean(axis=1) + 1e-12)
+    assert np.all(draws.mean(axis=1) <= b[:, 1] + 1e-12)
+
+
+def test_betting_bounds_follow_the_variance_not_the_range():
+    """Draws that are 0 or small on a range of 2: the upper bound sits far inside a range-only
+    (Hoeffding) bound and inside the empirical Bernstein bound of Maurer and Pontil (2009,
+    Thm. 4), computed here from its formula."""
+    x = 0.01 * (np.random.default_rng(3).random(10**5) < 0.02)
+    lo, hi = stats.betting_bounds(x, 0.0, 2.0, 0.025)
+    n, log = x.size, math.log(2 / 0.025)
+    hoeffding = 2.0 * math.sqrt(math.log(1 / 0.025) / (2 * n))
+    bernstein = math.sqrt(2 * x.var(ddof=1) * log / n) + 7 * 2.0 * log / (3 * (n - 1))
+    assert hi - x.mean() < bernstein < hoeffding
+    assert 0 <= lo < x.mean() < hi
+
+
+def test_betting_bounds_of_constant_draws_and_bad_input():
+    lo, hi = stats.betting_bounds(np.full(50, 0.25), 0.0, 1.0, 0.05)
+    assert lo < 0.25 < hi and hi - lo < 0.5
+    assert stats.betting_bounds([1.0], 0.0, 1.0, 0.05) == (pytest.approx(0.0, abs=1e-9), 1.0)
+    for args in (([], 0, 1, 0.05), ([2.0], 0, 1, 0.05), ([0.5], 1, 1, 0.05),
+                 ([0.5], 0, 1, 0.0), ([np.nan], 0, 1, 0.05)):
+        with pytest.raises(ValueError):
+            stats.betting_bounds(*args)
