@@ -45,9 +45,21 @@ class Infeasible(InputError):
     """The exact law cannot be computed on this instance (the message says why)."""
 
 
-def _run(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, limit: int,
-         frozen: np.ndarray, seed: int) -> tuple:
-    """One run with ``frozen`` released values: (transcript key, releases (n, 8))."""
+def frozen_run(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, limit: int,
+               frozen: np.ndarray, seed: int | np.random.Generator) -> tuple:
+    """One run with its first releases' values frozen (the kernel contract's replay).
+
+    Args:
+        spec: the algorithm (its kernel).
+        prep: its prepared arrays.
+        table: the reward table, float64 (the kernel's layout).
+        limit: samples per run.
+        frozen: float64 (k,): the values of its first k releases.
+        seed: an int seed or a Generator (used as is).
+
+    Returns:
+        (transcript key: (actions bytes, τ, recommendation, status), releases float (n, 8)).
+    """
     rows = max(64, 2 * frozen.shape[0] + 2)
     while True:
         actions, releases = np.zeros(limit, np.int16), np.zeros((rows, 8))
@@ -83,7 +95,7 @@ def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
     leaves = 0
     while stack:
         frozen = stack.pop()
-        key, rel = _run(spec, prep, table, limit, frozen, SEED)
+        key, rel = frozen_run(spec, prep, table, limit, frozen, SEED)
         k = frozen.shape[0]
         if rel.shape[0] > k:                        # a release beyond the frozen ones: branch
             if rel[k, 7] != RANDOMISED_RESPONSE:
@@ -95,7 +107,7 @@ def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
             raise Infeasible(f"--exact: {spec.name} has more than {MAX_TRANSCRIPTS} release "
                              f"sequences within {limit} samples; audit a smaller instance "
                              "(K = 2, a shorter horizon)")
-        if _run(spec, prep, table, limit, frozen, SEED + leaves)[0] != key:
+        if frozen_run(spec, prep, table, limit, frozen, SEED + leaves)[0] != key:
             raise Infeasible(f"--exact: {spec.name}'s transcript changes with the generator "
                              "when every release is fixed: it draws randomness besides its "
                              "releases (coins), which --exact does not sum over")
@@ -104,12 +116,25 @@ def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
     return law
 
 
-def _limit(pair: NeighbourPair) -> int:
-    """Samples per run: the pair's table horizon (a local pair's one reward: 1)."""
-    d = np.asarray(pair.d)
+def horizon_of(table: np.ndarray, model: str) -> int:
+    """Samples per run on a table: its horizon (a local pair's one reward: 1).
+
+    Args:
+        table: a table of the model's layout.
+        model: its privacy model.
+
+    Returns:
+        The samples.
+    """
+    d = np.asarray(table)
     if d.ndim == 0:
         return 1
-    return int(d.shape[1] if pair.model == PrivacyModel.STREAM else d.shape[0])
+    return int(d.shape[1] if model == PrivacyModel.STREAM else d.shape[0])
+
+
+def _limit(pair: NeighbourPair) -> int:
+    """Samples per run: the pair's table horizon (:func:`horizon_of`)."""
+    return horizon_of(pair.d, pair.model)
 
 
 def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
@@ -126,7 +151,7 @@ def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
     """
     limit = _limit(pair)
     table = np.ascontiguousarray(pair.d, dtype=np.float64)
-    rel = _run(spec, prep, table, limit, np.zeros(0), SEED)[1]
+    rel = frozen_run(spec, prep, table, limit, np.zeros(0), SEED)[1]
     continuous = np.flatnonzero(rel[:, 7] != RANDOMISED_RESPONSE)
     if continuous.size:
         raise Infeasible(_continuous(spec, rel, int(continuous[0])))
