@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
-from dpaudit.auditing import exact, instances, search
+from dpaudit.auditing import exact, importance, instances, search
 from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core import executor
 from dpaudit.core.allowance import Allowance
@@ -307,6 +307,20 @@ class Checks:
     command: str = ""
     instances: dict = field(default_factory=dict)   # the instance search's JSON; {}: fixed
     exact: dict = field(default_factory=dict)       # --exact (dpaudit.auditing.exact); {}: none
+    small_delta: dict = field(default_factory=dict)  # dpaudit.auditing.importance; {}: none
+
+
+def _small_delta(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair,
+                 request: AuditRequest, delta: float, seed: np.random.SeedSequence) -> dict:
+    """The importance-sampled bound on the audited pair when asked, or why there is none."""
+    runs = request.small_delta_runs
+    if not runs:
+        return {}
+    try:
+        return importance.small_delta(spec, prep, pair, importance.SmallDelta(
+            delta, runs, seed, request.budget.alpha))
+    except importance.NotApplicable as e:
+        return {"refused": str(e), "runs": runs}
 
 
 def draw_seed(request: AuditRequest) -> AuditRequest:
@@ -547,6 +561,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
         instance_search=checks.instances, cut_short=found.capped, exact=checks.exact,
+        small_delta=checks.small_delta,
         measured=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
@@ -764,7 +779,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     instances: str = DEFAULT_INSTANCES,
                     max_samples: int | None = None,
                     time_limit: float | None = None, early_stop: bool = True,
-                    exact: bool = False, beyond_proof: bool = False) -> AuditResult:
+                    exact: bool = False, beyond_proof: bool = False,
+                    small_delta_runs: int = 0) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -808,6 +824,9 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
             result; :mod:`dpaudit.auditing.exact`): bit releases, ``instances="fixed"``.
         beyond_proof: audit a claim outside the range its paper's proof covers
             (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.check_proof`; refused otherwise).
+        small_delta_runs: also bound the audited pair's δ-loss at the claim's δ from this many
+            importance-weighted runs per direction (``small_delta`` in the result;
+            :mod:`dpaudit.auditing.importance`); 0: not computed.
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
@@ -824,7 +843,7 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
                                   max_samples, time_limit, early_stop=early_stop), seed,
                            workers, progress, instances=instances, exact=exact,
-                           beyond_proof=beyond_proof)
+                           beyond_proof=beyond_proof, small_delta_runs=small_delta_runs)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
@@ -957,7 +976,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     command=_command(request, allow if found.capped else None),
                     instances=searched,
                     exact=exact.exact_privacy(spec, prep, used, eps, delta) if request.exact
-                    else {})
+                    else {},
+                    small_delta=_small_delta(spec, prep, used, request, delta, child_seed(root, 6)))
     if searched:
         searched["budget_split"] = _budget_split(searched, found, source_costs(sources))
         checks = replace(checks, instances=searched)

@@ -200,13 +200,13 @@ class SmallDelta:
     Attributes:
         delta: the δ of the δ-loss, in (0, 1).
         runs: weighted runs per direction (a share :data:`PILOT_SHARE` pilots the event).
-        seed: the seed.
+        seed: the seed (an int or a SeedSequence).
         alpha: the bound holds at confidence 1 − α.
     """
 
     delta: float
     runs: int
-    seed: int
+    seed: int | np.random.SeedSequence
     alpha: float = 0.05
 
 
@@ -233,7 +233,8 @@ def small_delta(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     d = np.ascontiguousarray(pair.d, dtype=np.float64)
     dp = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
     pilots = max(int(runs * PILOT_SHARE), 1)
-    root = np.random.SeedSequence(ask.seed)
+    root = (ask.seed if isinstance(ask.seed, np.random.SeedSequence)
+            else np.random.SeedSequence(ask.seed))
     s_pilot, s_meas = root.spawn(2)
     best = None
     for direction, tables, s in zip(("d", "d_prime"), ((d, dp), (dp, d)), s_pilot.spawn(2)):

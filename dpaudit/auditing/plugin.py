@@ -311,8 +311,11 @@ def audit_code(request: AuditRequest) -> AuditResult:
                                   "candidates_per_horizon": [limits.count(h) for h in horizons],
                                   "audited_horizon": limits[u]}}
     coverage = replay(call, sources[u].data, limits[u], REPLAY_RUNS, s_replay)
+    counted = ({"refused": "FILE.py:FUNCTION callables have no logged releases to tilt: their "
+                           "(eps, delta) bound is the counted one", "runs": 0}
+               if request.small_delta_runs else {})
     return conclude(resolved, cand, found, Checks(coverage=coverage, reproducible=same,
-                                                  search=searched,
+                                                  search=searched, small_delta=counted,
                                                   command=command_line(request, same)), t0)
 
 

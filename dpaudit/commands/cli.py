@@ -208,6 +208,11 @@ def _parser() -> argparse.ArgumentParser:
                           "audited pair, summed over every release sequence (registered "
                           "algorithms whose releases are bits, small instances: K = 2, short "
                           "horizons; with --instances fixed); exit 2 where infeasible")
+    run.add_argument("--small-delta-runs", type=int, default=0, metavar="N",
+                     help="also bound the audited pair's delta-loss at the claim's delta from N "
+                          "importance-weighted runs per direction (the release that reads the "
+                          "changed entry drawn toward its loss tail; registered algorithms "
+                          "with Laplace or Gaussian releases); default 0: none")
     run.add_argument("--beyond-proof", action="store_true",
                      help="audit a claim outside the range its paper's proof covers (e.g. "
                           "dp-bai-gauss where its Gaussian step fails); refused without it, "
@@ -447,7 +452,8 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
                                time_limit=a.time_limit or None, early_stop=a.early_stop),
                         a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances,
-                        exact=a.exact, beyond_proof=a.beyond_proof)
+                        exact=a.exact, beyond_proof=a.beyond_proof,
+                        small_delta_runs=a.small_delta_runs)
 
 
 AUDIT_OPTIONS = {"alpha": "the verdict's error probability",

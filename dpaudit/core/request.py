@@ -138,6 +138,8 @@ class AuditRequest:
         beyond_proof: audit a claim outside the range its paper's proof covers (registered
             algorithms: :meth:`dpaudit.algorithms.spec.AlgorithmSpec.check_proof`); False:
             such a claim is refused.
+        small_delta_runs: importance-weighted runs per direction of the small-δ bound on the
+            audited pair (:mod:`dpaudit.auditing.importance`), ≥ 0; 0: none.
 
     Raises:
         InputError: a value out of range.
@@ -157,6 +159,7 @@ class AuditRequest:
     instances: str = DEFAULT_INSTANCES
     exact: bool = False
     beyond_proof: bool = False
+    small_delta_runs: int = 0
 
     def __post_init__(self) -> None:
         """Check the fields (InputError naming the bad value and the accepted range)."""
@@ -165,6 +168,7 @@ class AuditRequest:
                              f"{', '.join(INSTANCES)}")
         if self.workers is not None:
             validate.positive(self.workers, "workers")
+        validate.integer(0)(self.small_delta_runs, "small_delta_runs")
         if self.seed is not None:
             validate.seed(self.seed, "seed")
         if not isinstance(self.params, Mapping):
@@ -212,6 +216,8 @@ class AuditRequest:
             argv += ["--exact"]
         if self.beyond_proof:
             argv += ["--beyond-proof"]
+        if self.small_delta_runs:
+            argv += ["--small-delta-runs", str(self.small_delta_runs)]
         if self.pair is not None:
             argv += ["--pair", self.pair]
         if self.params:

@@ -32,7 +32,8 @@ from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
 from dpaudit.reporting.text import (accountant_text, coverage_text, cut_short_text,
                                     exact_text, instance_lines, levels_text, release_log_text,
-                                    releases_text, summary_lines, verdict_text)
+                                    releases_text, small_delta_text, summary_lines,
+                                    verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
 if TYPE_CHECKING:
@@ -721,6 +722,8 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
         "coverage": coverage_text(doc.get("coverage") or {}),
         "exact": (exact_text(doc["exact"], float(doc["eps_lb"])) if doc.get("exact")
                   else None),
+        "small_delta": (small_delta_text(doc["small_delta"]) if doc.get("small_delta")
+                        else None),
         "loss_figure": loss_fig, "loss_caption": (
             "Privacy loss ln(p_d/p_d′) of each output cell of the event's view with its "
             "simultaneous confidence interval, against the claim ±ε (dashed) and ±ε_lb "

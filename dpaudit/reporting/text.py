@@ -42,6 +42,7 @@ def summary_lines(doc: dict) -> dict:
         "search": search_lines(doc["search"]), "whitebox": whitebox_lines(doc.get("whitebox")),
         "coverage": coverage_text(doc["coverage"]),
         "exact": exact_text(doc["exact"], float(doc["eps_lb"])) if doc.get("exact") else None,
+        "small_delta": small_delta_text(doc["small_delta"]) if doc.get("small_delta") else None,
         "not_reproducible": doc.get("reproducible") is False,
         "seed": doc["seed"], "runtime": f"{float(doc['runtime_s']):.1f}"}
 
@@ -355,6 +356,25 @@ def exact_text(x: dict, eps_lb: float) -> str:
     return (f"{what} on the audited pair, delta({x['eps']:g}) = {shown}; "
             f"{ratio} (white-box: {x['method']}, {x['transcripts']} transcripts within "
             f"{x['limit']} samples; no statistics)")
+
+
+def small_delta_text(x: dict) -> str:
+    """The importance-sampled (ε, δ) bound on the audited pair, in words (text and reports).
+
+    Args:
+        x: the result's ``small_delta`` (:func:`dpaudit.auditing.importance.small_delta`).
+
+    Returns:
+        The text: the bound, its level, the event's weighted masses and the method; or why
+        there is none.
+    """
+    if "refused" in x:
+        return f"not computed: {x['refused']}"
+    return (f"eps_lb = {x['eps_lower']:.4f} at delta = {x['delta']:g}, confidence "
+            f"{1 - x['alpha']:.0%} (statistical evidence, on the audited pair, not the verdict; "
+            f"{x['runs']} weighted runs per direction, {x['pilot_runs']} of them choosing the "
+            f"event, numerator {x['direction']}: P(E) >= {x['p_lower']:.4g}, P'(E) <= "
+            f"{x['p_prime_upper']:.4g}; {x['method']})")
 
 
 def release_log_text(r: dict) -> str:

@@ -96,6 +96,9 @@ class AuditResult:
     # --exact: the transcript's exact privacy on the audited pair (dpaudit.auditing.exact); {}:
     # not asked, and then not in the JSON
     exact: dict = field(default_factory=dict)
+    # --small-delta-runs: the importance-sampled (eps, delta) bound on the audited pair
+    # (dpaudit.auditing.importance), or why none; {}: not asked, and then not in the JSON
+    small_delta: dict = field(default_factory=dict)
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     measured: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -121,7 +124,8 @@ class AuditResult:
             "reproducible": self.reproducible, "cut_short": self.cut_short or None,
             **({"command": self.command} if self.command else {}),
             **({"instance_search": self.instance_search} if self.instance_search else {}),
-            **({"exact": self.exact} if self.exact else {})})
+            **({"exact": self.exact} if self.exact else {}),
+            **({"small_delta": self.small_delta} if self.small_delta else {})})
 
     @property
     def exit_code(self) -> int:

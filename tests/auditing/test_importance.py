@@ -6,6 +6,7 @@ is closed-form here, P(recommend arm 0) = Φ((μ̂₀ − μ̂₁)/(σ√2)), co
 tables (independent of the module). Seeded; the statistical assertions state their
 false-failure probability.
 """
+import json
 import math
 
 import numpy as np
@@ -81,3 +82,29 @@ def test_a_randomised_response_release_is_not_importance_sampled():
     pair = NeighbourPair.change("local", np.array(0.0), (), 0.0, 1.0, {}, "test")
     with pytest.raises(importance.NotApplicable, match="not a Laplace or Gaussian"):
         importance.small_delta(spec, prep, pair, importance.SmallDelta(DELTA, 40, 1))
+
+
+@pytest.mark.slow
+@pytest.mark.cli
+def test_an_audit_reports_the_small_delta_bound_and_a_callable_says_why_not(tmp_path, capsys):
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.commands.cli import main
+    from dpaudit.reporting.report import summary
+    r = audit_algorithm("dp-bai-gauss", 1.0, delta=DELTA, runs=2000, seed=1, workers=1,
+                        whitebox_runs=100, instances="fixed", small_delta_runs=400,
+                        params={"features": "identity", "means": "0.6,0.4", "horizon": "16"})
+    doc = r.to_dict()
+    sd = doc["small_delta"]
+    assert sd["runs"] == 400 and sd["delta"] == DELTA and 0 <= sd["eps_lower"] < math.inf
+    assert doc["command"].endswith("--small-delta-runs 400 --param features=identity "
+                                   "means=0.6,0.4 horizon=16")
+    assert "  small delta: eps_lb = " in summary(doc)
+    assert "small_delta" not in audit_algorithm("privbern", 1.0, runs=2000, seed=1, workers=1,
+                                                whitebox_runs=0).to_dict()
+    out = tmp_path / "c.json"
+    assert main(["run", "--algo", "examples/private_etc.py:etc", "--eps", "1", "--runs", "2000",
+                 "--seed", "1", "--workers", "1", "--small-delta-runs", "100",
+                 "--json", str(out)]) in (0, 1, 3)
+    assert "callables have no logged releases" in json.loads(out.read_text())["small_delta"][
+        "refused"]
+    assert "small delta: not computed: FILE.py:FUNCTION callables" in capsys.readouterr().out
