@@ -24,7 +24,7 @@ the prefix has one law on both tables, release h is reweighted exactly, and ever
 it is the kernel's own law on each table given the released values (later reads of the entry
 included). A run with no release reading the entry within the horizon has the same transcript
 on both tables (checked) and weight 1. The event is the union of transcripts chosen on pilot
-runs (largest weighted ratio first, the prefix with the largest plug-in δ-loss), both
+runs (largest weighted ratio first, the prefix with the largest bound on the pilot), both
 directions piloted; fresh runs measure it (:func:`dpaudit.statistics.tilted.delta_bounds`:
 bounds by betting, α/2 per side).
 
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 FAMILY = {LAPLACE: "laplace", GAUSSIAN: "gaussian"}
 PILOT_SHARE = 0.25      # of the runs, per direction, spent choosing the event
 RHO_NUM, RHO_DEN = 0.9, 0.3   # the tilt's share on the numerator's and denominator's runs
+HIGHS = (1 / (1 - RHO_NUM), 1 / (1 - RHO_DEN))   # the largest weight on each side
+MAX_PREFIXES = 32       # unions of transcripts the pilot compares
 
 
 class NotApplicable(InputError):
@@ -173,8 +175,16 @@ def weighted_runs(spec: AlgorithmSpec, prep: Prepared, tables: tuple, aim: Aim,
     return Runs(keys, keys_p, w, wp, off)
 
 
-def _choose(pilot: Runs, delta: float) -> tuple[set, float]:
-    """The event (transcripts, largest weighted ratio first) with the largest plug-in δ-loss."""
+def _choose(pilot: Runs, delta: float, alpha: float) -> tuple[set, tuple[float, float]]:
+    """The event chosen on the pilot: a union of transcripts, largest weighted ratio first.
+
+    Among the first :data:`MAX_PREFIXES` unions, the one whose bound on the pilot's own runs
+    is largest (the plug-in δ-loss breaks ties, e.g. when every bound is 0): a plug-in choice
+    alone overfits a far tail whose masses the pilot barely resolves.
+
+    Returns:
+        (the transcripts, (the pilot's bound, its plug-in δ-loss)).
+    """
     n = len(pilot.keys)
     p: dict = {}
     q: dict = {}
@@ -183,13 +193,17 @@ def _choose(pilot: Runs, delta: float) -> tuple[set, float]:
     for k, x in zip(pilot.keys_prime, pilot.w_prime):
         q[k] = q.get(k, 0.0) + x / n
     order = sorted(p, key=lambda k: -(p[k] / q[k]) if q.get(k, 0) > 0 else -math.inf)
-    best, chosen, sp, sq, event = -math.inf, set(), 0.0, 0.0, set()
-    for k in order:
-        event.add(k)
+    rank = {k: i for i, k in enumerate(order)}
+    at = np.array([rank.get(k, n) for k in pilot.keys])
+    at_p = np.array([rank.get(k, n) for k in pilot.keys_prime])
+    best, chosen, sp, sq = (-math.inf, -math.inf), set(), 0.0, 0.0
+    for i, k in enumerate(order[:MAX_PREFIXES]):
         sp, sq = sp + p[k], sq + q.get(k, 0.0)
-        loss = (math.inf if sq == 0 else math.log((sp - delta) / sq)) if sp > delta else -math.inf
-        if loss > best:
-            best, chosen = loss, set(event)
+        plug = (math.inf if sq == 0 else math.log((sp - delta) / sq)) if sp > delta else -math.inf
+        bound = delta_bounds(pilot.w * (at <= i), pilot.w_prime * (at_p <= i), 0.0, delta,
+                             HIGHS, alpha).eps_lower
+        if (bound, plug) > best:
+            best, chosen = (bound, plug), set(order[:i + 1])
     return chosen, best
 
 
@@ -222,8 +236,9 @@ def small_delta(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
 
     Returns:
         JSON-ready: ``eps_lower`` (the bound), ``delta``, ``alpha``, ``direction`` (the
-        numerator: ``d`` or ``d_prime``), ``event_transcripts``, ``pilot_loss`` (the plug-in
-        δ-loss on the pilot), the measured ``p_lower``, ``p_prime_upper``, ``p_estimate``,
+        numerator: ``d`` or ``d_prime``), ``event_transcripts``, ``pilot_loss`` and
+        ``pilot_bound`` (the plug-in δ-loss and the bound on the pilot, which chose the event
+        by the bound), the measured ``p_lower``, ``p_prime_upper``, ``p_estimate``,
         ``p_prime_estimate``, ``runs`` per direction and ``method``.
 
     Raises:
@@ -239,10 +254,10 @@ def small_delta(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     best = None
     for direction, tables, s in zip(("d", "d_prime"), ((d, dp), (dp, d)), s_pilot.spawn(2)):
         pilot = weighted_runs(spec, prep, tables, Aim(delta), pilots, s)
-        event, loss = _choose(pilot, delta)
-        if best is None or loss > best[2]:
-            best = (direction, tables, loss, event, pilot)
-    direction, tables, loss, event, pilot = best
+        event, score = _choose(pilot, delta, alpha)
+        if best is None or score > best[2]:
+            best = (direction, tables, score, event, pilot)
+    direction, tables, (pilot_bound, loss), event, pilot = best
     # fixed on the pilot: where the event's runs lie (the mean offset of its hits under the
     # numerator's law: the cross-entropy choice of a location tilt)
     mass = pilot.w * np.array([k in event for k in pilot.keys])
@@ -250,10 +265,9 @@ def small_delta(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,
     meas = weighted_runs(spec, prep, tables, aim, runs - pilots, s_meas)
     hit = np.array([k in event for k in meas.keys])
     hit_p = np.array([k in event for k in meas.keys_prime])
-    highs = (1 / (1 - RHO_NUM), 1 / (1 - RHO_DEN))
-    b = delta_bounds(meas.w * hit, meas.w_prime * hit_p, 0.0, delta, highs, alpha)
+    b = delta_bounds(meas.w * hit, meas.w_prime * hit_p, 0.0, delta, HIGHS, alpha)
     return {"eps_lower": b.eps_lower, "delta": delta, "alpha": alpha, "direction": direction,
-            "event_transcripts": len(event), "pilot_loss": loss,
+            "event_transcripts": len(event), "pilot_loss": loss, "pilot_bound": pilot_bound,
             "p_lower": b.p_lower, "p_prime_upper": b.p_prime_upper,
             "p_estimate": b.p_estimate, "p_prime_estimate": b.p_prime_estimate,
             "runs": runs, "pilot_runs": pilots, "tilt_offset": aim.offset,
