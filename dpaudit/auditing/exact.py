@@ -2,31 +2,50 @@
 
 A kernel's releases are its only randomness when every other draw (tie-breaking coins, rewards
 beyond the table) is absent; the transcript (actions, τ, recommendation, status) is then a
-function of the released values. When those values are discrete (randomised response: bits),
-the transcript's law on a table is a finite sum: walk the tree of release values, running the
-kernel with the values so far frozen (the kernel contract's gray-box replay,
-:mod:`dpaudit.simulation.simulate`) until a run makes no release beyond them; that run's
-transcript has probability Π_j P(y_j | v_j), the exact values v_j as the run logged them
-(:func:`dpaudit.auditing.whitebox.log_density`). Both tables of a neighbouring pair give their
-laws P_d and P_d′ over transcripts, and from them the exact figures:
+function of the released values, and its law on a table is a sum over bit releases
+(randomised response) and an integral over continuous ones (Laplace, Gaussian). Both tables of
+a neighbouring pair are walked together, with the kernel run with the release values so far
+frozen (the kernel contract's gray-box replay, :mod:`dpaudit.simulation.simulate`):
 
-* ε_exact = max over transcripts of |ln P_d(t) − ln P_d′(t)| (inf when one law puts mass where
-  the other does not): the smallest ε for which the transcript is ε-DP on this pair;
+* a run that makes no release beyond the frozen values is a leaf: its transcript has
+  conditional probability 1 on each table;
+* a bit release branches on both values, weighted by P(y | v) on each table (exact values v
+  as the run logged them, :func:`dpaudit.auditing.whitebox.log_density`);
+* a continuous release's values are cut into cells, far ends at 700 Laplace scales (38
+  standard deviations) from the exact values, so the mass outside is below 1e-300; on each
+  cell the conditional law of every transcript is bounded by its values at the cell's two
+  ends (the **cell condition**: it is monotone between neighbouring evaluated points), and a
+  cell is split where the ends differ most until the undecided mass is below the tolerance.
+
+The laws come out as bounds, lower and upper, on P_d(t) and P_d′(t) for every transcript t:
+exact sums where the releases are bits, certified bounds under the cell condition where they
+are continuous (the condition holds when every decision compares a statistic monotone in each
+release with a threshold, and the cells are narrower than the gaps between its breakpoints).
+A transcript's log ratio is also bounded above by the releases' largest loss on its leaf
+(Σ |v − v′|/b for Laplace releases: the values each release reads are fixed by the actions,
+so by the transcript). From the bounds:
+
+* ε_exact = max over transcripts of |ln P_d(t) − ln P_d′(t)| (inf when one law puts mass
+  where the other does not): the smallest ε for which the transcript is ε-DP on this pair,
+  reported as an interval [low, high];
 * δ(ε) = max of Σ_t (P_d(t) − e^ε P_d′(t))⁺ and its mirror (the hockey-stick divergence), and
-  ε(δ) the smallest ε with δ(ε) ≤ δ.
+  ε(δ) the smallest ε with δ(ε) ≤ δ, each an interval.
 
-Scope: discrete releases only (a Laplace or Gaussian release is refused: its law needs an
-integral, not a sum), runs cut at the table's horizon (no reward beyond it), at most
-:data:`MAX_TRANSCRIPTS` leaves. A kernel that draws other randomness is refused when a leaf
-replayed under another generator (seed i + 1 for leaf i) gives another transcript: a fair coin
-that decides the transcript escapes this with probability 2^−(leaves).
+Scope: runs cut at the table's horizon (no reward beyond it), at most :data:`MAX_RUNS` kernel
+runs. A kernel that draws other randomness is refused when one of its first
+:data:`COIN_CHECKS` leaves replayed under another generator (seed i + 1 for leaf i) gives
+another transcript: a fair coin that decides the transcript escapes this with probability
+2^−(leaves checked).
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.special import ndtr, ndtri
 
 from dpaudit.auditing.whitebox import log_density
 from dpaudit.core.terms import PrivacyModel
@@ -37,8 +56,12 @@ if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
     from dpaudit.data.tables import NeighbourPair
 
-MAX_TRANSCRIPTS = 1 << 17   # leaves of the release tree walked per table at most
-SEED = 0                    # the generator of the walk; leaf i is run again under seed i + 1
+MAX_RUNS = 1 << 22    # kernel runs (both tables) of one walk at most
+SEED = 0              # the generator of the walk; leaf i is run again under seed i + 1
+COIN_CHECKS = 64      # leaves replayed under another generator
+TOL = 1e-2            # relative width of each transcript's bounds per continuous release
+MAX_ROUNDS = 40       # bisection rounds per continuous release at most
+TINY = 1e-290         # masses below it are not refined
 
 
 class Infeasible(InputError):
@@ -71,49 +94,221 @@ def frozen_run(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray, limit: in
         rows = n
 
 
+class _Walk:
+    """The walk of the release tree on both tables of a pair at once (module doc)."""
+
+    def __init__(self, spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: int) -> None:
+        self.spec, self.prep, self.limit = spec, prep, limit
+        self.tables = [np.ascontiguousarray(t, dtype=np.float64) for t in tables]
+        self.runs = self.leaves = 0
+        self.caps: dict = {}            # transcript -> its largest release loss (nats)
+        self.continuous = False
+        self.rng = np.random.default_rng(SEED)   # draws beyond the frozen values: unused
+
+    def node(self, frozen: np.ndarray, tol: float) -> dict:
+        """Bounds {t: [lo_d, lo_d′, hi_d, hi_d′]} on the transcripts' laws given the prefix."""
+        self.runs += 2
+        if self.runs > MAX_RUNS:
+            raise Infeasible(f"--exact: the law of {self.spec.name} on this instance needs "
+                             f"more than {MAX_RUNS} kernel runs; audit a smaller instance "
+                             "(K = 2, a shorter horizon)")
+        outs = [frozen_run(self.spec, self.prep, t, self.limit, frozen, self.rng)
+                for t in self.tables]
+        k = frozen.shape[0]
+        nxt = [rel[k] if rel.shape[0] > k else None for _, rel in outs]
+        if nxt[0] is None and nxt[1] is None:
+            return self._leaf(frozen, outs)
+        fam = {int(r[7]) for r in nxt if r is not None}
+        if len(fam) > 1:
+            raise Infeasible(f"--exact: {self.spec.name}'s release {k} has different noise "
+                             "families on the two tables")
+        laws = [r if r is not None else nxt[1 - i] for i, r in enumerate(nxt)]
+        if RANDOMISED_RESPONSE in fam:
+            return self._bits(frozen, laws, tol)
+        self.continuous = True
+        return self._cells(frozen, laws, tol)
+
+    def _leaf(self, frozen: np.ndarray, outs: list) -> dict:
+        self.leaves += 1
+        keys = [key for key, _ in outs]
+        if self.leaves <= COIN_CHECKS and any(
+                frozen_run(self.spec, self.prep, t, self.limit, frozen, SEED + self.leaves)[0]
+                != key for t, key in zip(self.tables, keys)):
+            raise Infeasible(f"--exact: {self.spec.name}'s transcript changes with the "
+                             "generator when every release is fixed: it draws randomness "
+                             "besides its releases (coins), which --exact does not sum over")
+        if keys[0] != keys[1]:
+            for key in keys:
+                self.caps[key] = np.inf
+            return {keys[0]: np.array([1.0, 0.0, 1.0, 0.0]),
+                    keys[1]: np.array([0.0, 1.0, 0.0, 1.0])}
+        if keys[0] not in self.caps:
+            self.caps[keys[0]] = _sup_loss(outs[0][1], outs[1][1])
+        return {keys[0]: np.ones(4)}
+
+    def _bits(self, frozen: np.ndarray, laws: list, tol: float) -> dict:
+        out: dict = {}
+        for y in (1.0, 0.0):
+            p = np.exp([float(log_density(r[7], y, r[4], r[6])) for r in laws])
+            for key, b in self.node(np.append(frozen, y), tol).items():
+                out[key] = out.get(key, 0.0) + np.tile(p, 2) * b
+        return out
+
+    def _cells(self, frozen: np.ndarray, laws: list, tol: float) -> dict:
+        fam, scale = int(laws[0][7]), float(laws[0][6])
+        centres = [float(r[4]) for r in laws]
+        far = FAR_SCALES[fam] * scale
+        grid = [min(centres) - far, *_quantiles(fam, centres[0], scale),
+                max(centres) + far]
+        child = {y: self.node(np.append(frozen, y), tol / 2) for y in grid}
+
+        def cell(a: float, b: float) -> dict:
+            """{t: (lower (2,), upper (2,), gap (2,))} of one cell, per table."""
+            m = np.array([_mass(fam, v, float(r[6]), a, b) for v, r in zip(centres, laws)])
+            out = {}
+            for key in child[a].keys() | child[b].keys():
+                ba, bb = child[a].get(key, _NONE), child[b].get(key, _NONE)
+                out[key] = (m * np.minimum(ba[:2], bb[:2]), m * np.maximum(ba[2:], bb[2:]),
+                            m * np.abs(ba[:2] + ba[2:] - bb[:2] - bb[2:]) / 2)
+            return out
+
+        cells = {(a, b): cell(a, b) for a, b in zip(grid, grid[1:])}
+        for _ in range(MAX_ROUNDS):
+            lo, hi = _totals(cells)
+            bad = {t for t in lo if (hi[t] - lo[t] > tol * lo[t] + TINY).any()}
+            split: set = set()
+            for t in bad:                           # all but the smallest gaps summing to
+                held = [(key, c[t][2]) for key, c in cells.items() if t in c]   # tol/4
+                gaps = np.array([g for _, g in held])
+                order = np.argsort(gaps, axis=0)
+                kept = np.take_along_axis(np.cumsum(np.take_along_axis(gaps, order, 0), 0),
+                                          np.argsort(order, axis=0), 0)
+                split.update(key for (key, _), over in zip(
+                    held, (kept > tol / 4 * lo[t] + TINY).any(axis=1)) if over)
+            split = [(a, b) for a, b in split if a < (a + b) / 2 < b]
+            if not split:
+                break
+            for a, b in split:                      # bisect where a bad transcript changes
+                mid = (a + b) / 2
+                child[mid] = self.node(np.append(frozen, mid), tol / 2)
+                del cells[(a, b)]
+                cells[(a, mid)], cells[(mid, b)] = cell(a, mid), cell(mid, b)
+        lo, hi = _totals(cells)
+        tails = np.array([_mass(fam, v, float(r[6]), -np.inf, grid[0])
+                          + _mass(fam, v, float(r[6]), grid[-1], np.inf)
+                          for v, r in zip(centres, laws)])
+        return {t: np.concatenate([lo[t], hi[t] + tails]) for t in lo}
+
+
+def _totals(cells: dict) -> tuple:
+    """Sums over cells of each transcript's lower and upper bounds, per table."""
+    lo: dict = {}
+    hi: dict = {}
+    for c in cells.values():
+        for key, (low, high, _) in c.items():
+            lo[key] = lo.get(key, 0.0) + low
+            hi[key] = hi.get(key, 0.0) + high
+    return lo, hi
+
+
+_NONE = np.zeros(4)
+FAR_SCALES = {LAPLACE: 700.0, GAUSSIAN: 38.0}   # far ends: masses beyond below 1e-300
+CELLS = 8                                        # first cells of a continuous release
+
+
+def _quantiles(fam: int, v: float, s: float) -> np.ndarray:
+    """The release law's quantiles at levels i/CELLS, i = 1..CELLS−1."""
+    p = np.arange(1, CELLS) / CELLS
+    if fam == LAPLACE:
+        return v - s * np.sign(p - 0.5) * np.log1p(-2 * np.abs(p - 0.5))
+    return v + s * ndtri(p)
+
+
+def _mass(fam: int, v: float, s: float, a: float, b: float) -> float:
+    """P(a < Y ≤ b) for Y = v + noise of the family and scale, accurate in both tails."""
+    def lower(y: float) -> float:       # P(Y ≤ y), y ≤ v
+        return 0.5 * math.exp((y - v) / s) if fam == LAPLACE else float(ndtr((y - v) / s))
+
+    def upper(y: float) -> float:       # P(Y > y), y ≥ v
+        return 0.5 * math.exp((v - y) / s) if fam == LAPLACE else float(ndtr((v - y) / s))
+
+    if b <= v:
+        return lower(b) - lower(a)
+    if a >= v:
+        return upper(a) - upper(b)
+    return 1.0 - lower(a) - upper(b)
+
+
+def _sup_loss(rel: np.ndarray, rel_prime: np.ndarray) -> float:
+    """The largest |ln f(y | v) − ln f(y | v′)| of a leaf's releases, summed over them.
+
+    Laplace: |v − v′|/b; randomised response: the larger of y = 0, 1; Gaussian: 0 when the
+    values agree, else inf (unbounded). Releases that differ in family or scale: inf.
+    """
+    if rel.shape != rel_prime.shape or (rel[:, 6:8] != rel_prime[:, 6:8]).any():
+        return np.inf
+    total = 0.0
+    for r, rp in zip(rel, rel_prime):
+        fam, v, vp, s = int(r[7]), float(r[4]), float(rp[4]), float(r[6])
+        if v == vp:
+            continue
+        if fam == GAUSSIAN:
+            return np.inf
+        ys = (0.0, 1.0) if fam == RANDOMISED_RESPONSE else (v, vp)
+        total += max(abs(float(log_density(fam, y, v, s) - log_density(fam, y, vp, s)))
+                     for y in ys)
+    return total
+
+
+def transcript_laws(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: int,
+                    tol: float = TOL) -> tuple:
+    """Bounds on the transcript's law on two tables (module doc).
+
+    Args:
+        spec: the algorithm (its kernel).
+        prep: its prepared arrays.
+        tables: (d, d′), reward tables of the kernel's layout.
+        limit: samples per run (at most the tables' horizon: no reward beyond it).
+        tol: the relative width allowed to each transcript's bounds per continuous release
+            (halved at each deeper one).
+
+    Returns:
+        (keys: the transcripts, list; bounds: float (4, n): lower on d, lower on d′, upper on
+        d, upper on d′; caps: float (n,) each transcript's largest release loss; continuous:
+        whether any release was continuous, i.e. whether the bounds rest on the cell
+        condition).
+
+    Raises:
+        Infeasible: more than :data:`MAX_RUNS` kernel runs, releases of different families
+            on the two tables, or a transcript that changes with the generator (randomness
+            besides the releases).
+    """
+    walk = _Walk(spec, prep, tables, limit)
+    law = walk.node(np.zeros(0), tol)
+    keys = sorted(law)
+    return (keys, np.array([law[k] for k in keys]).T,
+            np.array([walk.caps[k] for k in keys]), walk.continuous)
+
+
 def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
-                   limit: int) -> dict:
-    """The exact law of the transcript on one table.
+                   limit: int, tol: float = TOL) -> dict:
+    """Bounds on the transcript's law on one table.
 
     Args:
         spec: the algorithm (its kernel).
         prep: its prepared arrays.
         table: the reward table (the kernel's layout).
-        limit: samples per run (at most the table's horizon: no reward beyond it).
+        limit: samples per run (at most the table's horizon).
+        tol: as :func:`transcript_laws`.
 
     Returns:
-        {transcript key: probability}, the probabilities summing to 1 up to rounding.
+        {transcript key: (lower, upper)}; equal where the releases are bits.
 
     Raises:
-        Infeasible: a release that is not randomised response, more than
-            :data:`MAX_TRANSCRIPTS` leaves, or a transcript that changes with the generator
-            (randomness besides the releases).
+        Infeasible: as :func:`transcript_laws`.
     """
-    table = np.ascontiguousarray(table, dtype=np.float64)
-    law: dict = {}
-    stack = [np.zeros(0)]
-    leaves = 0
-    while stack:
-        frozen = stack.pop()
-        key, rel = frozen_run(spec, prep, table, limit, frozen, SEED)
-        k = frozen.shape[0]
-        if rel.shape[0] > k:                        # a release beyond the frozen ones: branch
-            if rel[k, 7] != RANDOMISED_RESPONSE:
-                raise Infeasible(_continuous(spec, rel, k))
-            stack.extend(np.append(frozen, b) for b in (1.0, 0.0))
-            continue
-        leaves += 1
-        if leaves > MAX_TRANSCRIPTS:
-            raise Infeasible(f"--exact: {spec.name} has more than {MAX_TRANSCRIPTS} release "
-                             f"sequences within {limit} samples; audit a smaller instance "
-                             "(K = 2, a shorter horizon)")
-        if frozen_run(spec, prep, table, limit, frozen, SEED + leaves)[0] != key:
-            raise Infeasible(f"--exact: {spec.name}'s transcript changes with the generator "
-                             "when every release is fixed: it draws randomness besides its "
-                             "releases (coins), which --exact does not sum over")
-        logp = log_density(rel[:, 7], rel[:, 5], rel[:, 4], rel[:, 6]).sum() if k else 0.0
-        law[key] = law.get(key, 0.0) + float(np.exp(logp))
-    return law
+    keys, b, _, _ = transcript_laws(spec, prep, (table, table), limit, tol)
+    return {k: (float(lo), float(hi)) for k, lo, hi in zip(keys, b[0], b[2])}
 
 
 def horizon_of(table: np.ndarray, model: str) -> int:
@@ -146,26 +341,24 @@ def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
         pair: a neighbouring pair of the instance.
 
     Raises:
-        Infeasible: the run makes a continuous release, or more releases than
-            :data:`MAX_TRANSCRIPTS` leaves allow (2^releases sequences).
+        Infeasible: the run's releases need more than :data:`MAX_RUNS` kernel runs at
+            least (2 per bit release, :data:`CELLS` + 1 per continuous one, multiplied).
     """
     limit = _limit(pair)
     table = np.ascontiguousarray(pair.d, dtype=np.float64)
     rel = frozen_run(spec, prep, table, limit, np.zeros(0), SEED)[1]
-    continuous = np.flatnonzero(rel[:, 7] != RANDOMISED_RESPONSE)
-    if continuous.size:
-        raise Infeasible(_continuous(spec, rel, int(continuous[0])))
-    if 2.0 ** rel.shape[0] > MAX_TRANSCRIPTS:
+    bits = int((rel[:, 7] == RANDOMISED_RESPONSE).sum())
+    cont = rel.shape[0] - bits
+    if math.log(2.0) * bits + math.log(CELLS + 1.0) * cont > math.log(MAX_RUNS):
         raise Infeasible(f"--exact: a run of {spec.name} makes {rel.shape[0]} releases within "
-                         f"{limit} samples, up to 2^{rel.shape[0]} release sequences (at most "
-                         f"{MAX_TRANSCRIPTS}); audit a smaller instance (K = 2, a shorter "
-                         "horizon)")
+                         f"{limit} samples ({bits} bits, {cont} continuous), at least "
+                         f"2^{bits} x {CELLS + 1}^{cont} kernel runs (at most {MAX_RUNS}); "
+                         "audit a smaller instance (K = 2, a shorter horizon)")
 
 
-def _continuous(spec: AlgorithmSpec, rel: np.ndarray, k: int) -> str:
-    family = {LAPLACE: "Laplace", GAUSSIAN: "Gaussian"}.get(int(rel[k, 7]), int(rel[k, 7]))
-    return (f"--exact: {spec.name} makes a continuous release ({family} noise, release {k}); "
-            "exact laws are summed for randomised-response (bit) releases only")
+def _one_way(p: np.ndarray, q: np.ndarray, eps: float) -> float:
+    """Σ (p − e^ε q)⁺."""
+    return float(np.maximum(p - np.exp(eps) * q, 0.0).sum())
 
 
 def hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
@@ -179,11 +372,19 @@ def hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
     Returns:
         max(Σ (p − e^ε q)⁺, Σ (q − e^ε p)⁺).
     """
-    w = np.exp(eps)
-    return float(max(np.maximum(p - w * q, 0.0).sum(), np.maximum(q - w * p, 0.0).sum()))
+    return max(_one_way(p, q, eps), _one_way(q, p, eps))
 
 
 EPS_CEILING = 50.0    # nats: ε(δ) above it is reported as inf
+
+
+def _eps_at(divergence: Callable[[float], float], delta: float) -> float:
+    """The smallest ε ≥ 0 with divergence(ε) ≤ δ, the divergence nonincreasing in ε."""
+    if divergence(0.0) <= delta:
+        return 0.0
+    if divergence(EPS_CEILING) > delta:
+        return float("inf")
+    return float(brentq(lambda e: divergence(e) - delta, 0.0, EPS_CEILING, xtol=1e-12))
 
 
 def eps_at_delta(p: np.ndarray, q: np.ndarray, delta: float) -> float:
@@ -197,17 +398,12 @@ def eps_at_delta(p: np.ndarray, q: np.ndarray, delta: float) -> float:
     Returns:
         ε(δ) to 1e-12 nats; inf when even :data:`EPS_CEILING` leaves δ(ε) above δ.
     """
-    if hockey_stick(p, q, 0.0) <= delta:
-        return 0.0
-    if hockey_stick(p, q, EPS_CEILING) > delta:
-        return float("inf")
-    return float(brentq(lambda e: hockey_stick(p, q, e) - delta, 0.0, EPS_CEILING,
-                        xtol=1e-12))
+    return _eps_at(lambda e: hockey_stick(p, q, e), delta)
 
 
 def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps: float,
                   delta: float = 0.0) -> dict:
-    """The transcript's exact ε and δ(ε) on a neighbouring pair (module doc).
+    """The transcript's exact ε and δ(ε) on a neighbouring pair, as bounds (module doc).
 
     Args:
         spec: the algorithm.
@@ -217,23 +413,40 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         delta: the claimed δ (0: pure DP).
 
     Returns:
-        JSON-ready: the claim's ``eps`` and ``delta``, ``eps_exact`` (pure DP: the largest
-        |log ratio|; with δ > 0: ε(δ)),
-        ``max_log_ratio``, ``delta_at_eps`` (δ at the claimed ε), ``transcripts`` (distinct,
-        over both tables), ``limit`` and ``method``.
+        JSON-ready: the claim's ``eps`` and ``delta``; ``eps_exact_bounds`` [low, high]
+        (pure DP: the largest |log ratio| over transcripts; with δ > 0: ε(δ)) and
+        ``eps_exact``, its high end (equal to the low end where the releases are bits);
+        ``max_log_ratio`` (high end), ``delta_at_eps_bounds`` and ``delta_at_eps`` (its high
+        end, δ at the claimed ε); ``undecided`` (the larger table's mass the bounds leave
+        open), ``transcripts`` (distinct, over both tables), ``limit`` and ``method``.
 
     Raises:
-        Infeasible: as :func:`transcript_law`.
+        Infeasible: as :func:`transcript_laws`.
     """
     limit = _limit(pair)
-    laws = [transcript_law(spec, prep, t, limit) for t in (pair.d, pair.d_prime)]
-    keys = sorted(set(laws[0]) | set(laws[1]))
-    p, q = (np.array([law.get(k, 0.0) for k in keys]) for law in laws)
-    with np.errstate(divide="ignore"):
-        ratio = np.abs(np.log(p) - np.log(q))
-    worst = float(ratio.max())
-    at = worst if delta == 0 else eps_at_delta(p, q, delta)
-    return {"eps": eps, "delta": delta, "eps_exact": at, "max_log_ratio": worst,
-            "delta_at_eps": hockey_stick(p, q, eps),
-            "transcripts": len(keys), "limit": limit,
-            "method": "exact sum over release sequences (randomised-response releases)"}
+    keys, (p_lo, q_lo, p_hi, q_hi), caps, continuous = transcript_laws(
+        spec, prep, (pair.d, pair.d_prime), limit)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = np.nan_to_num(np.maximum(np.log(p_lo) - np.log(q_hi),
+                                       np.log(q_lo) - np.log(p_hi)), nan=0.0, neginf=0.0)
+        high = np.minimum(caps, np.nan_to_num(np.maximum(np.log(p_hi) - np.log(q_lo),
+                                                         np.log(q_hi) - np.log(p_lo)),
+                                              nan=np.inf))
+    worst = (max(float(low.max()), 0.0), float(high.max()))
+
+    def lower(e: float) -> float:
+        return max(_one_way(p_lo, q_hi, e), _one_way(q_lo, p_hi, e))
+
+    def upper(e: float) -> float:
+        return max(_one_way(p_hi, q_lo, e), _one_way(q_hi, p_lo, e))
+
+    at = worst if delta == 0 else (_eps_at(lower, delta), _eps_at(upper, delta))
+    method = ("exact sum over release sequences (randomised-response releases)"
+              if not continuous else
+              f"certified bounds: sums over bit releases, cell integrals over continuous "
+              f"releases under the cell condition (undecided mass <= {TOL:g} per release)")
+    return {"eps": eps, "delta": delta, "eps_exact": at[1], "eps_exact_bounds": list(at),
+            "max_log_ratio": worst[1], "delta_at_eps": upper(eps),
+            "delta_at_eps_bounds": [lower(eps), upper(eps)],
+            "undecided": float(max((p_hi - p_lo).sum(), (q_hi - q_lo).sum())),
+            "transcripts": len(keys), "limit": limit, "method": method}

@@ -205,9 +205,10 @@ def _parser() -> argparse.ArgumentParser:
                           "and carries no reproducing command")
     run.add_argument("--exact", action="store_true",
                      help="also compute the transcript's exact eps and delta(eps) on the "
-                          "audited pair, summed over every release sequence (registered "
-                          "algorithms whose releases are bits, small instances: K = 2, short "
-                          "horizons; with --instances fixed); exit 2 where infeasible")
+                          "audited pair: a sum over bit releases, certified bounds over "
+                          "Laplace/Gaussian ones (registered algorithms, small instances: "
+                          "K = 2, short horizons; with --instances fixed); exit 2 where "
+                          "infeasible")
     run.add_argument("--small-delta-runs", type=int, default=0, metavar="N",
                      help="also bound the audited pair's delta-loss at the claim's delta from N "
                           "importance-weighted runs per direction (the release that reads the "

@@ -344,13 +344,19 @@ def exact_text(x: dict, eps_lb: float) -> str:
         eps_lb: the audit's lower bound, compared with it.
 
     Returns:
-        The text: ε_exact (or ε(δ)), δ at the claimed ε, ε_lb / ε_exact.
+        The text: ε_exact (or ε(δ)) or its bounds, δ at the claimed ε, ε_lb / ε_exact (the
+        upper end).
     """
     at = float(x["eps_exact"])
-    what = f"eps_exact = {at:.4f}" if not x["delta"] else (
-        f"eps_exact = {at:.4f} at delta = {x['delta']:g}")
+    low, high = x.get("eps_exact_bounds", (at, at))
+    what = (f"eps_exact = {at:.4f}" if low == high else
+            f"eps_exact in [{low:.4f}, {high:.4f}]")
+    if x["delta"]:
+        what += f" at delta = {x['delta']:g}"
     ratio = (f"eps_lb / eps_exact = {eps_lb / at:.3f}" if 0 < at < math.inf else
              "eps_lb / eps_exact undefined")
+    if low != high:
+        ratio += " (against the upper end)"
     d = float(x["delta_at_eps"])
     shown = "0 (up to float rounding)" if d < ROUNDING else f"{d:.4g}"
     return (f"{what} on the audited pair, delta({x['eps']:g}) = {shown}; "

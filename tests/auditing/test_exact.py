@@ -73,7 +73,9 @@ def test_one_randomised_response_release_has_its_closed_form(s):
 def test_rows_the_pair_does_not_change_cancel_out():
     spec, prep, pair = bits(1.0, rows=6)
     law = exact.transcript_law(spec, prep, pair.d, 6)
-    assert len(law) == 2 ** 6 and sum(law.values()) == pytest.approx(1.0, rel=1e-12)
+    assert all(lo == hi for lo, hi in law.values())      # bits: a sum, no bounds to close
+    assert len(law) == 2 ** 6 and sum(lo for lo, _ in law.values()) == pytest.approx(
+        1.0, rel=1e-12)
     r = exact.exact_privacy(spec, prep, pair, 1.0)
     assert r["eps_exact"] == pytest.approx(1.0, rel=1e-9) and r["transcripts"] == 64
 
@@ -92,21 +94,63 @@ def test_the_law_is_the_kernels_frequencies():
         key = (actions.tobytes(), *(int(x) for x in out[:3]))
         counts[key] = counts.get(key, 0) + 1
     assert set(counts) <= set(law)
-    for key, p in law.items():
+    for key, (p, _) in law.items():
         assert abs(counts.get(key, 0) / 20000 - p) <= 6 * math.sqrt(p * (1 - p) / 20000)
 
 
-def test_continuous_releases_coins_and_large_trees_are_refused(monkeypatch):
-    spec, prep, pair = bits(1.0, laplace=True)
-    with pytest.raises(exact.Infeasible, match="continuous release"):
-        exact.exact_privacy(spec, prep, pair, 1.0)
+def test_coins_and_large_walks_are_refused(monkeypatch):
     spec, prep, pair = bits(1.0, rows=2, coin=True)
     with pytest.raises(exact.Infeasible, match="randomness besides its releases"):
         exact.exact_privacy(spec, prep, pair, 1.0)
-    monkeypatch.setattr(exact, "MAX_TRANSCRIPTS", 8)
+    monkeypatch.setattr(exact, "MAX_RUNS", 8)
     spec, prep, pair = bits(1.0, rows=4)
-    with pytest.raises(exact.Infeasible, match="more than 8 release sequences"):
+    with pytest.raises(exact.Infeasible, match="more than 8 kernel runs"):
         exact.exact_privacy(spec, prep, pair, 1.0)
+
+
+def laplace_threshold(eps, v, v_prime, c):
+    """ln P(v + Lap(1) > c) − ln P(v′ + Lap(1) > c), and the same for ≤ c (SciPy)."""
+    from scipy.stats import laplace
+    return (laplace.logsf(c, v) - laplace.logsf(c, v_prime),
+            laplace.logcdf(c, v) - laplace.logcdf(c, v_prime))
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+def test_one_laplace_release_is_bracketed_by_its_closed_form(rows):
+    # the transcript is 1[y > 1/2] per row, y = x + Lap(1); the pair changes row 0 from 0 to
+    # 1: the other row cancels out, and the exact ε is the larger |log ratio| of the two
+    # outcomes of row 0 (SciPy's Laplace, not the module's masses); δ(ε) at ε = 0.3:
+    # P(1 | 1) − e^ε P(1 | 0) (the other outcome is negative)
+    from scipy.stats import laplace
+    spec, prep, pair = bits(1.0, rows=rows, laplace=True)
+    r = exact.exact_privacy(spec, prep, pair, 0.3)
+    want = max(abs(x) for x in laplace_threshold(1.0, 0.0, 1.0, 0.5))
+    low, high = r["eps_exact_bounds"]
+    assert low <= want <= high and high - low < 3 * exact.TOL and r["eps_exact"] == high
+    delta = laplace.sf(0.5, 1.0) - math.exp(0.3) * laplace.sf(0.5, 0.0)
+    d_low, d_high = r["delta_at_eps_bounds"]
+    assert d_low <= delta <= d_high and d_high - d_low < 3 * exact.TOL * delta
+    assert r["transcripts"] == 2 ** rows and "cell condition" in r["method"]
+
+
+def test_a_laplace_law_is_the_kernels_frequencies():
+    # every transcript's simulated frequency (20000 runs) lies within 6 standard deviations of
+    # its bounds (false-failure rate < 1e-8 per transcript, 8 transcripts)
+    spec, prep, pair = bits(1.0, rows=3, laplace=True)
+    table = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
+    law = exact.transcript_law(spec, prep, table, 3)
+    rng = np.random.default_rng(5)
+    counts: dict = {}
+    actions, none = np.zeros(3, np.int16), np.zeros((0, 8))
+    for _ in range(20000):
+        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, 3, actions, none,
+                          np.zeros(0))
+        key = (actions.tobytes(), *(int(x) for x in out[:3]))
+        counts[key] = counts.get(key, 0) + 1
+    assert set(counts) <= set(law) and len(law) == 8
+    for key, (lo, hi) in law.items():
+        f, sd = counts.get(key, 0) / 20000, 6 * math.sqrt(hi * (1 - lo) / 20000)
+        assert lo - sd <= f <= hi + sd
 
 
 @pytest.mark.parametrize("name, params", [("privbern", {}),
@@ -138,9 +182,9 @@ def test_an_audit_with_exact_reports_eps_exact_beside_eps_lb():
 
 
 @pytest.mark.parametrize("algo, kwargs, match", [
-    ("dp-se", {"instances": "fixed"}, "continuous release \\(Laplace noise"),
+    ("ldp-ucb", {"instances": "fixed"}, "64 continuous"),
     ("ldp-tb-budget", {}, "add --instances fixed"),
-    ("ldp-tb-budget", {"instances": "fixed"}, "up to 2\\^64 release sequences"),
+    ("ldp-tb-budget", {"instances": "fixed"}, "64 bits, 0 continuous"),
 ])
 def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwargs, match):
     from dpaudit.auditing.audit import audit_algorithm
