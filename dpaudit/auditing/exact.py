@@ -56,11 +56,12 @@ if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
     from dpaudit.data.tables import NeighbourPair
 
-MAX_RUNS = 1 << 22    # kernel runs (both tables) of one walk at most
+MAX_RUNS = 1 << 20    # kernel runs (both tables) of one walk at most
 SEED = 0              # the generator of the walk; leaf i is run again under seed i + 1
 COIN_CHECKS = 64      # leaves replayed under another generator
 TOL = 1e-2            # relative width of each transcript's bounds per continuous release
 MAX_ROUNDS = 40       # bisection rounds per continuous release at most
+MAX_CELLS = 4096      # cells per continuous release at most
 TINY = 1e-290         # masses below it are not refined
 
 
@@ -160,7 +161,7 @@ class _Walk:
         far = FAR_SCALES[fam] * scale
         grid = [min(centres) - far, *_quantiles(fam, centres[0], scale),
                 max(centres) + far]
-        child = {y: self.node(np.append(frozen, y), tol / 2) for y in grid}
+        child = {y: self.node(np.append(frozen, y), tol) for y in grid}
 
         def cell(a: float, b: float) -> dict:
             """{t: (lower (2,), upper (2,), gap (2,))} of one cell, per table."""
@@ -175,7 +176,8 @@ class _Walk:
         cells = {(a, b): cell(a, b) for a, b in zip(grid, grid[1:])}
         for _ in range(MAX_ROUNDS):
             lo, hi = _totals(cells)
-            bad = {t for t in lo if (hi[t] - lo[t] > tol * lo[t] + TINY).any()}
+            gap = _gaps(cells)
+            bad = {t for t in lo if (gap[t] > tol / 2 * lo[t] + TINY).any()}
             split: set = set()
             for t in bad:                           # all but the smallest gaps summing to
                 held = [(key, c[t][2]) for key, c in cells.items() if t in c]   # tol/4
@@ -186,11 +188,11 @@ class _Walk:
                 split.update(key for (key, _), over in zip(
                     held, (kept > tol / 4 * lo[t] + TINY).any(axis=1)) if over)
             split = [(a, b) for a, b in split if a < (a + b) / 2 < b]
-            if not split:
+            if not split or len(cells) + len(split) > MAX_CELLS:
                 break
             for a, b in split:                      # bisect where a bad transcript changes
                 mid = (a + b) / 2
-                child[mid] = self.node(np.append(frozen, mid), tol / 2)
+                child[mid] = self.node(np.append(frozen, mid), tol)
                 del cells[(a, b)]
                 cells[(a, mid)], cells[(mid, b)] = cell(a, mid), cell(mid, b)
         lo, hi = _totals(cells)
@@ -198,6 +200,15 @@ class _Walk:
                           + _mass(fam, v, float(r[6]), grid[-1], np.inf)
                           for v, r in zip(centres, laws)])
         return {t: np.concatenate([lo[t], hi[t] + tails]) for t in lo}
+
+
+def _gaps(cells: dict) -> dict:
+    """Sums over cells of each transcript's gap between the cells' ends, per table."""
+    gap: dict = {}
+    for c in cells.values():
+        for key, (_, _, g) in c.items():
+            gap[key] = gap.get(key, 0.0) + g
+    return gap
 
 
 def _totals(cells: dict) -> tuple:
@@ -270,7 +281,7 @@ def transcript_laws(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: i
         tables: (d, d′), reward tables of the kernel's layout.
         limit: samples per run (at most the tables' horizon: no reward beyond it).
         tol: the relative width allowed to each transcript's bounds per continuous release
-            (halved at each deeper one).
+            (the same at each deeper one).
 
     Returns:
         (keys: the transcripts, list; bounds: float (4, n): lower on d, lower on d′, upper on
@@ -444,7 +455,7 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
     method = ("exact sum over release sequences (randomised-response releases)"
               if not continuous else
               f"certified bounds: sums over bit releases, cell integrals over continuous "
-              f"releases under the cell condition (undecided mass <= {TOL:g} per release)")
+              f"releases under the cell condition (relative width {TOL:g} per release)")
     return {"eps": eps, "delta": delta, "eps_exact": at[1], "eps_exact_bounds": list(at),
             "max_log_ratio": worst[1], "delta_at_eps": upper(eps),
             "delta_at_eps_bounds": [lower(eps), upper(eps)],

@@ -153,6 +153,35 @@ def test_a_laplace_law_is_the_kernels_frequencies():
         assert lo - sd <= f <= hi + sd
 
 
+@pytest.mark.slow       # two walks (~4 s)
+def test_a_registered_laplace_algorithms_law_brackets_its_kernels_frequencies():
+    # rnm-ftnl on K = 2, two rows: each transcript's simulated frequency (20000 runs) within
+    # 6 standard deviations of its bounds (false-failure rate < 1e-8 per transcript); a pair
+    # whose changed row no release within the rows reads (epoch 1: its noisy max is played
+    # from round 4) has the same law on both tables, and its ε_exact is 0 exactly (each
+    # transcript's ratio is capped by its releases' loss, 0 here)
+    spec = registry.get("rnm-ftnl")
+    p = spec.resolve_params({"means": (0.7, 0.3), "audit_rows": 2})
+    prep = spec.prepare(0.5, p)
+    first, *_, late = neighbours.candidates(spec, p, 1)
+    table = np.ascontiguousarray(first.d_prime, dtype=np.float64)
+    law = exact.transcript_law(spec, prep, table, 2)
+    rng = np.random.default_rng(11)
+    counts: dict = {}
+    actions, none = np.zeros(2, np.int16), np.zeros((0, 8))
+    for _ in range(20000):
+        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, 2, actions, none,
+                          np.zeros(0))
+        key = (actions.tobytes(), *(int(x) for x in out[:3]))
+        counts[key] = counts.get(key, 0) + 1
+    assert set(counts) <= set(law) and len(law) == 2
+    for key, (lo, hi) in law.items():
+        f, sd = counts.get(key, 0) / 20000, 6 * math.sqrt(hi * (1 - lo) / 20000)
+        assert lo - sd <= f <= hi + sd and hi - lo < 0.05 * lo
+    assert "epoch 1" in late.label
+    assert exact.exact_privacy(spec, prep, late, 0.5)["eps_exact_bounds"] == [0.0, 0.0]
+
+
 @pytest.mark.parametrize("name, params", [("privbern", {}),
                                           ("ldp-tb-budget", {"means": (0.4, 0.65),
                                                              "audit_rows": 6})])
