@@ -428,7 +428,8 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         (pure DP: the largest |log ratio| over transcripts; with δ > 0: ε(δ)) and
         ``eps_exact``, its high end (equal to the low end where the releases are bits);
         ``max_log_ratio`` (high end), ``delta_at_eps_bounds`` and ``delta_at_eps`` (its high
-        end, δ at the claimed ε); ``undecided`` (the larger table's mass the bounds leave
+        end, δ at the claimed ε); ``witness`` (the transcript of the largest certain loss: τ,
+        recommendation, status and its probability bounds on d and d′); ``undecided`` (the larger table's mass the bounds leave
         open), ``transcripts`` (distinct, over both tables), ``limit`` and ``method``.
 
     Raises:
@@ -456,7 +457,12 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
               if not continuous else
               f"certified bounds: sums over bit releases, cell integrals over continuous "
               f"releases under the cell condition (relative width {TOL:g} per release)")
+    i = int(np.argmax(low))
+    witness = {"tau": keys[i][1], "recommendation": keys[i][2], "status": keys[i][3],
+               "p_d": [float(p_lo[i]), float(p_hi[i])],
+               "p_d_prime": [float(q_lo[i]), float(q_hi[i])]}
     return {"eps": eps, "delta": delta, "eps_exact": at[1], "eps_exact_bounds": list(at),
+            "witness": witness,
             "max_log_ratio": worst[1], "delta_at_eps": upper(eps),
             "delta_at_eps_bounds": [lower(eps), upper(eps)],
             "undecided": float(max((p_hi - p_lo).sum(), (q_hi - q_lo).sum())),

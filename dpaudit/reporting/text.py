@@ -357,6 +357,10 @@ def exact_text(x: dict, eps_lb: float) -> str:
              "eps_lb / eps_exact undefined")
     if low != high:
         ratio += " (against the upper end)"
+    w = x.get("witness")
+    if w and low > 0:
+        ratio += (f"; the largest certain loss is on a transcript of probability "
+                  f"{w['p_d'][1]:.3g} on d, {w['p_d_prime'][1]:.3g} on d'")
     d = float(x["delta_at_eps"])
     shown = "0 (up to float rounding)" if d < ROUNDING else f"{d:.4g}"
     return (f"{what} on the audited pair, delta({x['eps']:g}) = {shown}; "

@@ -131,6 +131,12 @@ def test_one_laplace_release_is_bracketed_by_its_closed_form(rows):
     d_low, d_high = r["delta_at_eps_bounds"]
     assert d_low <= delta <= d_high and d_high - d_low < 3 * exact.TOL * delta
     assert r["transcripts"] == 2 ** rows and "cell condition" in r["method"]
+    # the witness is row 0's outcome with its probability bracketed (the other rows' outcomes
+    # split it by halves when rows = 2)
+    w = r["witness"]
+    share = 0.5 ** (rows - 1)
+    assert any(w["p_d"][0] <= share * want_p <= w["p_d"][1]
+               for want_p in (laplace.sf(0.5, 0.0), laplace.cdf(0.5, 0.0)))
 
 
 def test_a_laplace_law_is_the_kernels_frequencies():
