@@ -156,73 +156,73 @@ class _Walk:
         return out
 
     def _cells(self, frozen: np.ndarray, laws: list, tol: float) -> dict:
-        fam, scale = int(laws[0][7]), float(laws[0][6])
-        centres = [float(r[4]) for r in laws]
-        far = FAR_SCALES[fam] * scale
-        grid = [min(centres) - far, *_quantiles(fam, centres[0], scale),
-                max(centres) + far]
-        child = {y: self.node(np.append(frozen, y), tol) for y in grid}
-
-        def cell(a: float, b: float) -> dict:
-            """{t: (lower (2,), upper (2,), gap (2,))} of one cell, per table."""
-            m = np.array([_mass(fam, v, float(r[6]), a, b) for v, r in zip(centres, laws)])
-            out = {}
-            for key in child[a].keys() | child[b].keys():
-                ba, bb = child[a].get(key, _NONE), child[b].get(key, _NONE)
-                out[key] = (m * np.minimum(ba[:2], bb[:2]), m * np.maximum(ba[2:], bb[2:]),
-                            m * np.abs(ba[:2] + ba[2:] - bb[:2] - bb[2:]) / 2)
-            return out
-
-        cells = {(a, b): cell(a, b) for a, b in zip(grid, grid[1:])}
-        for _ in range(MAX_ROUNDS):
-            lo, hi = _totals(cells)
-            gap = _gaps(cells)
-            bad = {t for t in lo if (gap[t] > tol / 2 * lo[t] + TINY).any()}
-            split: set = set()
-            for t in bad:                           # all but the smallest gaps summing to
-                held = [(key, c[t][2]) for key, c in cells.items() if t in c]   # tol/4
-                gaps = np.array([g for _, g in held])
-                order = np.argsort(gaps, axis=0)
-                kept = np.take_along_axis(np.cumsum(np.take_along_axis(gaps, order, 0), 0),
-                                          np.argsort(order, axis=0), 0)
-                split.update(key for (key, _), over in zip(
-                    held, (kept > tol / 4 * lo[t] + TINY).any(axis=1)) if over)
-            split = [(a, b) for a, b in split if a < (a + b) / 2 < b]
-            if not split or len(cells) + len(split) > MAX_CELLS:
+        fam = int(laws[0][7])
+        centres = np.array([float(r[4]) for r in laws])
+        scales = np.array([float(r[6]) for r in laws])
+        far = FAR_SCALES[fam] * scales[0]
+        ys = np.array([centres.min() - far, *_quantiles(fam, centres[0], scales[0]),
+                       centres.max() + far])
+        keys: dict = {}                             # transcript -> column
+        rows = [self._child(frozen, y, tol, keys) for y in ys]
+        for done in range(MAX_ROUNDS + 1):
+            ends = _stack(rows, len(keys))          # (points, transcripts, 4)
+            m = _masses(fam, centres, scales, ys)[:, None, :]       # (cells, 1, 2)
+            a, b = ends[:-1], ends[1:]
+            gaps = m * np.abs(a[..., :2] + a[..., 2:] - b[..., :2] - b[..., 2:]) / 2
+            lo = (m * np.minimum(a[..., :2], b[..., :2])).sum(axis=0)  # (transcripts, 2)
+            bad = (gaps.sum(axis=0) > tol / 2 * lo + TINY).any(axis=1)
+            if done == MAX_ROUNDS or not bad.any():
                 break
-            for a, b in split:                      # bisect where a bad transcript changes
-                mid = (a + b) / 2
-                child[mid] = self.node(np.append(frozen, mid), tol)
-                del cells[(a, b)]
-                cells[(a, mid)], cells[(mid, b)] = cell(a, mid), cell(mid, b)
-        lo, hi = _totals(cells)
-        tails = np.array([_mass(fam, v, float(r[6]), -np.inf, grid[0])
-                          + _mass(fam, v, float(r[6]), grid[-1], np.inf)
-                          for v, r in zip(centres, laws)])
-        return {t: np.concatenate([lo[t], hi[t] + tails]) for t in lo}
+            g = gaps[:, bad, :]                     # all but the smallest gaps summing to
+            order = np.argsort(g, axis=0)           # tol/4 of a bad transcript's mass
+            over = np.zeros(g.shape, bool)
+            np.put_along_axis(over, order, np.cumsum(np.take_along_axis(g, order, 0), 0)
+                              > tol / 4 * lo[bad] + TINY, 0)
+            mids = (ys[:-1] + ys[1:]) / 2
+            split = over.any(axis=(1, 2)) & (ys[:-1] < mids) & (mids < ys[1:])
+            if not split.any() or ys.size + split.sum() > MAX_CELLS:
+                break
+            new = mids[split]                       # bisect where a bad transcript changes
+            rows += [self._child(frozen, y, tol, keys) for y in new]
+            order = np.argsort(np.concatenate([ys, new]), kind="stable")
+            ys = np.concatenate([ys, new])[order]
+            rows = [rows[i] for i in order]
+        hi = (m * np.maximum(a[..., 2:], b[..., 2:])).sum(axis=0)
+        tails = _masses(fam, centres, scales, np.array([-np.inf, ys[0]]))[0] + _masses(
+            fam, centres, scales, np.array([ys[-1], np.inf]))[0]
+        return {t: np.concatenate([lo[j], hi[j] + tails]) for t, j in keys.items()}
+
+    def _child(self, frozen: np.ndarray, y: float, tol: float, keys: dict) -> dict:
+        """The child node at value y, its transcripts given columns in ``keys``."""
+        out = self.node(np.append(frozen, y), tol)
+        for t in out:
+            keys.setdefault(t, len(keys))
+        return {keys[t]: v for t, v in out.items()}
 
 
-def _gaps(cells: dict) -> dict:
-    """Sums over cells of each transcript's gap between the cells' ends, per table."""
-    gap: dict = {}
-    for c in cells.values():
-        for key, (_, _, g) in c.items():
-            gap[key] = gap.get(key, 0.0) + g
-    return gap
+def _stack(rows: list, width: int) -> np.ndarray:
+    """Children's bounds as one array (points, transcripts, 4); absent transcripts 0."""
+    out = np.zeros((len(rows), width, 4))
+    for i, row in enumerate(rows):
+        for j, v in row.items():
+            out[i, j] = v
+    return out
 
 
-def _totals(cells: dict) -> tuple:
-    """Sums over cells of each transcript's lower and upper bounds, per table."""
-    lo: dict = {}
-    hi: dict = {}
-    for c in cells.values():
-        for key, (low, high, _) in c.items():
-            lo[key] = lo.get(key, 0.0) + low
-            hi[key] = hi.get(key, 0.0) + high
-    return lo, hi
+def _masses(fam: int, centres: np.ndarray, scales: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """P(y_i < Y ≤ y_i+1) per cell and table, float (cells, 2), accurate in both tails."""
+    z = (ys[:, None] - centres[None, :]) / scales[None, :]     # (points, 2)
+    with np.errstate(over="ignore"):
+        if fam == LAPLACE:
+            below, above = 0.5 * np.exp(np.minimum(z, 0)), 0.5 * np.exp(-np.maximum(z, 0))
+        else:
+            below, above = ndtr(np.minimum(z, 0)), ndtr(-np.maximum(z, 0))
+    left = z[:-1] <= 0                      # the cell's lower end below the centre
+    right = z[1:] >= 0                      # its upper end above it
+    return np.where(~right, below[1:] - below[:-1],
+                    np.where(~left, above[:-1] - above[1:], 1.0 - below[:-1] - above[1:]))
 
 
-_NONE = np.zeros(4)
 FAR_SCALES = {LAPLACE: 700.0, GAUSSIAN: 38.0}   # far ends: masses beyond below 1e-300
 CELLS = 8                                        # first cells of a continuous release
 
@@ -233,21 +233,6 @@ def _quantiles(fam: int, v: float, s: float) -> np.ndarray:
     if fam == LAPLACE:
         return v - s * np.sign(p - 0.5) * np.log1p(-2 * np.abs(p - 0.5))
     return v + s * ndtri(p)
-
-
-def _mass(fam: int, v: float, s: float, a: float, b: float) -> float:
-    """P(a < Y ≤ b) for Y = v + noise of the family and scale, accurate in both tails."""
-    def lower(y: float) -> float:       # P(Y ≤ y), y ≤ v
-        return 0.5 * math.exp((y - v) / s) if fam == LAPLACE else float(ndtr((y - v) / s))
-
-    def upper(y: float) -> float:       # P(Y > y), y ≥ v
-        return 0.5 * math.exp((v - y) / s) if fam == LAPLACE else float(ndtr((v - y) / s))
-
-    if b <= v:
-        return lower(b) - lower(a)
-    if a >= v:
-        return upper(a) - upper(b)
-    return 1.0 - lower(a) - upper(b)
 
 
 def _sup_loss(rel: np.ndarray, rel_prime: np.ndarray) -> float:
