@@ -54,6 +54,26 @@ def bits(s, rows=1, coin=False, laplace=False):
     return spec, spec.prepare(s, spec.resolve_params({})), pair
 
 
+def simulated(spec, prep, table, limit, seed, runs=20000):
+    """{transcript key: count} over `runs` runs of the kernel (the exact module's keys)."""
+    rng = np.random.default_rng(seed)
+    counts: dict = {}
+    actions, none = np.zeros(limit, np.int16), np.zeros((0, 8))
+    for _ in range(runs):
+        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, limit, actions, none,
+                          np.zeros(0))
+        key = (actions.tobytes(), *(int(x) for x in out[:3]))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def within_6_sd(law, counts, runs=20000):
+    """Every simulated transcript is in the law, each frequency within 6 sd of its bounds."""
+    return set(counts) <= set(law) and all(
+        lo - 6 * math.sqrt(hi * (1 - lo) / runs) <= counts.get(key, 0) / runs
+        <= hi + 6 * math.sqrt(hi * (1 - lo) / runs) for key, (lo, hi) in law.items())
+
+
 @pytest.mark.parametrize("s", [0.5, 1.0, 2.0])
 def test_one_randomised_response_release_has_its_closed_form(s):
     spec, prep, pair = bits(s)
@@ -85,14 +105,7 @@ def test_the_law_is_the_kernels_frequencies():
     spec, prep, pair = bits(0.7, rows=3)
     table = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
     law = exact.transcript_law(spec, prep, table, 3)
-    rng = np.random.default_rng(3)
-    counts: dict = {}
-    actions, none = np.zeros(3, np.int16), np.zeros((0, 8))
-    for _ in range(20000):
-        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, 3, actions, none,
-                          np.zeros(0))
-        key = (actions.tobytes(), *(int(x) for x in out[:3]))
-        counts[key] = counts.get(key, 0) + 1
+    counts = simulated(spec, prep, table, 3, seed=3)
     assert set(counts) <= set(law)
     for key, (p, _) in law.items():
         assert abs(counts.get(key, 0) / 20000 - p) <= 6 * math.sqrt(p * (1 - p) / 20000)
@@ -145,18 +158,7 @@ def test_a_laplace_law_is_the_kernels_frequencies():
     spec, prep, pair = bits(1.0, rows=3, laplace=True)
     table = np.ascontiguousarray(pair.d_prime, dtype=np.float64)
     law = exact.transcript_law(spec, prep, table, 3)
-    rng = np.random.default_rng(5)
-    counts: dict = {}
-    actions, none = np.zeros(3, np.int16), np.zeros((0, 8))
-    for _ in range(20000):
-        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, 3, actions, none,
-                          np.zeros(0))
-        key = (actions.tobytes(), *(int(x) for x in out[:3]))
-        counts[key] = counts.get(key, 0) + 1
-    assert set(counts) <= set(law) and len(law) == 8
-    for key, (lo, hi) in law.items():
-        f, sd = counts.get(key, 0) / 20000, 6 * math.sqrt(hi * (1 - lo) / 20000)
-        assert lo - sd <= f <= hi + sd
+    assert len(law) == 8 and within_6_sd(law, simulated(spec, prep, table, 3, seed=5))
 
 
 @pytest.mark.slow       # two walks (~4 s)
@@ -172,18 +174,8 @@ def test_a_registered_laplace_algorithms_law_brackets_its_kernels_frequencies():
     first, *_, late = neighbours.candidates(spec, p, 1)
     table = np.ascontiguousarray(first.d_prime, dtype=np.float64)
     law = exact.transcript_law(spec, prep, table, 2)
-    rng = np.random.default_rng(11)
-    counts: dict = {}
-    actions, none = np.zeros(2, np.int16), np.zeros((0, 8))
-    for _ in range(20000):
-        out = spec.kernel(rng, table, prep.means, prep.theta, prep.aux, 2, actions, none,
-                          np.zeros(0))
-        key = (actions.tobytes(), *(int(x) for x in out[:3]))
-        counts[key] = counts.get(key, 0) + 1
-    assert set(counts) <= set(law) and len(law) == 2
-    for key, (lo, hi) in law.items():
-        f, sd = counts.get(key, 0) / 20000, 6 * math.sqrt(hi * (1 - lo) / 20000)
-        assert lo - sd <= f <= hi + sd and hi - lo < 0.05 * lo
+    assert len(law) == 2 and within_6_sd(law, simulated(spec, prep, table, 2, seed=11))
+    assert all(hi - lo < 0.05 * lo for lo, hi in law.values())
     assert "epoch 1" in late.label
     assert exact.exact_privacy(spec, prep, late, 0.5)["eps_exact_bounds"] == [0.0, 0.0]
 
