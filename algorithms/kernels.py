@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import COIN, LAPLACE, STOPPED, TRUNCATED
 
 
 @nb.njit(cache=True)
@@ -170,6 +170,32 @@ def uniform_index(rng: np.random.Generator, K: int) -> int:
         k = np.int64(rng.random() * TWO53)
         if k < lim:
             return k % K
+
+
+@nb.njit(cache=True)
+def coin_index(rng: np.random.Generator, K: int, releases: np.ndarray, frozen: np.ndarray,
+               i: int, t: int) -> int:
+    """:func:`uniform_index` logged as release i of family ``COIN`` (a white-box run's draw).
+
+    The index is drawn whether or not it is frozen (kernel contract: every release draws its
+    randomness), then replaced by ``frozen[i]`` when ``i < len(frozen)``, so an exact walk
+    (:mod:`dpaudit.auditing.exact`) can branch on it; logged to ``releases`` row i while rows
+    remain (value 0, noisy = the index, scale = K). Its privacy loss is 0: it reads no data.
+
+    Args:
+        rng: the generator.
+        K: arms.
+        releases: the release log (R, 8).
+        frozen: released values to replay.
+        i: the release's index.
+        t: samples taken when drawn.
+
+    Returns:
+        k in {0, ..., K−1}.
+    """
+    k = release(releases, frozen, i, t, -1, 0, 0.0, 0.0, float(uniform_index(rng, K)),
+                float(K), COIN)
+    return np.int64(k)
 
 
 @nb.njit(cache=True)

@@ -110,7 +110,8 @@ from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import log_release, reward, uniform_index, user_reward, user_stream_end
+from ..kernels import (coin_index, log_release, reward, uniform_index, user_reward,
+                       user_stream_end)
 
 PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
 
@@ -223,7 +224,11 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
     while phase1 and n < end:
         if n >= limit:
             return n, nr
-        I = uniform_index(rng, K)
+        if white:                                # logged: an exact walk branches on it
+            I = coin_index(rng, K, releases, frozen, nr, n)
+            nr += 1
+        else:
+            I = uniform_index(rng, K)
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
                          frozen, nr, actions, N1)
         S1[I] += x

@@ -10,7 +10,8 @@ frozen (the kernel contract's gray-box replay, :mod:`dpaudit.simulation.simulate
 * a run that makes no release beyond the frozen values is a leaf: its transcript has
   conditional probability 1 on each table;
 * a bit release branches on both values, weighted by P(y | v) on each table (exact values v
-  as the run logged them, :func:`dpaudit.auditing.whitebox.log_density`);
+  as the run logged them, :func:`dpaudit.auditing.whitebox.log_density`); a logged coin (a
+  uniform draw among k, e.g. an arm explored uniformly) on its k values, each 1/k;
 * a continuous release's values are cut into cells, far ends at 700 Laplace scales (38
   standard deviations) from the exact values, so the mass outside is below 1e-300; on each
   cell the conditional law of every transcript is bounded by its values at the cell's two
@@ -50,7 +51,7 @@ from scipy.special import ndtr, ndtri
 from dpaudit.auditing.whitebox import log_density
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE
+from dpaudit.simulation.simulate import COIN, GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE
 
 if TYPE_CHECKING:
     from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
@@ -124,8 +125,8 @@ class _Walk:
             raise Infeasible(f"--exact: {self.spec.name}'s release {k} has different noise "
                              "families on the two tables")
         laws = [r if r is not None else nxt[1 - i] for i, r in enumerate(nxt)]
-        if RANDOMISED_RESPONSE in fam:
-            return self._bits(frozen, laws, tol)
+        if RANDOMISED_RESPONSE in fam or COIN in fam:
+            return self._discrete(frozen, laws, tol)
         self.continuous = True
         return self._cells(frozen, laws, tol)
 
@@ -147,9 +148,12 @@ class _Walk:
             self.caps[keys[0]] = _sup_loss(outs[0][1], outs[1][1])
         return {keys[0]: np.ones(4)}
 
-    def _bits(self, frozen: np.ndarray, laws: list, tol: float) -> dict:
+    def _discrete(self, frozen: np.ndarray, laws: list, tol: float) -> dict:
+        """Sum over a bit's two values or a coin's k, each weighted by its probability."""
         out: dict = {}
-        for y in (1.0, 0.0):
+        values = ((1.0, 0.0) if int(laws[0][7]) == RANDOMISED_RESPONSE
+                  else np.arange(int(laws[0][6]), dtype=float))
+        for y in values:
             p = np.exp([float(log_density(r[7], y, r[4], r[6])) for r in laws])
             for key, b in self.node(np.append(frozen, y), tol).items():
                 out[key] = out.get(key, 0.0) + np.tile(p, 2) * b
@@ -338,18 +342,23 @@ def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
 
     Raises:
         Infeasible: the run's releases need more than :data:`MAX_RUNS` kernel runs at
-            least (2 per bit release, :data:`CELLS` + 1 per continuous one, multiplied).
+            least (2 per bit release, k per coin of k values, :data:`CELLS` + 1 per continuous
+            one, multiplied).
     """
     limit = _limit(pair)
     table = np.ascontiguousarray(pair.d, dtype=np.float64)
     rel = frozen_run(spec, prep, table, limit, np.zeros(0), SEED)[1]
-    bits = int((rel[:, 7] == RANDOMISED_RESPONSE).sum())
+    coin = rel[:, 7] == COIN
+    bits = int((rel[:, 7] == RANDOMISED_RESPONSE).sum()) + int(coin.sum())
     cont = rel.shape[0] - bits
-    if math.log(2.0) * bits + math.log(CELLS + 1.0) * cont > math.log(MAX_RUNS):
+    log_runs = (math.log(2.0) * (bits - coin.sum()) + np.log(rel[coin, 6]).sum()
+                + math.log(CELLS + 1.0) * cont)
+    if log_runs > math.log(MAX_RUNS):
         raise Infeasible(f"--exact: a run of {spec.name} makes {rel.shape[0]} releases within "
-                         f"{limit} samples ({bits} bits, {cont} continuous), at least "
-                         f"2^{bits} x {CELLS + 1}^{cont} kernel runs (at most {MAX_RUNS}); "
-                         "audit a smaller instance (K = 2, a shorter horizon)")
+                         f"{limit} samples ({bits} discrete, {cont} continuous), at least "
+                         f"e^{log_runs:.1f} kernel runs (at most {MAX_RUNS} = "
+                         f"e^{math.log(MAX_RUNS):.1f}); audit a smaller instance (K = 2, a "
+                         "shorter horizon)")
 
 
 def _one_way(p: np.ndarray, q: np.ndarray, eps: float) -> float:

@@ -67,8 +67,8 @@ from numpy.typing import ArrayLike
 
 from dpaudit.core.request import Claim
 from dpaudit.core.terms import PrivacyModel, Side
-from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE, STATUS_NAMES,
-                                         cached_loop, child_seed, seed_sequence)
+from dpaudit.simulation.simulate import (COIN, GAUSSIAN, LAPLACE, RANDOMISED_RESPONSE,
+                                         STATUS_NAMES, cached_loop, child_seed, seed_sequence)
 from dpaudit.simulation.seeding import addresses, pcg64_states, set_state
 from dpaudit.statistics import accounting
 from dpaudit.statistics.stats import mean_lower_bound
@@ -93,9 +93,9 @@ PROFILE_POINTS = 41      # the accountant's composed δ(ε) at ε = 0, ..., 2 ×
 def _logpdf(dist: float, y: float, v: float, scale: float) -> float:
     """Ln density or ln probability of output y of a release of exact value v.
 
-    Ln density (Laplace, Gaussian) or ln probability (randomised response) of output y for
-    exact value v; NaN for an unknown family, a non-binary randomised-response output or a
-    non-positive Laplace/Gaussian scale.
+    Ln density (Laplace, Gaussian) or ln probability (randomised response, coin) of output y
+    for exact value v; NaN for an unknown family, a non-binary randomised-response output, a
+    coin output outside {0, ..., scale − 1} or a non-positive Laplace/Gaussian scale.
     """
     if dist == LAPLACE:
         if not scale > 0.0:
@@ -114,6 +114,8 @@ def _logpdf(dist: float, y: float, v: float, scale: float) -> float:
             return math.log1p(v * e) - norm
         if y == 0.0:
             return math.log1p((1.0 - v) * e) - norm
+    if dist == COIN and scale >= 1.0 and 0.0 <= y < scale and y == math.floor(y):
+        return -math.log(scale)                  # one of `scale` equally likely indices
     return np.nan
 
 
@@ -157,8 +159,8 @@ def log_density(dist: ArrayLike, y: ArrayLike, value: ArrayLike, scale: ArrayLik
 
     Args:
         dist: the family: :data:`~dpaudit.simulation.simulate.LAPLACE` (scale = b),
-            ``GAUSSIAN`` (scale = sd) or ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1],
-            scale = s; a log *probability*).
+            ``GAUSSIAN`` (scale = sd), ``RANDOMISED_RESPONSE`` (y ∈ {0, 1}, value ∈ [0, 1],
+            scale = s; a log *probability*) or ``COIN`` (y ∈ {0, ..., scale − 1}: −ln scale).
         y: the released values.
         value: the exact values.
         scale: the noise scales.
@@ -167,8 +169,8 @@ def log_density(dist: ArrayLike, y: ArrayLike, value: ArrayLike, scale: ArrayLik
         float64 array of the broadcast shape.
 
     Raises:
-        ValueError: an unknown family, a non-binary randomised-response output or a
-            non-positive Laplace/Gaussian scale.
+        ValueError: an unknown family, a non-binary randomised-response output, a coin output
+            outside its range or a non-positive Laplace/Gaussian scale.
     """
     shape, (d, yy, v, s) = _flat(dist, y, value, scale)
     out = np.empty(d.size)
@@ -212,7 +214,7 @@ def _check(out: np.ndarray, d: np.ndarray, y: np.ndarray) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"release with dist={d[i]:g}, y={y[i]!r}: no finite log density "
-                         "(unknown family, non-binary randomised-response output or bad scale)")
+                         "(unknown family, output outside the family's range or bad scale)")
 
 
 # -------------------------------------------------------------------------- one run pair

@@ -33,6 +33,9 @@ Every algorithm is one numba ``@njit`` function::
   - :data:`RANDOMISED_RESPONSE` (2): binary output ``noisy`` ∈ {0, 1} for ``value`` v ∈ [0, 1]
     with P(noisy = 1 | v) = (1 + v·(e^s − 1))/(1 + e^s), ``scale`` = s (v = 1 is kept with
     probability e^s/(1 + e^s)).
+  - :data:`COIN` (3): a uniform draw ``noisy`` ∈ {0, ..., k − 1}, ``scale`` = k, ``value`` 0
+    (randomness that reads no data, e.g. a uniformly drawn arm, logged so that a replay can
+    freeze it; its privacy loss is 0).
 * ``frozen``: float64 1-D array of released values to replay (gray-box replay,
   docs/method/whitebox.md):
   release j (0-based) releases ``frozen[j]`` when ``j < len(frozen)`` and its own noisy value
@@ -79,7 +82,7 @@ from dpaudit.core import executor, interrupt
 
 STOPPED, TRUNCATED, CAPPED = 0, 1, 2
 RELEASE_COLUMNS = ("t", "arm", "phase", "count", "value", "noisy", "scale", "dist")
-LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE = 0, 1, 2  # release noise families (column dist)
+LAPLACE, GAUSSIAN, RANDOMISED_RESPONSE, COIN = 0, 1, 2, 3  # release families (column dist)
 STATUS_NAMES = ("stopped", "truncated", "capped")
 CHUNK = 1 << 15  # runs per chunk (a fixed constant: part of the seeding contract)
 OUTCOME_CHUNK = 64   # runs per chunk of outcomes(): part of its seeding contract

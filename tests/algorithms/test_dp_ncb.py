@@ -15,7 +15,7 @@ from scipy import stats
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.dp_ncb import algorithm as m
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import COIN, LAPLACE, STOPPED, TRUNCATED
 
 NAMES = ("gdp-ncb", "ldp-ncb", "ncb", "ldp-ucb", "gdp-ncb-anytime", "ldp-ncb-anytime",
          "ldp-ncb-randomiser", "ldp-ncb-randomiser-half-scale")
@@ -27,8 +27,9 @@ def prepared(name, eps, **params):
     return spec, p, spec.prepare(eps, p)
 
 
-def call(spec, prep, table, limit, seed=0, n_rel=0, frozen=None):
-    """One kernel call: (τ, rec, status, n_rel, actions[:τ], releases[:n_rel])."""
+def call(spec, prep, table, limit, seed=0, n_rel=0, frozen=None, coins=False):
+    """One kernel call: (τ, rec, status, n_rel, actions[:τ], releases[:n_rel]); without
+    ``coins``, the noisy releases only (the logged Phase-I coins left out of both)."""
     table = np.asarray(table, dtype=np.float64)
     actions = np.full(limit, -1, np.int16)
     releases = np.full((n_rel, 8), np.nan)
@@ -36,7 +37,11 @@ def call(spec, prep, table, limit, seed=0, n_rel=0, frozen=None):
     tau, rec, status, nr = (int(x) for x in spec.kernel(
         np.random.default_rng(seed), table, prep.means, prep.theta, prep.aux, limit, actions,
         releases, fr))
-    return tau, rec, status, nr, actions[:min(tau, limit)], releases[:min(nr, n_rel)]
+    rel = releases[:min(nr, n_rel)]
+    if not coins:
+        nr -= int((rel[:, 7] == COIN).sum())
+        rel = rel[rel[:, 7] != COIN]
+    return tau, rec, status, nr, actions[:min(tau, limit)], rel
 
 
 # ------------------------------------------------------------------ plain-Python reference
@@ -106,6 +111,7 @@ def ref_window(rng, table, mode, eps, c, alpha, ci, t0, W, out, rel, reuse=False
     switched = False
     while t < end:                                    # Phase I
         I = uniform_arm(rng, K)
+        rel.append((t, -1, 0, 0, 0.0, I, K))          # the uniform arm, logged as a coin
         x = pull(I, mode == "ldp")
         S1[I] += x
         if mode == "gdp":
@@ -194,7 +200,8 @@ def ref_run(table, mode, eps, c=3.0, alpha=3.1, ci=1600.0, anytime=False, seed=0
             ref_window(rng, np.vstack([sub, np.zeros((W - Wh, K))]) if Wh < W else sub,
                        mode, eps, c, alpha, ci, t, W, out, rel, **kw)
             del out[t + Wh:]
-            rel[:] = [r for r in rel if r[0] <= t + Wh]
+            # kept: releases within the window's Wh samples; coins (arm −1) drawn before them
+            rel[:] = [r for r in rel if r[0] < t + Wh or (r[0] == t + Wh and r[1] != -1)]
             t += Wh
         W *= 2
     return out, rel
@@ -223,15 +230,15 @@ def test_kernel_matches_reference_bit_for_bit(name):
                 params["phase1_constant"] = SCALED[mode]
             spec, p, prep = prepared(name, eps, **params)
             tau, rec, status, nr, acts, rels = call(spec, prep, table, 300, seed=seed,
-                                                    n_rel=4000)
+                                                    n_rel=4000, coins=True)
             out, rel = ref_run(table, mode, eps, ci=SCALED.get(mode, 0.0), anytime=anytime,
                                seed=seed)
             assert (tau, rec, status) == (300, -1, STOPPED)
             assert list(acts) == out
             assert nr == len(rel)
             np.testing.assert_array_equal(rels[:, :7], np.array(rel, dtype=float).reshape(-1, 7))
-            if nr:
-                assert np.all(rels[:, 7] == LAPLACE)
+            if nr:                                  # coins: the Phase-I uniform arms
+                assert np.all(rels[:, 7] == np.where(rels[:, 1] == -1, COIN, LAPLACE))
     if mode != "ldp-ucb":
         assert SWITCHES                             # Phase II is exercised
 
@@ -245,13 +252,13 @@ def test_options_match_reference():
         mode = MODES[name]
         spec, p, prep = prepared(name, 1.0, horizon=400, means=(0.4, 0.8),
                                  phase1_constant=SCALED[mode], **params)
-        _, _, _, nr, acts, rels = call(spec, prep, table, 400, seed=3, n_rel=1000)
+        _, _, _, nr, acts, rels = call(spec, prep, table, 400, seed=3, n_rel=1000, coins=True)
         out, rel = ref_run(table, mode, 1.0, ci=SCALED[mode], seed=3, **kw)
         assert list(acts) == out and nr == len(rel)
     spec, p, prep = prepared("gdp-ncb", 1.0, horizon=400, means=(0.4, 0.8),
                              phase1_constant=0.003)
     prep.theta[m.REUSE] = 1.0
-    _, _, _, nr, acts, rels = call(spec, prep, table, 400, seed=3, n_rel=1000)
+    _, _, _, nr, acts, rels = call(spec, prep, table, 400, seed=3, n_rel=1000, coins=True)
     out, rel = ref_run(table, "gdp", 1.0, ci=0.003, seed=3, reuse=True)
     assert list(acts) == out
     np.testing.assert_array_equal(rels[:, :7], np.array(rel, dtype=float))
@@ -264,7 +271,7 @@ def gdp_log(T=2000, K=3, eps=1.0, ci=0.002, seed=5, table_seed=9):
     table = (gen.random((T, K)) < np.linspace(0.3, 0.9, K)) * 1.0
     spec, p, prep = prepared("gdp-ncb", eps, horizon=T, means=tuple(np.linspace(0.3, 0.9, K)),
                              phase1_constant=ci)
-    tau, rec, status, nr, acts, rels = call(spec, prep, table, T, seed=seed, n_rel=T + 10)
+    tau, rec, status, nr, acts, rels = call(spec, prep, table, T, seed=seed, n_rel=2 * T + 10)
     return table, acts, rels, p, prep
 
 
@@ -335,7 +342,7 @@ def test_gdp_mutant_reuse_counts_every_sample():
     table, acts, rels, p, prep = gdp_log(T=T)
     prep.theta[m.REUSE] = 1.0
     spec = registry.get("gdp-ncb")
-    _, _, _, nr, acts2, rels2 = call(spec, prep, table, T, seed=5, n_rel=T + 10)
+    _, _, _, nr, acts2, rels2 = call(spec, prep, table, T, seed=5, n_rel=2 * T + 10)
     for t, a, e, cnt, value, *_ in rels2[rels2[:, 2] >= 1]:
         pulls = [s for s in range(int(t)) if acts2[s] == int(a)]
         assert cnt == len(pulls)
@@ -349,7 +356,7 @@ def test_ldp_every_reward_is_one_release_of_scale_one_over_eps():
     table = gen.random((500, 3))
     for name, extra in (("ldp-ncb", {"phase1_constant": 0.0005}), ("ldp-ucb", {})):
         spec, p, prep = prepared(name, 0.7, horizon=500, means=(0.2, 0.5, 0.8), **extra)
-        _, _, _, nr, acts, rels = call(spec, prep, table, 500, seed=1, n_rel=600)
+        _, _, _, nr, acts, rels = call(spec, prep, table, 500, seed=1, n_rel=1200)
         assert nr == 500
         assert np.array_equal(rels[:, 0], np.arange(1, 501))
         assert np.array_equal(rels[:, 1], acts)
@@ -367,7 +374,7 @@ def test_ldp_phase1_switch_rule():
     gen = np.random.default_rng(4)
     table = (gen.random((T, 2)) < [0.3, 0.9]) * 1.0
     spec, p, prep = prepared("ldp-ncb", eps, horizon=T, means=(0.3, 0.9), phase1_constant=ci)
-    _, _, _, nr, acts, rels = call(spec, prep, table, T, seed=2, n_rel=T)
+    _, _, _, nr, acts, rels = call(spec, prep, table, T, seed=2, n_rel=2 * T)
     L = math.log(T)
     N, mu = [0, 0], [0.0, 0.0]
     switch = None
@@ -396,7 +403,7 @@ def test_paper_constants_phase1_never_ends():
     T = 10_000
     table = np.ones((T, 2))
     spec, p, prep = prepared("gdp-ncb", 1.0, horizon=T)
-    _, _, _, nr, acts, rels = call(spec, prep, table, T, seed=0, n_rel=T + 1)
+    _, _, _, nr, acts, rels = call(spec, prep, table, T, seed=0, n_rel=2 * T + 1)
     assert nr == T and np.all(rels[:, 2] == 0)
     spec, p, prep = prepared("ldp-ncb", 1.0, horizon=T)
     _, _, _, nr, acts2, _ = call(spec, prep, table, T, seed=0, n_rel=0)

@@ -14,13 +14,14 @@ from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.auditing import exact
 from dpaudit.data import neighbours
 from dpaudit.data.tables import NeighbourPair, constant_table
-from dpaudit.simulation.simulate import LAPLACE, RANDOMISED_RESPONSE, STOPPED
+from dpaudit.simulation.simulate import COIN, LAPLACE, RANDOMISED_RESPONSE, STOPPED
 
 
 @nb.njit(cache=True)
 def bits_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen):
     """Randomised response (ε = theta[0]) of each of the table's first `limit` rows, then
-    (theta[1] = 1) a fair coin as the last action, or (theta[2] = 1) Laplace releases."""
+    (theta[1] = 1) a fair coin as the last action (theta[1] = 2: the coin logged as a COIN
+    release), or (theta[2] = 1) Laplace releases."""
     n = min(limit, table.shape[0])
     for t in range(n):
         x = table[t, 0]
@@ -39,6 +40,15 @@ def bits_kernel(rng, table, means, theta, aux, limit, actions, releases, frozen)
         actions[t] = 1 if y > 0.5 else 0
     if theta[1] == 1.0 and n > 0:
         actions[n - 1] = 1 if rng.random() < 0.5 else 0
+    if theta[1] == 2.0 and n > 0:
+        c = 1.0 if rng.random() < 0.5 else 0.0
+        if n < frozen.shape[0]:
+            c = frozen[n]
+        if n < releases.shape[0]:
+            r = releases[n]
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7] = n, -1, 0, 0, 0.0, c, 2.0, COIN
+        actions[n - 1] = int(c)
+        return n, -1, STOPPED, n + 1
     return n, -1, STOPPED, n
 
 
@@ -111,6 +121,19 @@ def test_the_law_is_the_kernels_frequencies():
         assert abs(counts.get(key, 0) / 20000 - p) <= 6 * math.sqrt(p * (1 - p) / 20000)
 
 
+def test_a_logged_coin_is_summed_over():
+    # the last action is a fair coin logged as a COIN release: the walk branches on it (each
+    # value 1/2 on both tables), so the law has 4 transcripts of probability P(bit)/2 and the
+    # exact ε is randomised response's, as without the coin
+    spec, prep, pair = bits(1.0, rows=2, coin=2)
+    r = exact.exact_privacy(spec, prep, pair, 1.0)
+    assert r["eps_exact"] == pytest.approx(1.0, rel=1e-12) and r["transcripts"] == 4
+    keep = math.exp(1.0) / (1 + math.exp(1.0))
+    law = exact.transcript_law(spec, prep, np.ascontiguousarray(pair.d), 2)
+    assert sorted(lo for lo, _ in law.values()) == pytest.approx(
+        sorted([(keep if a else 1 - keep) / 2 for a in (0, 1) for _ in (0, 1)]), rel=1e-12)
+
+
 def test_coins_and_large_walks_are_refused(monkeypatch):
     spec, prep, pair = bits(1.0, rows=2, coin=True)
     with pytest.raises(exact.Infeasible, match="randomness besides its releases"):
@@ -180,6 +203,20 @@ def test_a_registered_laplace_algorithms_law_brackets_its_kernels_frequencies():
     assert exact.exact_privacy(spec, prep, late, 0.5)["eps_exact_bounds"] == [0.0, 0.0]
 
 
+def test_ldp_ncb_law_sums_over_its_phase_one_arms():
+    # LDP-NCB on K = 2, three users, a small C_I so that Phase I can end: its uniform Phase-I
+    # arms are logged coins and its rewards Laplace releases; each transcript's simulated
+    # frequency (20000 runs) within 6 sd of its bounds (false-failure rate < 1e-8 per
+    # transcript), and every one of the 2³ action sequences has mass
+    spec = registry.get("ldp-ncb")
+    p = spec.resolve_params({"means": (0.3, 0.7), "horizon": 3, "phase1_constant": 0.01})
+    prep = spec.prepare(0.5, p)
+    table = np.ascontiguousarray(neighbours.candidates(spec, p, 1)[0].d, dtype=np.float64)
+    law = exact.transcript_law(spec, prep, table, 3)
+    assert len(law) == 8 and all(lo > 0 for lo, _ in law.values())
+    assert within_6_sd(law, simulated(spec, prep, table, 3, seed=12))
+
+
 @pytest.mark.parametrize("name, params", [("privbern", {}),
                                           ("ldp-tb-budget", {"means": (0.4, 0.65),
                                                              "audit_rows": 6})])
@@ -209,9 +246,9 @@ def test_an_audit_with_exact_reports_eps_exact_beside_eps_lb():
 
 
 @pytest.mark.parametrize("algo, kwargs, match", [
-    ("ldp-ucb", {"instances": "fixed"}, "64 continuous"),
+    ("ldp-ucb", {"instances": "fixed"}, "0 discrete, 64 continuous"),
     ("ldp-tb-budget", {}, "add --instances fixed"),
-    ("ldp-tb-budget", {"instances": "fixed"}, "64 bits, 0 continuous"),
+    ("ldp-tb-budget", {"instances": "fixed"}, "64 discrete, 0 continuous"),
 ])
 def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwargs, match):
     from dpaudit.auditing.audit import audit_algorithm
