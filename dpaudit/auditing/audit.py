@@ -310,6 +310,20 @@ class Checks:
     small_delta: dict = field(default_factory=dict)  # dpaudit.auditing.importance; {}: none
 
 
+def _exact(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair,
+           claim: Claim) -> dict:
+    """The exact law's figures on the audited pair, or why the walk could not finish there.
+
+    After the audit (an instance search picks the pair, so no run could check it before), a
+    walk that turns out infeasible leaves ``refused`` (the reason) instead of discarding the
+    audit.
+    """
+    try:
+        return exact.exact_privacy(spec, prep, pair, claim.eps, claim.delta)
+    except exact.Infeasible as e:
+        return {"eps": claim.eps, "delta": claim.delta, "refused": str(e)}
+
+
 def _small_delta(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair,
                  request: AuditRequest, delta: float, seed: np.random.SeedSequence) -> dict:
     """The importance-sampled bound on the audited pair when asked, or why there is none."""
@@ -821,7 +835,9 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
         early_stop: stop the measurement once the verdict is settled; False: measure every
             look (the tightest ``eps_lb`` the runs give; :class:`~dpaudit.core.request.Budget`).
         exact: also the transcript's exact privacy on the audited pair (``exact`` in the
-            result; :mod:`dpaudit.auditing.exact`): bit releases, ``instances="fixed"``.
+            result; :mod:`dpaudit.auditing.exact`); with a fixed instance a run shows an
+            infeasible walk before the audit (InputError), after it (an instance search) the
+            result's ``exact`` says why (``refused``).
         beyond_proof: audit a claim outside the range its paper's proof covers
             (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.check_proof`; refused otherwise).
         small_delta_runs: also bound the audited pair's δ-loss at the claim's δ from this many
@@ -897,9 +913,6 @@ def audit_registered(request: AuditRequest) -> AuditResult:
     pair = (tables.load_pair(request.pair, spec.model) if isinstance(request.pair, str)
             else request.pair)
     prep = spec.prepare(float(eps), p)
-    if request.exact and request.instances == "search" and pair is None:
-        raise InputError("--exact sums the law of one instance: add --instances fixed (or "
-                         "give --pair)")
     runs = int(request.budget.runs or DEFAULT_RUNS)
     workers = int(request.workers or executor.default_workers())
     rate = None                 # a time limit: the kernels compiled, the rate measured first
@@ -935,8 +948,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
         if not pairs:
             raise InputError(f"--neighbours {strategy}: {spec.name} names no position within "
                              f"its audit horizon ({horizon}); use --neighbours search")
-    if request.exact:               # refused before the audit when one run shows it infeasible
-        exact.precheck(spec, prep, pairs[order[0]])
+    if request.exact and not searched:   # refused before the audit when one run shows it
+        exact.precheck(spec, prep, pairs[order[0]])                  # infeasible
     bar = tqdm(total=0, unit="run", unit_scale=True, disable=None if request.progress else True,
                leave=False, desc=f"audit {spec.name}")
     sources = []
@@ -975,8 +988,7 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     search={"views": views, "screen": info["screen"]},
                     command=_command(request, allow if found.capped else None),
                     instances=searched,
-                    exact=exact.exact_privacy(spec, prep, used, eps, delta) if request.exact
-                    else {},
+                    exact=_exact(spec, prep, used, Claim(eps, delta)) if request.exact else {},
                     small_delta=_small_delta(spec, prep, used, request, delta, child_seed(root, 6)))
     if searched:
         searched["budget_split"] = _budget_split(searched, found, source_costs(sources))

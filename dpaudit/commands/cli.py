@@ -207,8 +207,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="also compute the transcript's exact eps and delta(eps) on the "
                           "audited pair: a sum over bit releases, certified bounds over "
                           "Laplace/Gaussian ones (registered algorithms, small instances: "
-                          "K = 2, short horizons; with --instances fixed); exit 2 where "
-                          "infeasible")
+                          "K = 2, short horizons); exit 2 where one run shows it infeasible "
+                          "before the audit, else the result says why it was not computed")
     run.add_argument("--small-delta-runs", type=int, default=0, metavar="N",
                      help="also bound the audited pair's delta-loss at the claim's delta from N "
                           "importance-weighted runs per direction (the release that reads the "

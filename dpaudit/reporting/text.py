@@ -345,8 +345,10 @@ def exact_text(x: dict, eps_lb: float) -> str:
 
     Returns:
         The text: ε_exact (or ε(δ)) or its bounds, δ at the claimed ε, ε_lb / ε_exact (the
-        upper end).
+        upper end); or why the walk was refused on the audited pair.
     """
+    if "refused" in x:
+        return f"not computed on the audited pair: {x['refused']}"
     at = float(x["eps_exact"])
     low, high = x.get("eps_exact_bounds", (at, at))
     what = (f"eps_exact = {at:.4f}" if low == high else

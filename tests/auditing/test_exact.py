@@ -247,7 +247,6 @@ def test_an_audit_with_exact_reports_eps_exact_beside_eps_lb():
 
 @pytest.mark.parametrize("algo, kwargs, match", [
     ("ldp-ucb", {"instances": "fixed"}, "0 discrete, 64 continuous"),
-    ("ldp-tb-budget", {}, "add --instances fixed"),
     ("ldp-tb-budget", {"instances": "fixed"}, "64 discrete, 0 continuous"),
 ])
 def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwargs, match):
@@ -257,3 +256,17 @@ def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwarg
     with pytest.raises(InputError, match=match):
         audit_algorithm(algo, 1.0, params=params, exact=True, runs=1000, seed=1, workers=1,
                         **kwargs)
+
+
+@pytest.mark.slow       # an audit with an instance search (~5 s)
+def test_after_an_instance_search_an_infeasible_walk_keeps_the_audit(monkeypatch):
+    # the search picks the pair only at its end: a walk too large there is reported in the
+    # result (``refused``) and its text, and the audit's verdict stands
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.reporting.report import summary
+    monkeypatch.setattr(exact, "MAX_RUNS", 8)
+    r = audit_algorithm("ldp-tb-budget", 1.0, exact=True, runs=2000, seed=1, workers=1)
+    x = r.to_dict()["exact"]
+    assert "more than 8 kernel runs" in x["refused"] and "eps_exact" not in x
+    assert r.to_dict()["instance_search"] and r.verdict is not None
+    assert "exact: not computed on the audited pair: --exact: " in summary(r.to_dict())
