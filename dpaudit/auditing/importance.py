@@ -139,6 +139,7 @@ def weighted_runs(spec: AlgorithmSpec, prep: Prepared, tables: tuple, aim: Aim,
     limit = horizon_of(N, spec.model)
     keys, keys_p = [], []
     w, wp, off = np.ones(runs), np.ones(runs), np.zeros(runs)
+    drawn: dict = {}        # tilts -> [(run, y, y′, v, v′)]: weighted at once after the loop
     for i, child in enumerate(seed.spawn(runs)):
         s1, s2, s3 = child.spawn(3)
         key, rel = frozen_run(spec, prep, N, limit, np.zeros(0), np.random.default_rng(s1))
@@ -168,10 +169,13 @@ def weighted_runs(spec: AlgorithmSpec, prep: Prepared, tables: tuple, aim: Aim,
         if r3[h, 4] != v or r4[h, 4] != vp:
             raise NotApplicable(f"{spec.name}: the history before the reading release changed "
                                 "with the generator (randomness besides its releases)")
-        w[i], wp[i] = tilts[0].weight(y, at, at_p)[0], tilts[1].weight(y_p, at, at_p)[0]
+        drawn.setdefault(tuple(tilts), []).append((i, y[0], y_p[0], v, vp))
         off[i] = (y[0] - v) * np.sign(v - vp) / scale
         keys.append(key)
         keys_p.append(key_p)
+    for (t, t_p), rows in drawn.items():
+        i, y, y_p, v, vp = (np.array(c) for c in zip(*rows))
+        w[i.astype(int)], wp[i.astype(int)] = t.weight(y, v, vp), t_p.weight(y_p, v, vp)
     return Runs(keys, keys_p, w, wp, off)
 
 
