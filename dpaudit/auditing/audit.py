@@ -37,7 +37,7 @@ from dpaudit.core import executor
 from dpaudit.core.allowance import Allowance
 from dpaudit.core.request import (AuditRequest, Budget, Claim, DEFAULT_ALPHA, DEFAULT_BETA,
                                   DEFAULT_INSTANCES, DEFAULT_MARGIN, DEFAULT_NEIGHBOURS,
-                                  FINALISTS, WHITEBOX_RUNS)
+                                  FINALISTS, SMALL_DELTA_SHARE, WHITEBOX_RUNS)
 from dpaudit.core.terms import PrivacyModel, Side, Verdict
 from dpaudit.data import tables
 from dpaudit.errors import InputError
@@ -328,6 +328,8 @@ def _small_delta(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair
                  request: AuditRequest, delta: float, seed: np.random.SeedSequence) -> dict:
     """The importance-sampled bound on the audited pair when asked, or why there is none."""
     runs = request.small_delta_runs
+    if runs is None:            # the default: for a δ > 0 claim, in proportion to the budget
+        runs = int(SMALL_DELTA_SHARE * (request.budget.runs or DEFAULT_RUNS)) if delta > 0 else 0
     if not runs:
         return {}
     try:
@@ -794,7 +796,7 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     max_samples: int | None = None,
                     time_limit: float | None = None, early_stop: bool = True,
                     exact: bool = False, beyond_proof: bool = False,
-                    small_delta_runs: int = 0) -> AuditResult:
+                    small_delta_runs: int | None = None) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -842,7 +844,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
             (:meth:`~dpaudit.algorithms.spec.AlgorithmSpec.check_proof`; refused otherwise).
         small_delta_runs: also bound the audited pair's δ-loss at the claim's δ from this many
             importance-weighted runs per direction (``small_delta`` in the result;
-            :mod:`dpaudit.auditing.importance`); 0: not computed.
+            :mod:`dpaudit.auditing.importance`); 0: not computed; None: half the runs for a
+            δ > 0 claim (:data:`~dpaudit.core.request.SMALL_DELTA_SHARE`), 0 for pure DP.
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,

@@ -313,7 +313,8 @@ def audit_code(request: AuditRequest) -> AuditResult:
     coverage = replay(call, sources[u].data, limits[u], REPLAY_RUNS, s_replay)
     counted = ({"refused": "FILE.py:FUNCTION callables have no logged releases to tilt: their "
                            "(eps, delta) bound is the counted one", "runs": 0}
-               if request.small_delta_runs else {})
+               if request.small_delta_runs or (request.small_delta_runs is None
+                                               and request.claim.delta) else {})
     return conclude(resolved, cand, found, Checks(coverage=coverage, reproducible=same,
                                                   search=searched, small_delta=counted,
                                                   command=command_line(request, same)), t0)

@@ -209,11 +209,13 @@ def _parser() -> argparse.ArgumentParser:
                           "Laplace/Gaussian ones (registered algorithms, small instances: "
                           "K = 2, short horizons); exit 2 where one run shows it infeasible "
                           "before the audit, else the result says why it was not computed")
-    run.add_argument("--small-delta-runs", type=int, default=0, metavar="N",
+    run.add_argument("--small-delta-runs", type=int, default=None, metavar="N",
                      help="also bound the audited pair's delta-loss at the claim's delta from N "
                           "importance-weighted runs per direction (the release that reads the "
                           "changed entry drawn toward its loss tail; registered algorithms "
-                          "with Laplace or Gaussian releases); default 0: none")
+                          "with Laplace or Gaussian releases); default: half of --runs for a "
+                          "delta > 0 claim (10^6 at the default runs), none for pure DP; 0: "
+                          "none")
     run.add_argument("--beyond-proof", action="store_true",
                      help="audit a claim outside the range its paper's proof covers (e.g. "
                           "dp-bai-gauss where its Gaussian step fails); refused without it, "

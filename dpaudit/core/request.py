@@ -26,6 +26,7 @@ DEFAULT_TIME_LIMIT = 0.0
 DEFAULT_NEIGHBOURS = "search"
 INSTANCES = ("fixed", "search")   # audit the given instance, or search the claim's space
 DEFAULT_INSTANCES = "search"
+SMALL_DELTA_SHARE = 0.5   # a δ > 0 claim's default small-δ runs per direction / budget runs
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,9 @@ class AuditRequest:
             algorithms: :meth:`dpaudit.algorithms.spec.AlgorithmSpec.check_proof`); False:
             such a claim is refused.
         small_delta_runs: importance-weighted runs per direction of the small-δ bound on the
-            audited pair (:mod:`dpaudit.auditing.importance`), ≥ 0; 0: none.
+            audited pair (:mod:`dpaudit.auditing.importance`), ≥ 0; 0: none; None (default):
+            :data:`SMALL_DELTA_SHARE` × the budget's runs for a δ > 0 claim (10⁶ at the
+            default budget), none for pure DP.
 
     Raises:
         InputError: a value out of range.
@@ -159,7 +162,7 @@ class AuditRequest:
     instances: str = DEFAULT_INSTANCES
     exact: bool = False
     beyond_proof: bool = False
-    small_delta_runs: int = 0
+    small_delta_runs: int | None = None
 
     def __post_init__(self) -> None:
         """Check the fields (InputError naming the bad value and the accepted range)."""
@@ -168,7 +171,8 @@ class AuditRequest:
                              f"{', '.join(INSTANCES)}")
         if self.workers is not None:
             validate.positive(self.workers, "workers")
-        validate.integer(0)(self.small_delta_runs, "small_delta_runs")
+        if self.small_delta_runs is not None:
+            validate.integer(0)(self.small_delta_runs, "small_delta_runs")
         if self.seed is not None:
             validate.seed(self.seed, "seed")
         if not isinstance(self.params, Mapping):
@@ -216,7 +220,7 @@ class AuditRequest:
             argv += ["--exact"]
         if self.beyond_proof:
             argv += ["--beyond-proof"]
-        if self.small_delta_runs:
+        if self.small_delta_runs is not None:
             argv += ["--small-delta-runs", str(self.small_delta_runs)]
         if self.pair is not None:
             argv += ["--pair", self.pair]

@@ -152,11 +152,11 @@ class Entry:
         if self.algo_path:      # your own callable, its path relative to the working folder
             return AuditRequest(_relative(self.algo_path), Claim(self.eps, self.delta),
                                 self.params, budget=budget, seed=self.seed, workers=workers,
-                                model=self.model)
+                                model=self.model, small_delta_runs=0)
         return AuditRequest(self.algo, Claim(self.eps, self.delta), self.params,
                             self.neighbours, self.pair_path and os.path.relpath(self.pair_path),
                             budget, self.seed, workers, instances=self.instances,
-                            beyond_proof=self.beyond_proof)
+                            beyond_proof=self.beyond_proof, small_delta_runs=0)
 
     def config(self) -> dict:
         """What a baseline must match to be comparable (everything but the name)."""

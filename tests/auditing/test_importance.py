@@ -56,6 +56,23 @@ def test_weighted_runs_estimate_the_transcripts_law_on_both_tables():
         assert abs(x.mean() - law(table)) < 6 * x.std() / math.sqrt(x.size) + 1e-12
 
 
+def test_the_pilot_tilts_a_rare_event_and_not_a_sure_one():
+    """Each side's proposal is chosen on the pilot's draws: for the sure event (every
+    transcript) no tilt (ρ = 0: weights 1, no variance), for "recommend arm 0" at mass
+    2.3e-4 on d a tilt toward arm 0's upper tail (ρ > 0, centre beyond v)."""
+    spec, prep, pair, law = two_arm_pair(140, 44)
+    assert 1e-4 < law(pair.d) < 1e-3
+    d, dp = (np.ascontiguousarray(t, dtype=np.float64) for t in (pair.d, pair.d_prime))
+    pilot = importance.weighted_runs(spec, prep, (d, dp),
+                                     importance.Aim(DELTA, rho=importance.PILOT_RHO), 3000,
+                                     np.random.SeedSequence(6))
+    for base, keys in zip(importance.BASES, (pilot.keys, pilot.keys_prime)):
+        sure, _ = importance._proposal(pilot, np.ones(len(keys), bool), base, 10**6, 0.05)
+        rare, _ = importance._proposal(pilot, np.array([k[2] == 0 for k in keys]), base,
+                                       10**6, 0.05)
+        assert sure.rho == 0.0 and rare.rho > 0 and rare.offset > 0
+
+
 @pytest.mark.slow
 @pytest.mark.statistical
 def test_the_small_delta_bounds_hold_against_the_closed_form():

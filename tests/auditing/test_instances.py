@@ -205,7 +205,7 @@ def test_an_algorithm_calibrated_by_delta_is_judged_at_the_delta_its_instance_ra
     # each instance must be judged at its own delta. Deterministic for the seed (no chance).
     from dpaudit.auditing import audit
     from dpaudit.reporting.report import summary
-    kw = dict(seed=1, runs=5_000, whitebox_runs=0)
+    kw = dict(seed=1, runs=5_000, whitebox_runs=0, small_delta_runs=0)
     doc = audit.audit_algorithm("dp-bai-gauss", 1.0, **kw).to_dict()
     ran = {i["instance"]["delta"] for i in doc["instance_search"]["pool"]}
     assert len(ran) > 1 and doc["params"]["delta"] != 1e-5     # the screen moved delta
