@@ -126,3 +126,18 @@ def test_an_audit_reports_the_small_delta_bound_and_a_callable_says_why_not(tmp_
     assert "callables have no logged releases" in json.loads(out.read_text())["small_delta"][
         "refused"]
     assert "small delta: not computed: FILE.py:FUNCTION callables" in capsys.readouterr().out
+
+
+@pytest.mark.slow       # an audit (~3 s)
+def test_a_delta_claim_gets_the_small_delta_bound_by_default_from_half_the_runs():
+    # unset, the small-δ runs per direction are half the budget's runs for a δ > 0 claim (10⁶
+    # at the default budget) and are left out of the reproducing command, which then does
+    # the same; 0 turns it off and is written into the command
+    from dpaudit.auditing.audit import audit_algorithm
+    kw = dict(delta=DELTA, runs=2000, seed=1, workers=1, whitebox_runs=0, instances="fixed",
+              params={"features": "identity", "means": "0.6,0.4", "horizon": "16"})
+    doc = audit_algorithm("dp-bai-gauss", 1.0, **kw).to_dict()
+    assert doc["small_delta"]["runs"] == 1000 and "--small-delta-runs" not in doc["command"]
+    off = audit_algorithm("dp-bai-gauss", 1.0, small_delta_runs=0, **kw).to_dict()
+    assert "small_delta" not in off and "--small-delta-runs 0" in off["command"]
+
