@@ -96,6 +96,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 import dataclasses
+import functools
 import math
 
 import numba as nb
@@ -110,6 +111,7 @@ from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
+from .ldp_ucb import ldp_ucb_forced, ldp_ucb_index, law as ldp_ucb_law
 from ..kernels import (coin_index, log_release, reward, uniform_index, user_reward,
                        user_stream_end)
 
@@ -191,21 +193,11 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             if n >= limit:
                 return n, nr
             lt = math.log(float(n - t0 + 1))
-            I = -1
-            for i in range(K):                   # each arm once first
-                if N1[i] == 0.0:
-                    I = i
-                    break
-            if I < 0:
-                for i in range(K):               # forced exploration: n <= 4 ln t
-                    if N1[i] <= 4.0 * lt:
-                        I = i
-                        break
+            I = ldp_ucb_forced(N1, lt)
             if I < 0:
                 best = -np.inf
                 for i in range(K):
-                    v = mt[i] + math.sqrt(2.0 * lt / N1[i]) + \
-                        math.sqrt(32.0 * lt) / (eps * math.sqrt(N1[i]))
+                    v = ldp_ucb_index(mt[i], lt, N1[i], eps)
                     if v > best:
                         best, I = v, i
             y, n, nr = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
@@ -649,7 +641,7 @@ SPECS: list[AlgorithmSpec] = []   # this module's algorithms (dpaudit.algorithms
 
 def _reg(name: str, title: str, mode: float, private: bool = True, anytime: bool = False,
          params: tuple | None = None, mutant_of: str | None = None,
-         description: str = "", **kw: object):
+         description: str = "", extra: dict | None = None, **kw: object):
     key = f"{'gdp' if mode == GDP else 'ldp'}-anytime" if anytime else mode
     claim = CLAIMS[key] if private else ""
     SPECS.append(AlgorithmSpec(
@@ -657,7 +649,7 @@ def _reg(name: str, title: str, mode: float, private: bool = True, anytime: bool
         kernel=ncb_kernel,
         params=params or _params(), prepare=_prepare(mode, anytime, **kw),
         structure=_structure, audit_horizon=lambda p: int(p["horizon"]), mutant_of=mutant_of,
-        description=description, theorem=claim))
+        description=description, theorem=claim, extra=extra or {}))
 
 
 _reg("gdp-ncb", "GDP-NCB (Algorithm 4, full NCB_GDP index)", GDP,
@@ -682,7 +674,8 @@ _reg("ncb", "NCB (Barman et al. 2023), non-private", NCB, private=False,
 _reg("ldp-ucb", "LDP-UCB (Ren et al. 2020, as in the authors' code)", LDP_UCB,
      params=_params(horizon=64)[:2],
      description="Y = clip(X + Lap(1/ε)); each arm once; force n <= 4 ln t; else argmax "
-                 "μ̃ + sqrt(2 ln t/n) + sqrt(32 ln t)/(ε sqrt n)")
+                 "μ̃ + sqrt(2 ln t/n) + sqrt(32 ln t)/(ε sqrt n)",
+     extra={"exact_law": functools.partial(ldp_ucb_law, eps_index=EPS)})
 
 RANDOMISER_USERS = 1 << 16
 

@@ -40,6 +40,7 @@ another transcript: a fair coin that decides the transcript escapes this with pr
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -274,20 +275,42 @@ def transcript_laws(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: i
 
     Returns:
         (keys: the transcripts, list; bounds: float (4, n): lower on d, lower on d′, upper on
-        d, upper on d′; caps: float (n,) each transcript's largest release loss; continuous:
-        whether any release was continuous, i.e. whether the bounds rest on the cell
-        condition).
+        d, upper on d′; caps: float (n,) each transcript's largest release loss; method: how
+        the bounds were computed: exact sums (bit releases), the cell condition (continuous
+        ones), or the algorithm's own law (``spec.extra["exact_law"]``, with the same
+        signature as this function's result after a runner of its kernel, e.g. LDP-UCB's
+        first data-dependent action)).
 
     Raises:
         Infeasible: more than :data:`MAX_RUNS` kernel runs, releases of different families
             on the two tables, or a transcript that changes with the generator (randomness
             besides the releases).
     """
+    own = spec.extra.get("exact_law")
+    if own is not None:
+        tables = tuple(np.ascontiguousarray(t, dtype=np.float64) for t in tables)
+        try:
+            keys, b, caps, method = own(functools.partial(_run, spec, prep, limit), prep,
+                                        tables, limit)
+        except InputError as e:
+            raise Infeasible(str(e)) from None
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        return [keys[i] for i in order], b[:, order], caps[order], method
     walk = _Walk(spec, prep, tables, limit)
     law = walk.node(np.zeros(0), tol)
     keys = sorted(law)
+    method = ("exact sum over release sequences (randomised-response releases)"
+              if not walk.continuous else
+              f"certified bounds: sums over bit releases, cell integrals over continuous "
+              f"releases under the cell condition (relative width {tol:g} per release)")
     return (keys, np.array([law[k] for k in keys]).T,
-            np.array([walk.caps[k] for k in keys]), walk.continuous)
+            np.array([walk.caps[k] for k in keys]), method)
+
+
+def _run(spec: AlgorithmSpec, prep: Prepared, limit: int, table: np.ndarray,
+         frozen: np.ndarray, seed: int) -> tuple:
+    """:func:`frozen_run` with the algorithm and limit bound: an algorithm's own law runs it."""
+    return frozen_run(spec, prep, table, limit, frozen, seed)
 
 
 def transcript_law(spec: AlgorithmSpec, prep: Prepared, table: np.ndarray,
@@ -343,10 +366,14 @@ def precheck(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair) -> None:
     Raises:
         Infeasible: the run's releases need more than :data:`MAX_RUNS` kernel runs at
             least (2 per bit release, k per coin of k values, :data:`CELLS` + 1 per continuous
-            one, multiplied).
+            one, multiplied), or the algorithm's own law refuses the instance (it is computed
+            on (d, d)).
     """
     limit = _limit(pair)
     table = np.ascontiguousarray(pair.d, dtype=np.float64)
+    if "exact_law" in spec.extra:           # its own law says where it applies
+        transcript_laws(spec, prep, (table, table), limit)
+        return
     rel = frozen_run(spec, prep, table, limit, np.zeros(0), SEED)[1]
     coin = rel[:, 7] == COIN
     bits = int((rel[:, 7] == RANDOMISED_RESPONSE).sum()) + int(coin.sum())
@@ -430,7 +457,7 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         Infeasible: as :func:`transcript_laws`.
     """
     limit = _limit(pair)
-    keys, (p_lo, q_lo, p_hi, q_hi), caps, continuous = transcript_laws(
+    keys, (p_lo, q_lo, p_hi, q_hi), caps, method = transcript_laws(
         spec, prep, (pair.d, pair.d_prime), limit)
     with np.errstate(divide="ignore", invalid="ignore"):
         low = np.nan_to_num(np.maximum(np.log(p_lo) - np.log(q_hi),
@@ -447,10 +474,6 @@ def exact_privacy(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, eps:
         return max(_one_way(p_hi, q_lo, e), _one_way(q_hi, p_lo, e))
 
     at = worst if delta == 0 else (_eps_at(lower, delta), _eps_at(upper, delta))
-    method = ("exact sum over release sequences (randomised-response releases)"
-              if not continuous else
-              f"certified bounds: sums over bit releases, cell integrals over continuous "
-              f"releases under the cell condition (relative width {TOL:g} per release)")
     i = int(np.argmax(low))
     witness = {"tau": keys[i][1], "recommendation": keys[i][2], "status": keys[i][3],
                "p_d": [float(p_lo[i]), float(p_hi[i])],

@@ -246,7 +246,7 @@ def test_an_audit_with_exact_reports_eps_exact_beside_eps_lb():
 
 
 @pytest.mark.parametrize("algo, kwargs, match", [
-    ("ldp-ucb", {"instances": "fixed"}, "0 discrete, 64 continuous"),
+    ("ldp-ucb", {"instances": "fixed"}, "first data-dependent action, sample 29"),
     ("ldp-tb-budget", {"instances": "fixed"}, "64 discrete, 0 continuous"),
 ])
 def test_exact_is_refused_before_the_audit_where_it_cannot_be_summed(algo, kwargs, match):
@@ -270,3 +270,36 @@ def test_after_an_instance_search_an_infeasible_walk_keeps_the_audit(monkeypatch
     assert "more than 8 kernel runs" in x["refused"] and "eps_exact" not in x
     assert r.to_dict()["instance_search"] and r.verdict is not None
     assert "exact: not computed on the audited pair: --exact: " in summary(r.to_dict())
+
+
+def ldp_ucb(eps, horizon):
+    spec = registry.get("ldp-ucb")
+    p = spec.resolve_params({"means": (0.3, 0.7), "horizon": horizon})
+    return spec, spec.prepare(eps, p), neighbours.candidates(spec, p, 1)
+
+
+@pytest.mark.slow       # 20000 kernel runs per table (~1.5 s)
+def test_ldp_ucbs_own_law_brackets_its_kernels_frequencies():
+    # K = 2: forced exploration plays 28 data-independent actions, action 29 reads all 28
+    # reports; its two transcripts' simulated frequencies (20000 runs) within 6 sd of the
+    # law's bounds on both tables of a pair (false-failure rate < 1e-8 per transcript), and
+    # the bounds are narrow (each within 1 % of its probability)
+    spec, prep, pairs = ldp_ucb(1.0, 29)
+    pair = next(p for p in pairs if "mid-horizon" in p.label)
+    for table in (pair.d, pair.d_prime):
+        table = np.ascontiguousarray(table, dtype=np.float64)
+        law = exact.transcript_law(spec, prep, table, 29)
+        assert len(law) == 2 and all(hi - lo < 0.01 * lo for lo, hi in law.values())
+        assert within_6_sd(law, simulated(spec, prep, table, 29, seed=13))
+    r = exact.exact_privacy(spec, prep, pair, 1.0)
+    lo, hi = r["eps_exact_bounds"]
+    assert 0 < lo <= hi < lo + 0.02 and "action 29 of LDP-UCB" in r["method"]
+
+
+def test_ldp_ucbs_law_stops_at_its_first_data_dependent_action():
+    spec, prep, pairs = ldp_ucb(1.0, 28)
+    r = exact.exact_privacy(spec, prep, pairs[0], 1.0)      # 28 forced actions: one transcript
+    assert r["eps_exact_bounds"] == [0.0, 0.0] and r["transcripts"] == 1
+    spec, prep, pairs = ldp_ucb(1.0, 30)
+    with pytest.raises(exact.Infeasible, match="first data-dependent action, sample 29"):
+        exact.exact_privacy(spec, prep, pairs[0], 1.0)
