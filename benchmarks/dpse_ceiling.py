@@ -1,30 +1,35 @@
-"""The best ε_lb / ε_exact a counting audit can reach on DP-SE with two arms.
+"""The best ε_lb / ε_exact an audit can reach on DP-SE with two arms, and what the audit reaches.
 
-    python benchmarks/dpse_ceiling.py [--eps 0.5] [--runs 2000000]
-                                      [--json benchmarks/figures/dpse_ceiling.json]
+    python benchmarks/dpse_ceiling.py [--eps 2] [--json benchmarks/figures/dpse_ceiling.json]
 
-DP-SE (Sajed and Sheffet 2019, as run by Azize et al. 2023, Sec. 5) with K = 2 eliminates an
-arm after epoch 1 when the difference of the two arms' Laplace epoch means passes
-2·(h₁ + c₁). The base table puts the exact gap ``tail`` noise scales below that threshold
+DP-SE (Sajed and Sheffet 2019, as run by Azize et al. 2023, Sec. 5) with K = 2 releases one
+Laplace epoch mean per arm after epoch 1, m_a = x̄_a + L_a with L_a ~ Lap(b) independent, and
+eliminates arm a when the other mean exceeds m_a by the threshold θ = 2·(h₁ + c₁). Nothing
+else in the transcript reads epoch 1's rewards, so a pair that changes one epoch-1 reward has
+three transcripts up to the first action after epoch 1 (arm 0 eliminated, arm 1 eliminated,
+neither) whose laws are closed-form: P(L₁ − L₀ > u) = (2 + u/b)·e^(−u/b)/4 for u ≥ 0. The base
+table puts the gap ``tail`` noise scales below θ
 (:func:`dpaudit.algorithms.adap_tt.baselines.dpse_boundary`); the pair changes row 0 (arm 0's
-first sample) from all 0 to all 1. For each tail the exact law of the transcript on both
-tables (:func:`dpaudit.auditing.exact.transcript_laws`, certified bounds, horizon 2000: epoch 1
-and the first action after it) gives:
+first sample) from all 0 to all 1, which moves x̄₀ by ε·b. Per tail (0–14 scales, step 1/4):
 
-* ε_exact: at least the loss of the rarest transcript, epoch 1 eliminating the better arm 0,
-  whose law is closed-form — the two epoch means are m_a = x̄_a + L_a with L_a ~ Lap(b)
-  independent, and P(L₁ − L₀ > u) = (2 + u/b)·e^(−u/b)/4 for u ≥ 0 — checked against the
-  walk's bounds (which are looser: its cells cannot resolve a mass spread over ~60 scales);
-* the best lower bound a counting audit could print: over every transcript and every union of
-  transcripts, both directions, Clopper–Pearson bounds at α/2 per side on ``--runs`` runs per
-  side whose counts are the exact probabilities' upper and lower ends × runs (the median
-  outcome, favourably rounded; no multiplicity, the event known in advance).
+* ε_exact: the largest loss of the three transcripts (the far elimination, ~2θ/b scales out);
+  at the tail the audit is run on, the certified walk (:func:`dpaudit.auditing.exact.
+  transcript_laws`) must bracket the closed form, a check of both;
+* the **counting ceiling**: over every transcript and union of transcripts, both directions,
+  the Clopper–Pearson bound the audit's own measurement would print (the level of its last
+  look with one finalist, α/2 per side: :func:`dpaudit.statistics.measure.design`) if its
+  counts were the exact probabilities × runs, rounded to the nearest count — the event known
+  in advance, nothing spent on choosing it; at 2·10⁶ runs per side (the default budget), 2·10⁷
+  and 10⁸;
+* the **importance-sampling ceiling**: the bound :func:`dpaudit.statistics.tilted.delta_bounds`
+  (betting, α/2 per side) prints when every weighted term is exactly the event's mass (a
+  proposal with zero variance) and the weights are bounded by 1 (the least any proposal can
+  have: f/r ≥ 1 somewhere since both integrate to 1), at 10⁶ and 2·10⁶ runs per direction.
+  Any bounded-weight upper bound on the denominator's mass stays ~ln(2/α)/n above it;
 
-Their ratio is a ceiling: a real audit also chooses its event on a pilot sample and splits α
-over looks. The tail of the largest ceiling is then audited for real (``dpaudit run --algo
-dp-se --pair`` of that pair, default budget, seed 1, 2 workers): its ε_lb against the ceiling's
-bound and ε_exact. Checkpointed: each tail's figures are written to ``--json`` as it finishes; a rerun
-skips tails already there (same ε and runs).
+and the real audit of the pair at the counting ceiling's best tail (``dpaudit run --algo dp-se
+--pair``, default budget, seed 1, 2 workers): with ``--no-early-stop`` (every look made) and
+as the default command runs it (the pass settles early). Checkpointed per ε in ``--json``.
 """
 import argparse
 import itertools
@@ -40,32 +45,15 @@ from dpaudit.algorithms.adap_tt.baselines import dpse_boundary
 from dpaudit.auditing import exact
 from dpaudit.auditing.audit import audit_algorithm
 from dpaudit.data.tables import NeighbourPair
-from dpaudit.statistics.stats import cp_lower, cp_upper
+from dpaudit.statistics.measure import design
+from dpaudit.statistics.stats import eps_lower_bound
+from dpaudit.statistics.tilted import delta_bounds
 from dpaudit.verdicts.result import write_json_atomic
 
-TAILS = (0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0)
+TAILS = np.arange(0.0, 14.01, 0.25)
+COUNTING_RUNS = (2_000_000, 20_000_000, 100_000_000)
+IS_RUNS = (1_000_000, 2_000_000)
 HORIZON, ALPHA = 2000, 0.05
-
-
-def best_counting_bound(p: tuple, q: tuple, runs: int) -> tuple[float, int]:
-    """The largest Clopper–Pearson log-ratio bound over unions of transcripts, both directions.
-
-    ``p`` = (lower, upper) probabilities on d per transcript, ``q`` on d′. Returns (bound,
-    size of the union attaining it).
-    """
-    n = len(p[0])
-    best = (0.0, 0)
-    for size in range(1, n):
-        for union in itertools.combinations(range(n), size):
-            u = list(union)
-            for (a_lo, a_hi), (b_lo, b_hi) in ((p, q), (q, p)):
-                k_num = math.floor(a_hi[u].sum() * runs)
-                k_den = math.ceil(b_lo[u].sum() * runs)
-                lo = float(cp_lower(k_num, runs, ALPHA / 2))
-                hi = float(cp_upper(k_den, runs, ALPHA / 2))
-                if lo > 0 and math.log(lo / hi) > best[0]:
-                    best = (math.log(lo / hi), size)
-    return best
 
 
 def instance(eps: float, tail: float) -> tuple:
@@ -78,80 +66,107 @@ def instance(eps: float, tail: float) -> tuple:
                                                    "row 0")
 
 
-def case(eps: float, tail: float, runs: int) -> dict:
-    spec, _, prep, pair = instance(eps, tail)
-    t0 = time.time()
-    keys, (p_lo, q_lo, p_hi, q_hi), _, _ = exact.transcript_laws(
-        spec, prep, (pair.d, pair.d_prime), HORIZON)
-    with np.errstate(divide="ignore"):
-        low = float(np.nan_to_num(np.maximum(np.log(p_lo) - np.log(q_hi),
-                                             np.log(q_lo) - np.log(p_hi)), neginf=0.0).max())
-    far, p_far = rarest_loss(spec, prep, pair, tail)
-    i = int(np.argmin(p_hi))                   # the rarest transcript: the walk brackets it
-    assert p_lo[i] <= p_far[0] <= p_hi[i] and q_lo[i] <= p_far[1] <= q_hi[i], (p_far, i)
-    bound, size = best_counting_bound((p_lo, p_hi), (q_lo, q_hi), runs)
-    exact_eps = max(low, far)
-    return {"eps": eps, "tail": tail, "runs": runs, "transcripts": len(keys),
-            "eps_exact_walk_low": low, "eps_exact_at_least": exact_eps,
-            "rarest_transcript": {"loss": far, "p_d": p_far[0], "p_d_prime": p_far[1]},
-            "counting_bound": bound, "union_size": size, "ratio": bound / exact_eps,
-            "masses_d": p_hi.tolist(), "masses_d_prime": q_hi.tolist(),
-            "seconds": round(time.time() - t0, 1)}
+def diff_logsf(u: float, b: float) -> float:
+    """ln P(L₁ − L₀ > u) for independent L ~ Lap(b), any real u (no underflow far out)."""
+    x = abs(u) / b
+    s = math.log1p(x / 2.0) - math.log(2.0) - x
+    return s if u >= 0 else math.log1p(-math.exp(s))
 
 
-def diff_tail(u: float, b: float) -> float:
-    """P(L₁ − L₀ > u) for independent L ~ Lap(b), u ≥ 0."""
-    return (2.0 + u / b) * math.exp(-u / b) / 4.0
-
-
-def rarest_loss(spec, prep, pair: NeighbourPair, tail: float) -> tuple[float, tuple]:
-    """The loss of "epoch 1 eliminates arm 0" and its probabilities on d and d′ (closed form).
-
-    Arm 0 is eliminated iff m₁ − m₀ > 2·(h₁ + c₁); the threshold is the base table's gap plus
-    ``tail`` scales (:func:`dpse_boundary`), the epoch means x̄_a and the scale b are the
-    kernel's logged releases on each table.
+def laws(eps: float, tail: float) -> np.ndarray:
+    """Closed-form log-laws, shape (2, 3): rows d, d′; columns arm 0 eliminated, arm 1, neither.
     """
-    row = pair.base["row"]
-    probs = []
+    spec, _, prep, pair = instance(eps, tail)
+    out = []
     for table in (pair.d, pair.d_prime):
         _, rel = exact.frozen_run(spec, prep, np.ascontiguousarray(table, dtype=np.float64),
                                   HORIZON, np.zeros(0), 0)
-        b = float(rel[0, 6])
-        threshold = (row[0] - row[1]) + tail * b
-        probs.append(diff_tail(threshold + float(rel[0, 4]) - float(rel[1, 4]), b))
-    return abs(math.log(probs[0] / probs[1])), tuple(probs)
+        b, gap = float(rel[0, 6]), float(rel[0, 4]) - float(rel[1, 4])
+        theta = (pair.base["row"][0] - pair.base["row"][1]) + tail * b
+        drop0, drop1 = diff_logsf(theta + gap, b), diff_logsf(theta - gap, b)
+        out.append([drop0, drop1, math.log1p(-math.exp(drop0) - math.exp(drop1))])
+    return np.array(out)
+
+
+def counting_ceiling(law: np.ndarray, runs: int) -> float:
+    """The audit's last-look Clopper–Pearson bound on counts = exact probabilities × runs."""
+    level = design(runs, ALPHA)[1][-1]
+    best = 0.0
+    for size in (1, 2):
+        for union in itertools.combinations(range(3), size):
+            p, q = law[0, list(union)].sum(), law[1, list(union)].sum()
+            for a, c in ((p, q), (q, p)):
+                best = max(best, float(eps_lower_bound(round(a * runs), runs, round(c * runs),
+                                                       runs, level)))
+    return best
+
+
+def is_ceiling(law: np.ndarray, runs: int) -> float:
+    """The importance-sampled bound with zero-variance terms and weights bounded by 1."""
+    best = 0.0
+    for j in range(2):          # each elimination, both directions
+        p, q = law[0, j], law[1, j]
+        if min(p, q) < 1e-30:   # the far elimination: no run of either kind sees it
+            continue
+        for a, c in ((p, q), (q, p)):
+            b = delta_bounds(np.full(runs, a), np.full(runs, c), 0.0, 0.0, (1.0, 1.0), ALPHA)
+            best = max(best, b.eps_lower)
+    return best
+
+
+def case(eps: float) -> dict:
+    t0 = time.time()
+    logs = {float(t): laws(eps, float(t)) for t in TAILS}
+    loss = {t: float(np.abs(g[0] - g[1]).max()) for t, g in logs.items()}
+    grid = {t: np.exp(g) for t, g in logs.items()}
+    out: dict = {"eps": eps, "alpha": ALPHA, "tails": [float(t) for t in TAILS]}
+    for runs in COUNTING_RUNS:
+        bounds = {t: counting_ceiling(g, runs) / loss[t] for t, g in grid.items()}
+        t = max(bounds, key=bounds.get)
+        out[f"counting runs={runs}"] = {"ratio": bounds[t], "tail": t, "eps_exact": loss[t]}
+    for runs in IS_RUNS:
+        bounds = {t: is_ceiling(g, runs) / loss[t] for t, g in list(grid.items())[::4]}
+        t = max(bounds, key=bounds.get)
+        out[f"importance runs={runs}"] = {"ratio": bounds[t], "tail": t, "eps_exact": loss[t]}
+    tail = out[f"counting runs={COUNTING_RUNS[0]}"]["tail"]
+    spec, p, prep, pair = instance(eps, tail)
+    _, (p_lo, q_lo, p_hi, q_hi), _, _ = exact.transcript_laws(
+        spec, prep, (pair.d, pair.d_prime), HORIZON)
+    g = grid[tail]
+    for lo, hi, row in ((p_lo, p_hi, g[0]), (q_lo, q_hi, g[1])):   # the walk brackets the law
+        assert np.all(np.sort(lo) <= np.sort(row) + 1e-12) and \
+            np.all(np.sort(row) <= np.sort(hi) + 1e-12), (lo, row, hi)
+    audits = {}
+    for early in (False, True):
+        r = audit_algorithm("dp-se", eps, params=p, pair=pair, seed=1, workers=2,
+                            early_stop=early)
+        audits["default" if early else "no_early_stop"] = r.eps_lb
+    out["audit"] = {"tail": tail, "eps_exact": loss[tail], "law_d": g[0].tolist(),
+                    "law_d_prime": g[1].tolist(), **audits}
+    out["seconds"] = round(time.time() - t0, 1)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--eps", type=float, default=0.5)
-    ap.add_argument("--runs", type=int, default=2_000_000)
+    ap.add_argument("--eps", type=float, default=2.0)
     ap.add_argument("--json", default="benchmarks/figures/dpse_ceiling.json")
     a = ap.parse_args()
     done = json.load(open(a.json)) if os.path.exists(a.json) else {}
-    for tail in TAILS:
-        name = f"eps={a.eps:g} tail={tail:g}"
-        if name not in done or done[name]["runs"] != a.runs:
-            done[name] = case(a.eps, tail, a.runs)
-            write_json_atomic(a.json, done)
-        r = done[name]
-        print(f"{name}: eps_exact >= {r['eps_exact_at_least']:.4f} (rarest transcript, "
-              f"p = {r['rarest_transcript']['p_d']:.3g}; walk >= {r['eps_exact_walk_low']:.4f}), "
-              f"best counting bound "
-              f"{r['counting_bound']:.4f} (union of {r['union_size']}), ratio {r['ratio']:.3f}; "
-              f"masses on d {', '.join(f'{m:.3g}' for m in r['masses_d'])} "
-              f"({r['seconds']} s)")
-    best = max((done[f"eps={a.eps:g} tail={t:g}"] for t in TAILS), key=lambda r: r["ratio"])
-    print(f"ceiling at eps={a.eps:g}, {a.runs} runs per side: {best['ratio']:.3f} "
-          f"(tail {best['tail']:g})")
-    if "audit_eps_lb" not in best:
-        _, p, _, pair = instance(a.eps, best["tail"])
-        r = audit_algorithm("dp-se", a.eps, params=p, pair=pair, seed=1, workers=2)
-        best["audit_eps_lb"] = r.eps_lb
+    name = f"eps={a.eps:g}"
+    if name not in done:
+        done[name] = case(a.eps)
         write_json_atomic(a.json, done)
-    print(f"audit of that pair (default budget, seed 1): eps_lb {best['audit_eps_lb']:.4f} = "
-          f"{best['audit_eps_lb'] / best['counting_bound']:.3f} of the ceiling's bound, "
-          f"{best['audit_eps_lb'] / best['eps_exact_at_least']:.3f} of eps_exact")
+    r = done[name]
+    for key in [k for k in r if k.startswith(("counting", "importance"))]:
+        c = r[key]
+        print(f"{name} {key}: ceiling {c['ratio']:.3f} of eps_exact {c['eps_exact']:.4f} "
+              f"(tail {c['tail']:g} scales)")
+    au = r["audit"]
+    print(f"{name} audit at tail {au['tail']:g} (default budget, seed 1): eps_lb "
+          f"{au['no_early_stop']:.4f} with --no-early-stop "
+          f"({au['no_early_stop'] / au['eps_exact']:.3f} of eps_exact {au['eps_exact']:.4f}), "
+          f"{au['default']:.4f} as run by default ({au['default'] / au['eps_exact']:.3f})")
 
 
 if __name__ == "__main__":
