@@ -153,7 +153,7 @@ def _betting_lower(z: np.ndarray, alpha: float) -> float:
         return float(np.sum(np.log1p(np.minimum(lam0, 0.75 / m) * (z - m)))) >= target
 
     lo, hi = 0.0, float(z.mean())
-    if hi <= 0 or not rejected(hi * 1e-12):
+    if hi * 1e-12 <= 0 or not rejected(hi * 1e-12):    # a mean below ~1e-311: 0, no bet
         return 0.0
     for _ in range(60):                                    # to ~1e-18 of the unit range
         mid = (lo + hi) / 2

@@ -323,3 +323,11 @@ def test_betting_bounds_of_constant_draws_and_bad_input():
                  ([0.5], 0, 1, 0.0), ([np.nan], 0, 1, 0.05)):
         with pytest.raises(ValueError):
             stats.betting_bounds(*args)
+
+
+def test_betting_bounds_of_a_mean_below_the_search_floor():
+    """Draws whose mean is below ~1e-311 (subnormal: a far-tail event's weighted terms): the lower bound is
+    0 (it cannot be resolved) and the upper bound still covers the mean, without a division by
+    zero in the search."""
+    lo, hi = stats.betting_bounds(np.full(1000, 1e-315), 0.0, 1.0, 0.05)
+    assert lo == 0.0 and 1e-315 <= hi <= 1.0
