@@ -1,8 +1,8 @@
 """Njit helpers shared by the kernels.
 
 njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
-logging, argmax with lowest-index ties, a uniform arm (and the length of a run on a stream of
-users).
+logging, the mutation switch at every noise draw (:func:`mutated`), argmax with lowest-index
+ties, a uniform arm (and the length of a run on a stream of users).
 
 Kernel contract: :mod:`dpaudit.simulation.simulate`. Every helper is ``@njit(cache=True)``; the
 kernels of
@@ -40,6 +40,36 @@ def reward(rng: np.random.Generator, table: np.ndarray, means: np.ndarray, t: in
     if t < table.shape[0]:
         return table[t, a]
     return 1.0 if rng.random() < means[a] else 0.0
+
+
+# The mutation switch (:mod:`dpaudit.algorithms.mutation`): a mutant's theta ends with the tail
+# (MUTATION_MARK, operator, site, factor); a theta without it (every registered algorithm's)
+# runs unmutated. The mark is a value no kernel parameter takes.
+MUTATION_MARK = -7.0e300
+MUTATION_TAIL = 4
+SCALE = 1.0         # operator: the site's noise × factor
+
+
+@nb.njit(cache=True, inline="always")
+def mutated(theta: np.ndarray, site: int, noise: float) -> float:
+    """The noise drawn at a kernel's noise site ``site``, as the mutation switch leaves it.
+
+    The noise itself when ``theta`` carries no mutation or one at another site; × factor at
+    this site under the ``SCALE`` operator (factor 0: the raw value is released).
+
+    Args:
+        theta: the kernel's parameters, float64, possibly ending with the mutation tail.
+        site: the site's number within its kernel (the module's ``NOISE_SITES``).
+        noise: the noise, already drawn (kernel contract: drawn whether or not mutated).
+
+    Returns:
+        The noise to add.
+    """
+    n = theta.shape[0]
+    if n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK and theta[n - 2] == site:
+        if theta[n - 3] == SCALE:
+            return noise * theta[n - 1]
+    return noise
 
 
 @nb.njit(cache=True)

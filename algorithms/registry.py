@@ -69,6 +69,22 @@ def _load() -> None:
     _LOADED.append(True)
 
 
+def noise_sites(spec: AlgorithmSpec) -> tuple:
+    """The noise sites of an algorithm's kernel (its module's ``NOISE_SITES``).
+
+    Args:
+        spec: a registered algorithm.
+
+    Returns:
+        ((site, what its noise privatises), ...); empty for a kernel without noise draws.
+    """
+    for module in modules():
+        sites = getattr(module, "NOISE_SITES", {})
+        if spec.kernel in sites:
+            return sites[spec.kernel]
+    return ()
+
+
 def all_specs() -> list[AlgorithmSpec]:
     """Every registered algorithm: the faithful ones first, then the mutants, by name."""
     _load()
@@ -79,17 +95,24 @@ def get(name: str) -> AlgorithmSpec:
     """The spec registered as ``name``.
 
     Args:
-        name: a registered name (``dpaudit list``).
+        name: a registered name (``dpaudit list``), or a mutant's ``ALGO~scale=FACTOR@SITE``
+            (:mod:`dpaudit.algorithms.mutation`), built on demand.
 
     Returns:
         Its :class:`~dpaudit.algorithms.spec.AlgorithmSpec`.
 
     Raises:
-        InputError: an unknown name, with the closest names.
+        InputError: an unknown name, with the closest names, or a mutant name that is not
+            valid (its operator, factor or site).
     """
     _load()
     if name in _REGISTRY:
         return _REGISTRY[name]
+    from dpaudit.algorithms import mutation     # on first use, as the papers' modules
+    spelled = mutation.parse(name)
+    if spelled is not None:
+        spec = get(spelled[0])
+        return mutation.mutant(spec, spelled[1], noise_sites(spec))
     close = difflib.get_close_matches(name, list(_REGISTRY), n=3, cutoff=0.4)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError(f"unknown algorithm {name!r}{hint} (see `dpaudit list`)")

@@ -54,7 +54,7 @@ from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import argmax, log_release, reward
+from ..kernels import argmax, log_release, mutated, reward
 from .glr import cg_table, max_phase
 
 # theta layout of the AdaP-TT kernel
@@ -208,7 +208,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
         mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
-                             rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
+                             mutated(theta, 0, rng.laplace(0.0, 1.0 / eps)), 1.0 / eps)
         nr += 1
 
     ahat = _glr_stop(mu, ntil, kph, theta, aux)
@@ -225,7 +225,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
             mu[a] = log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
-                                 rng.laplace(0.0, scale), scale)            # eq. 12
+                                 mutated(theta, 1, rng.laplace(0.0, scale)), scale)  # eq. 12
             nr += 1
             nsw[a] = N[a]
             S[a] = 0.0
@@ -293,6 +293,10 @@ def adap_tt_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np
 BATCH_LOOPS = {adap_tt_kernel: adap_tt_batch}
 # the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
 PAIR_LOOPS = {adap_tt_kernel: adap_tt_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {adap_tt_kernel: (
+    (0, "each arm's initial sample, Lap(1/ε)"),
+    (1, "an arm's phase mean at its doubling, Lap(1/(ε·ñ)) (eq. 12)"))}
 
 
 THM3 = "Thm 3 (App. C.2)"

@@ -62,7 +62,7 @@ from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import argmax, log_release, reward
+from ..kernels import argmax, log_release, mutated, reward
 from .algorithm import MU1, PAPER, _params, _tc_challenger
 from .glr import C_G
 
@@ -284,8 +284,8 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             ncum[a] += R
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
-            mt[a] = log_release(releases, frozen, nr, n, a, e, R, mean, rng.laplace(0.0, scale),
-                                scale)
+            mt[a] = log_release(releases, frozen, nr, n, a, e, R, mean,
+                                mutated(theta, 0, rng.laplace(0.0, scale)), scale)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))
         c = math.log(4.0 * n_act * e * e / risk) / (eps * R)
@@ -353,6 +353,8 @@ def dpse_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
 BATCH_LOOPS = {ttucb_kernel: ttucb_batch, dpse_kernel: dpse_batch}
 # the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
 PAIR_LOOPS = {ttucb_kernel: ttucb_pairs, dpse_kernel: dpse_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {dpse_kernel: ((0, "each active arm's epoch mean, Lap(1/(ε·R_e))"),)}
 
 
 def _dpse_prepare(eps: float, p: dict) -> Prepared:

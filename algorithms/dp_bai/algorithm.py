@@ -97,7 +97,7 @@ from dpaudit.statistics import accounting
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
-from ..kernels import release
+from ..kernels import mutated, release
 from . import linear as lin
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
@@ -263,10 +263,10 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                 continue
             if noise == NOISE_GAUSS:
                 scale = sigma / (eps * cnt)                             # Alg. 2 lines 10/16
-                z = rng.normal(0.0, scale)
+                z = mutated(theta, 0, rng.normal(0.0, scale))
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
-                z = _laplace(rng, scale)
+                z = mutated(theta, 0, _laplace(rng, scale))
             mu[a] = release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
                              z, scale, dist)
             nr += 1
@@ -391,7 +391,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             scale = L / eps
             for u in range(dr):
                 U[u] = release(releases, frozen, nr, n, u, r, pulled, U[u],
-                                _laplace(rng, scale), scale, LAPLACE)
+                                mutated(theta, 0, _laplace(rng, scale)), scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)
         for i in range(n_act):
@@ -454,6 +454,9 @@ def od_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.ndar
 BATCH_LOOPS = {dp_bai_kernel: dp_bai_batch, od_kernel: od_batch}
 # the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
 PAIR_LOOPS = {dp_bai_kernel: dp_bai_pairs, od_kernel: od_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {dp_bai_kernel: ((0, "each active arm's phase mean (Laplace eq. 11 or Gaussian)"),),
+               od_kernel: ((0, "each coordinate of the phase's design statistic (eq. 12)"),)}
 
 
 @nb.njit(cache=True)

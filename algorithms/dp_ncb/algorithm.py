@@ -112,7 +112,7 @@ from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from .ldp_ucb import ldp_ucb_forced, ldp_ucb_index, law as ldp_ucb_law
-from ..kernels import (coin_index, log_release, reward, uniform_index, user_reward,
+from ..kernels import (coin_index, log_release, mutated, reward, uniform_index, user_reward,
                        user_stream_end)
 
 PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
@@ -135,7 +135,7 @@ def _clip(x: float):
 @nb.njit(cache=True, inline="always")
 def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int, I: int,
           private: bool, lap_unit: float, white: bool, releases: np.ndarray, frozen: np.ndarray,
-          nr: int, actions: np.ndarray, N1: np.ndarray):
+          nr: int, actions: np.ndarray, N1: np.ndarray, theta: np.ndarray):
     """Sample n of the base algorithm on arm I, privatised when ``private``.
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
@@ -148,7 +148,7 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
     """
     x = reward(rng, table, means, n, I)
     if private:
-        noise = rng.laplace(0.0, lap_unit)
+        noise = mutated(theta, 0, rng.laplace(0.0, lap_unit))
         if white:
             x = log_release(releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x, noise,
                             lap_unit)
@@ -201,7 +201,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                     if v > best:
                         best, I = v, i
             y, n, nr = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
-                             nr, actions, N1)
+                             nr, actions, N1, theta)
             S1[I] += _clip(y)
             mt[I] = S1[I] / N1[I]
         return n, nr
@@ -222,12 +222,12 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
         else:
             I = uniform_index(rng, K)
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1)
+                         frozen, nr, actions, N1, theta)
         S1[I] += x
         if mode == GDP:
             value = S1[I] / N1[I]
             scale = L / (eps * N1[I])
-            noise = rng.laplace(0.0, scale)
+            noise = mutated(theta, 1, rng.laplace(0.0, scale))
             if white:
                 mt[I] = log_release(releases, frozen, nr, n, I, 0.0, N1[I], value, noise,
                                     scale)
@@ -281,7 +281,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                 cnt = N1[A] + N2[A]
                 value = (S1[A] + Sep[A]) / cnt
             scale = L / (eps * cnt)
-            noise = rng.laplace(0.0, scale)
+            noise = mutated(theta, 2, rng.laplace(0.0, scale))
             if white:
                 y = log_release(releases, frozen, nr, n, A, ep[A], cnt, value, noise, scale)
             else:
@@ -315,7 +315,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             if v > best:
                 best, I = v, i
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1)
+                         frozen, nr, actions, N1, theta)
         S1[I] += x
         if mode == LDP:
             mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])   # Alg. 5 line 12 (literal)
@@ -416,7 +416,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     first = -1
     for n in range(users):
         x = user_reward(rng, table, means, n)
-        noise = rng.laplace(0.0, scale)
+        noise = mutated(theta, 0, rng.laplace(0.0, scale))
         if white:
             y = log_release(releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale)
         else:
@@ -480,6 +480,11 @@ def laplace_randomiser_pairs(rng: np.random.Generator, rng2: np.random.Generator
 BATCH_LOOPS = {ncb_kernel: ncb_batch, laplace_randomiser_kernel: laplace_randomiser_batch}
 # the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
 PAIR_LOOPS = {ncb_kernel: ncb_pairs, laplace_randomiser_kernel: laplace_randomiser_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {ncb_kernel: ((0, "the local randomiser of each reward (LDP)"),
+                            (1, "an arm's Phase I mean (GDP)"),
+                            (2, "an arm's Phase II episode mean (eq. 6)")),
+               laplace_randomiser_kernel: ((0, "each user's reward, Lap(1/ε)"),)}
 
 
 # ------------------------------------------------------------------- constants

@@ -113,7 +113,7 @@ from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import log_release, reward
+from ..kernels import log_release, mutated, reward
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
 PAPER_UCB = "Azize & Basu (NeurIPS 2022), as the baseline of Sarkar et al. (2025)"
@@ -261,7 +261,8 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         if raw:                         # the authors' code: no noise, no release
             mt[a] = x
         else:
-            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x, rng.laplace(0.0, b0), b0)
+            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
+                                mutated(theta, 0, rng.laplace(0.0, b0)), b0)
             nr += 1
     while True:
         if n >= T:
@@ -290,7 +291,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         N[J] += length
         scale = 1.0 / (eps * length)
         mt[J] = log_release(releases, frozen, nr, n, J, ep[J], length, s / length,
-                            rng.laplace(0.0, scale), scale)
+                            mutated(theta, 1, rng.laplace(0.0, scale)), scale)
         nr += 1
 
 
@@ -329,6 +330,9 @@ def adap_pairs(rng: np.random.Generator, rng2: np.random.Generator, table: np.nd
 BATCH_LOOPS = {adap_kernel: adap_batch}
 # the cached run/replay loop of each kernel (dpaudit.auditing.whitebox.pair_body)
 PAIR_LOOPS = {adap_kernel: adap_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {adap_kernel: ((0, "each arm's initial sample"),
+                             (1, "an arm's epoch mean, Lap(1/(ε·length))"))}
 
 
 # ------------------------------------------------------------------------------ prepare

@@ -143,7 +143,7 @@ from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK,
                                  dpse_kernel, dpse_regret_boundary, epoch_length)
-from ..kernels import argmax, log_release
+from ..kernels import argmax, log_release, mutated
 
 PAPER = "Hu, Huang, Mehta, Hegde (2021, arXiv:2102.07929)"
 
@@ -459,7 +459,8 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < n_rec:
                 actions[n] = a
             n += 1
-            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x, rng.laplace(0.0, b0), b0)
+            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
+                                mutated(theta, 0, rng.laplace(0.0, b0)), b0)
             nr += 1
             Sall[a] = x
             Nall[a] = 1
@@ -525,7 +526,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 cnt, val = Nall[J], Sall[J] / Nall[J]
             scale = 1.0 / (eps * cnt)
             mt[J] = log_release(releases, frozen, nr, n, J, r[J], cnt, val,
-                                rng.laplace(0.0, scale), scale)
+                                mutated(theta, 1, rng.laplace(0.0, scale)), scale)
             nr += 1
             O[J] = cnt
             c1[J] = math.sqrt(3.0 / cnt)
@@ -595,7 +596,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < T:                          # a noisy max that is never played is skipped
                 for j in range(K):
                     noisy[j] = log_release(releases, frozen, nr, n, j, s, end - start, Phi[j],
-                                           rng.laplace(0.0, scale), scale)
+                                           mutated(theta, 0, rng.laplace(0.0, scale)), scale)
                     nr += 1
                 J = argmax(noisy)
             Phi[:] = 0.0
@@ -715,6 +716,11 @@ BATCH_LOOPS = {lazy_kernel: lazy_batch,
 PAIR_LOOPS = {lazy_kernel: lazy_pairs,
               ftnl_kernel: ftnl_pairs,
               dpse_regret_kernel: dpse_regret_pairs}
+# each kernel's noise sites (dpaudit.algorithms.mutation): (site, what its noise privatises)
+NOISE_SITES = {lazy_kernel: ((0, "each arm's initial sample"),
+                             (1, "an arm's phase mean, Lap(1/(ε·count))")),
+               ftnl_kernel: ((0, "each arm's score in a phase's noisy max"),),
+               dpse_regret_kernel: ((0, "each active arm's epoch mean (DP-SE's)"),)}
 
 
 # ------------------------------------------------------------------------------- prepare
