@@ -1,7 +1,7 @@
 """Njit helpers shared by the kernels.
 
 njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
-logging, the mutation switch at every noise draw (:func:`mutated`), argmax with lowest-index
+logging, the mutation switch at every noise site (:func:`noise_factor`), argmax with lowest-index
 ties, a uniform arm (and the length of a run on a stream of users).
 
 Kernel contract: :mod:`dpaudit.simulation.simulate`. Every helper is ``@njit(cache=True)``; the
@@ -50,26 +50,27 @@ MUTATION_TAIL = 4
 SCALE = 1.0         # operator: the site's noise × factor
 
 
-@nb.njit(cache=True, inline="always")
-def mutated(theta: np.ndarray, site: int, noise: float) -> float:
-    """The noise drawn at a kernel's noise site ``site``, as the mutation switch leaves it.
+@nb.njit(cache=True)
+def noise_factor(theta: np.ndarray, site: int) -> float:
+    """The factor of the noise drawn at a kernel's noise site ``site`` (the mutation switch).
 
-    The noise itself when ``theta`` carries no mutation or one at another site; × factor at
-    this site under the ``SCALE`` operator (factor 0: the raw value is released).
+    A kernel reads it once per run and multiplies every noise drawn at the site by it: 1 when
+    ``theta`` carries no mutation or one at another site (x · 1.0 == x exactly, so an
+    unmutated run is the run it always was), the factor under the ``SCALE`` operator at this
+    site (0: the raw value is released).
 
     Args:
         theta: the kernel's parameters, float64, possibly ending with the mutation tail.
         site: the site's number within its kernel (the module's ``NOISE_SITES``).
-        noise: the noise, already drawn (kernel contract: drawn whether or not mutated).
 
     Returns:
-        The noise to add.
+        The factor.
     """
     n = theta.shape[0]
     if n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK and theta[n - 2] == site:
         if theta[n - 3] == SCALE:
-            return noise * theta[n - 1]
-    return noise
+            return theta[n - 1]
+    return 1.0
 
 
 @nb.njit(cache=True)

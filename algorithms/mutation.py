@@ -1,8 +1,8 @@
 """Mutants of the registered algorithms: one noise site's noise scaled, at the kernels' speed.
 
-Every noisy release of a reference kernel passes its freshly drawn noise through
-:func:`dpaudit.algorithms.kernels.mutated` with the number of its *noise site* (a place in the kernel's
-code; one site may release many values, e.g. every arm's epoch mean). A mutant's prepared
+Every noisy release of a reference kernel multiplies its freshly drawn noise by the factor
+:func:`dpaudit.algorithms.kernels.noise_factor` gives its *noise site* (a place in the kernel's
+code; one site may release many values, e.g. every arm's epoch mean), read once per run. A mutant's prepared
 ``theta`` ends with the tail (:data:`~dpaudit.algorithms.kernels.MUTATION_MARK`, operator, site,
 factor), which that switch reads; a theta without the tail (every registered algorithm's) runs
 as before, so the reference kernels are not copied and a mutant runs at their speed.

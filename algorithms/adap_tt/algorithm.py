@@ -54,7 +54,7 @@ from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import argmax, log_release, mutated, reward
+from ..kernels import argmax, log_release, noise_factor, reward
 from .glr import cg_table, max_phase
 
 # theta layout of the AdaP-TT kernel
@@ -167,6 +167,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     """
     K = means.shape[0]
     eps = theta[EPS]
+    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
     beta = theta[BETA]
     log_bonus = theta[BONUS] == 1.0
     forgetting = theta[FORGETTING] == 1.0
@@ -208,7 +209,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
         mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
-                             mutated(theta, 0, rng.laplace(0.0, 1.0 / eps)), 1.0 / eps)
+                             f0 * rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
         nr += 1
 
     ahat = _glr_stop(mu, ntil, kph, theta, aux)
@@ -225,7 +226,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
             mu[a] = log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
-                                 mutated(theta, 1, rng.laplace(0.0, scale)), scale)  # eq. 12
+                                 f1 * rng.laplace(0.0, scale), scale)    # eq. 12
             nr += 1
             nsw[a] = N[a]
             S[a] = 0.0

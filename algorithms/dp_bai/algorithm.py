@@ -97,7 +97,7 @@ from dpaudit.statistics import accounting
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
-from ..kernels import mutated, release
+from ..kernels import noise_factor, release
 from . import linear as lin
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
@@ -184,6 +184,7 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
     """
     K = means.shape[0]
     eps = theta[B_EPS]
+    f0 = noise_factor(theta, 0)                # the mutation switch
     noise = int(theta[B_NOISE])
     sigma = theta[B_SIGMA]
     allow_maxdet = theta[B_MAXDET] == 1.0
@@ -263,10 +264,10 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                 continue
             if noise == NOISE_GAUSS:
                 scale = sigma / (eps * cnt)                             # Alg. 2 lines 10/16
-                z = mutated(theta, 0, rng.normal(0.0, scale))
+                z = f0 * rng.normal(0.0, scale)
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
-                z = mutated(theta, 0, _laplace(rng, scale))
+                z = f0 * _laplace(rng, scale)
             mu[a] = release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
                              z, scale, dist)
             nr += 1
@@ -328,6 +329,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     eps = theta[O_EPS]
+    f0 = noise_factor(theta, 0)                # the mutation switch
     private = theta[O_PRIVATE] == 1.0
     l1 = theta[O_NORM] == 1.0
     R = int(theta[O_R])
@@ -391,7 +393,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             scale = L / eps
             for u in range(dr):
                 U[u] = release(releases, frozen, nr, n, u, r, pulled, U[u],
-                                mutated(theta, 0, _laplace(rng, scale)), scale, LAPLACE)
+                                f0 * _laplace(rng, scale), scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)
         for i in range(n_act):

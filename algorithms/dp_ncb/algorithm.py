@@ -112,7 +112,7 @@ from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from .ldp_ucb import ldp_ucb_forced, ldp_ucb_index, law as ldp_ucb_law
-from ..kernels import (coin_index, log_release, mutated, reward, uniform_index, user_reward,
+from ..kernels import (coin_index, log_release, noise_factor, reward, uniform_index, user_reward,
                        user_stream_end)
 
 PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
@@ -135,7 +135,7 @@ def _clip(x: float):
 @nb.njit(cache=True, inline="always")
 def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int, I: int,
           private: bool, lap_unit: float, white: bool, releases: np.ndarray, frozen: np.ndarray,
-          nr: int, actions: np.ndarray, N1: np.ndarray, theta: np.ndarray):
+          nr: int, actions: np.ndarray, N1: np.ndarray, f0: float):
     """Sample n of the base algorithm on arm I, privatised when ``private``.
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
@@ -148,7 +148,7 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
     """
     x = reward(rng, table, means, n, I)
     if private:
-        noise = mutated(theta, 0, rng.laplace(0.0, lap_unit))
+        noise = f0 * rng.laplace(0.0, lap_unit)
         if white:
             x = log_release(releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x, noise,
                             lap_unit)
@@ -187,6 +187,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
     N2[:] = 1.0                                  # Alg. 4 pseudo count
     n = t0
     lap_unit = theta[NOISE_MULT] / eps           # the local randomiser's scale 1/ε
+    f0, f1, f2 = noise_factor(theta, 0), noise_factor(theta, 1), noise_factor(theta, 2)
     # ---------------------------------------------------------------- LDP-UCB baseline
     if mode == LDP_UCB:
         while n < end:
@@ -201,7 +202,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                     if v > best:
                         best, I = v, i
             y, n, nr = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
-                             nr, actions, N1, theta)
+                             nr, actions, N1, f0)
             S1[I] += _clip(y)
             mt[I] = S1[I] / N1[I]
         return n, nr
@@ -222,12 +223,12 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
         else:
             I = uniform_index(rng, K)
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1, theta)
+                         frozen, nr, actions, N1, f0)
         S1[I] += x
         if mode == GDP:
             value = S1[I] / N1[I]
             scale = L / (eps * N1[I])
-            noise = mutated(theta, 1, rng.laplace(0.0, scale))
+            noise = f1 * rng.laplace(0.0, scale)
             if white:
                 mt[I] = log_release(releases, frozen, nr, n, I, 0.0, N1[I], value, noise,
                                     scale)
@@ -281,7 +282,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                 cnt = N1[A] + N2[A]
                 value = (S1[A] + Sep[A]) / cnt
             scale = L / (eps * cnt)
-            noise = mutated(theta, 2, rng.laplace(0.0, scale))
+            noise = f2 * rng.laplace(0.0, scale)
             if white:
                 y = log_release(releases, frozen, nr, n, A, ep[A], cnt, value, noise, scale)
             else:
@@ -315,7 +316,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             if v > best:
                 best, I = v, i
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1, theta)
+                         frozen, nr, actions, N1, f0)
         S1[I] += x
         if mode == LDP:
             mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])   # Alg. 5 line 12 (literal)
@@ -409,6 +410,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     scale = theta[NOISE_MULT] / theta[EPS]
+    f0 = noise_factor(theta, 0)                # the mutation switch
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
     n_users = np.int64(theta[HORIZON])
     n_rec = actions.shape[0]
@@ -416,7 +418,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     first = -1
     for n in range(users):
         x = user_reward(rng, table, means, n)
-        noise = mutated(theta, 0, rng.laplace(0.0, scale))
+        noise = f0 * rng.laplace(0.0, scale)
         if white:
             y = log_release(releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale)
         else:

@@ -113,7 +113,7 @@ from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import log_release, mutated, reward
+from ..kernels import log_release, noise_factor, reward
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
 PAPER_UCB = "Azize & Basu (NeurIPS 2022), as the baseline of Sarkar et al. (2025)"
@@ -238,6 +238,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     kl = theta[A_KL] == 1.0
     eps = theta[A_EPS]
+    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
     T = np.int64(theta[A_HORIZON])
     alpha = theta[A_ALPHA]
     code = theta[A_CODE] == 1.0
@@ -262,7 +263,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             mt[a] = x
         else:
             mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                mutated(theta, 0, rng.laplace(0.0, b0)), b0)
+                                f0 * rng.laplace(0.0, b0), b0)
             nr += 1
     while True:
         if n >= T:
@@ -291,7 +292,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         N[J] += length
         scale = 1.0 / (eps * length)
         mt[J] = log_release(releases, frozen, nr, n, J, ep[J], length, s / length,
-                            mutated(theta, 1, rng.laplace(0.0, scale)), scale)
+                            f1 * rng.laplace(0.0, scale), scale)
         nr += 1
 
 

@@ -143,7 +143,7 @@ from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK,
                                  dpse_kernel, dpse_regret_boundary, epoch_length)
-from ..kernels import argmax, log_release, mutated
+from ..kernels import argmax, log_release, noise_factor
 
 PAPER = "Hu, Huang, Mehta, Hegde (2021, arXiv:2102.07929)"
 
@@ -417,6 +417,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     mode = theta[L_MODE]
     eps = theta[L_EPS]
+    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
     T = np.int64(theta[L_HORIZON])
     forget = theta[L_FORGET] == 1.0
     eager = theta[L_EAGER] == 1.0
@@ -460,7 +461,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 actions[n] = a
             n += 1
             mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                mutated(theta, 0, rng.laplace(0.0, b0)), b0)
+                                f0 * rng.laplace(0.0, b0), b0)
             nr += 1
             Sall[a] = x
             Nall[a] = 1
@@ -526,7 +527,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 cnt, val = Nall[J], Sall[J] / Nall[J]
             scale = 1.0 / (eps * cnt)
             mt[J] = log_release(releases, frozen, nr, n, J, r[J], cnt, val,
-                                mutated(theta, 1, rng.laplace(0.0, scale)), scale)
+                                f1 * rng.laplace(0.0, scale), scale)
             nr += 1
             O[J] = cnt
             c1[J] = math.sqrt(3.0 / cnt)
@@ -572,6 +573,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     scale = theta[F_SCALE]
+    f0 = noise_factor(theta, 0)                # the mutation switch
     T = np.int64(theta[F_HORIZON])
     J = np.int64(theta[F_FIRST])
     n_rec = actions.shape[0]
@@ -596,7 +598,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < T:                          # a noisy max that is never played is skipped
                 for j in range(K):
                     noisy[j] = log_release(releases, frozen, nr, n, j, s, end - start, Phi[j],
-                                           mutated(theta, 0, rng.laplace(0.0, scale)), scale)
+                                           f0 * rng.laplace(0.0, scale), scale)
                     nr += 1
                 J = argmax(noisy)
             Phi[:] = 0.0
