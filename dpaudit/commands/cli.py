@@ -22,6 +22,7 @@ from dpaudit.algorithms import registry
 from dpaudit.auditing import audit
 from dpaudit.auditing.plugin import audit_code
 from dpaudit.auditing.search import STRATEGIES
+from dpaudit.calibrate import mutation
 from dpaudit.checks.constants import constants
 from dpaudit.checks.correctness import (Trials, check_correctness, default_runs, runs_to_certify,
                                         summary)
@@ -235,6 +236,24 @@ def _parser() -> argparse.ArgumentParser:
                         "the end are cut and counted as truncated")
     b.add_argument("--seed", type=_seed, default=0, help="seed of the runs (default 0)")
     b.add_argument("--json", metavar="PATH")
+    m = sub.add_parser(
+        "mutate", help="mutation analysis: the default audit of each planted noise bug",
+        description="Scale one noise site's noise of a registered algorithm by 0, 0.5 or 2 "
+                    "(dpaudit.calibrate.mutation): equivalent mutants (factor >= 1 or a site "
+                    "not reached) are not audited; every other one gets the default audit at "
+                    "--eps, killed when it finds a violation. Prints each mutant and the "
+                    "mutation score (killed / bugs). Exit code 0, 2 on bad input.")
+    who = m.add_mutually_exclusive_group(required=True)
+    who.add_argument("--algo", action="append", metavar="ALGO",
+                     help="a registered private algorithm with noise sites (repeatable)")
+    who.add_argument("--all", action="store_true",
+                     help="every registered private algorithm with noise sites")
+    m.add_argument("--eps", type=_eps, default=0.5, help="the claimed ε (default 0.5)")
+    m.add_argument("--seed", type=_seed, default=1, help="the audits' seed (default 1)")
+    m.add_argument("--quick", action="store_true",
+                   help=f"{mutation.QUICK_RUNS} measurement runs per side per audit (CI)")
+    m.add_argument("--json", metavar="PATH", help="write the analysis here (atomically)")
+    _executor_args(m)
     g = sub.add_parser(
         "gate", help="CI gate: run an audit suite, fail on privacy regressions",
         description="Run the audit suite (a folder with suite.toml, or a .toml file) and "
@@ -519,6 +538,24 @@ def _bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def _mutate(a: argparse.Namespace) -> int:
+    validate.output_path("--json", a.json)
+    names = tuple(mutation.mutable()) if a.all else tuple(a.algo)
+    r = mutation.analyse(mutation.MutationRequest(names, a.eps, a.seed, a.quick, a.workers))
+    if a.json:
+        write_json_atomic(a.json, r)
+    for row in r["mutants"]:
+        tail = (f"{row['verdict']}, eps_lb {row['eps_lb']:.4f}" if row["status"] == "bug"
+                else row["why"])
+        mark = ("killed" if row.get("killed") else "SURVIVED") if row["status"] == "bug" \
+            else "equivalent"
+        _out(f"{row['mutant']}: {mark} ({tail})")
+    score = "n/a" if r["score"] is None else f"{r['score']:.3f}"
+    _out(f"mutation score {score}: {r['killed']} of {r['bugs']} bugs killed at eps={a.eps:g} "
+         f"({r['budget']} budget, seed {a.seed})")
+    return 0
+
+
 def _out(text: str = "") -> None:
     """Print a line on stdout, and drop the rest when its reader has gone.
 
@@ -534,6 +571,7 @@ def _out(text: str = "") -> None:
 def _dispatch(a: argparse.Namespace) -> int:
     """Run the parsed command."""
     return {"list": lambda: _list(a), "run": lambda: _run(a), "bench": lambda: _bench(a),
+            "mutate": lambda: _mutate(a),
             "gate": lambda: _gate(a), "report": lambda: _report(a),
             "reproduce": lambda: reproduce.main(a, _out),
             "check": lambda: (_check_correctness(a) if a.checker == "correctness"

@@ -93,6 +93,9 @@ BAD = [
     ([*RUN, "--pair", str(DATA / "not_utf8.json")], "not valid JSON (not UTF-8 text)"),
     (["run", "--algo", "dp-od", "--eps", "1", "--param", "means=0.9,0.5,0.4",
       f"features={DATA / 'features_empty.csv'}"], "has shape (0, 1): expected a K x d matrix"),
+    (["mutate", "--algo", "ttucb", "--quick"], "ttucb has no noise site to mutate"),
+    (["mutate", "--algo", "nope"], "unknown algorithm 'nope'"),
+    (["mutate", "--algo", "dp-se", "--all"], "not allowed with argument"),
     (["frobnicate"], "invalid choice"),
 ]
 
