@@ -44,6 +44,7 @@ from dpaudit.algorithms import registry
 from dpaudit.algorithms.adap_tt.baselines import dpse_boundary
 from dpaudit.auditing import exact
 from dpaudit.auditing.audit import audit_algorithm
+from dpaudit.auditing.strata import diff_logsf
 from dpaudit.data.tables import NeighbourPair
 from dpaudit.statistics.measure import design
 from dpaudit.statistics.stats import eps_lower_bound
@@ -66,13 +67,6 @@ def instance(eps: float, tail: float) -> tuple:
                                                    "row 0")
 
 
-def diff_logsf(u: float, b: float) -> float:
-    """ln P(L₁ − L₀ > u) for independent L ~ Lap(b), any real u (no underflow far out)."""
-    x = abs(u) / b
-    s = math.log1p(x / 2.0) - math.log(2.0) - x
-    return s if u >= 0 else math.log1p(-math.exp(s))
-
-
 def laws(eps: float, tail: float) -> np.ndarray:
     """Closed-form log-laws, shape (2, 3): rows d, d′; columns arm 0 eliminated, arm 1, neither.
     """
@@ -83,7 +77,7 @@ def laws(eps: float, tail: float) -> np.ndarray:
                                   HORIZON, np.zeros(0), 0)
         b, gap = float(rel[0, 6]), float(rel[0, 4]) - float(rel[1, 4])
         theta = (pair.base["row"][0] - pair.base["row"][1]) + tail * b
-        drop0, drop1 = diff_logsf(theta + gap, b), diff_logsf(theta - gap, b)
+        drop0, drop1 = float(diff_logsf(theta + gap, b)), float(diff_logsf(theta - gap, b))
         out.append([drop0, drop1, math.log1p(-math.exp(drop0) - math.exp(drop1))])
     return np.array(out)
 
