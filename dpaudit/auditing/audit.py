@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from dpaudit.algorithms import registry
 from dpaudit.algorithms.spec import AlgorithmSpec
-from dpaudit.auditing import exact, importance, instances, search
+from dpaudit.auditing import exact, importance, instances, search, strata
 from dpaudit.auditing.whitebox import Replay, whitebox
 from dpaudit.core import executor
 from dpaudit.core.allowance import Allowance
@@ -308,6 +308,7 @@ class Checks:
     instances: dict = field(default_factory=dict)   # the instance search's JSON; {}: fixed
     exact: dict = field(default_factory=dict)       # --exact (dpaudit.auditing.exact); {}: none
     small_delta: dict = field(default_factory=dict)  # dpaudit.auditing.importance; {}: none
+    stratified: dict = field(default_factory=dict)   # dpaudit.auditing.strata; {}: none
 
 
 def _exact(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair,
@@ -335,6 +336,19 @@ def _small_delta(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair
     try:
         return importance.small_delta(spec, prep, pair, importance.SmallDelta(
             delta, runs, seed, request.budget.alpha))
+    except importance.NotApplicable as e:
+        return {"refused": str(e), "runs": runs}
+
+
+def _stratified(spec: AlgorithmSpec, prep: Prepared, pair: tables.NeighbourPair,
+                request: AuditRequest, seed: np.random.SeedSequence) -> dict:
+    """The stratified pure-ε bound on the audited pair when asked, or why there is none."""
+    runs = request.stratified_runs
+    if not runs:
+        return {}
+    try:
+        return strata.stratified_bound(spec, prep, pair, strata.Stratified(
+            runs, seed, request.budget.alpha))
     except importance.NotApplicable as e:
         return {"refused": str(e), "runs": runs}
 
@@ -577,7 +591,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         whitebox=checks.whitebox, search={**_search(cand, found, runs), **checks.search},
         reproducible=checks.reproducible, command=checks.command,
         instance_search=checks.instances, cut_short=found.capped, exact=checks.exact,
-        small_delta=checks.small_delta,
+        small_delta=checks.small_delta, stratified=checks.stratified,
         measured=(src, ev) if best is not None else None,
         runtime_s=round(time.perf_counter() - t0, 3))
 
@@ -796,7 +810,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                     max_samples: int | None = None,
                     time_limit: float | None = None, early_stop: bool = True,
                     exact: bool = False, beyond_proof: bool = False,
-                    small_delta_runs: int | None = None) -> AuditResult:
+                    small_delta_runs: int | None = None,
+                    stratified_runs: int = 0) -> AuditResult:
     """Audit a registered algorithm against the claim (ε, δ)-DP.
 
     A keyword wrapper of :func:`audit_registered`: the arguments fill the fields of
@@ -846,6 +861,9 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
             importance-weighted runs per direction (``small_delta`` in the result;
             :mod:`dpaudit.auditing.importance`); 0: not computed; None: half the runs for a
             δ > 0 claim (:data:`~dpaudit.core.request.SMALL_DELTA_SHARE`), 0 for pure DP.
+        stratified_runs: also bound the audited pair's pure ε from this many runs per table,
+            stratified on two Laplace releases (``stratified`` in the result;
+            :mod:`dpaudit.auditing.strata`); 0: not computed.
 
     Returns:
         The result (docs/reference/verdict-json.md), with the search (budget, candidates tried,
@@ -862,7 +880,8 @@ def audit_algorithm(algo: str | AlgorithmSpec, eps: float, *, params: dict | Non
                            Budget(runs, alpha, beta, margin, finalists, whitebox_runs,
                                   max_samples, time_limit, early_stop=early_stop), seed,
                            workers, progress, instances=instances, exact=exact,
-                           beyond_proof=beyond_proof, small_delta_runs=small_delta_runs)
+                           beyond_proof=beyond_proof, small_delta_runs=small_delta_runs,
+                           stratified_runs=stratified_runs)
     if pair is not None and not isinstance(pair, tables.NeighbourPair):
         raise InputError(f"pair={pair!r} is not valid: expected a "
                          "dpaudit.data.tables.NeighbourPair "
@@ -992,7 +1011,8 @@ def audit_registered(request: AuditRequest) -> AuditResult:
                     command=_command(request, allow if found.capped else None),
                     instances=searched,
                     exact=_exact(spec, prep, used, Claim(eps, delta)) if request.exact else {},
-                    small_delta=_small_delta(spec, prep, used, request, delta, child_seed(root, 6)))
+                    small_delta=_small_delta(spec, prep, used, request, delta, child_seed(root, 6)),
+                    stratified=_stratified(spec, prep, used, request, child_seed(root, 7)))
     if searched:
         searched["budget_split"] = _budget_split(searched, found, source_costs(sources))
         checks = replace(checks, instances=searched)

@@ -315,8 +315,12 @@ def audit_code(request: AuditRequest) -> AuditResult:
                            "(eps, delta) bound is the counted one", "runs": 0}
                if request.small_delta_runs or (request.small_delta_runs is None
                                                and request.claim.delta) else {})
+    strat = ({"refused": "FILE.py:FUNCTION callables have no logged releases to stratify on: "
+                         "their eps bound is the counted one", "runs": request.stratified_runs}
+             if request.stratified_runs else {})
     return conclude(resolved, cand, found, Checks(coverage=coverage, reproducible=same,
                                                   search=searched, small_delta=counted,
+                                                  stratified=strat,
                                                   command=command_line(request, same)), t0)
 
 

@@ -217,6 +217,12 @@ def _parser() -> argparse.ArgumentParser:
                           "with Laplace or Gaussian releases); default: half of --runs for a "
                           "delta > 0 claim (10^6 at the default runs), none for pure DP; 0: "
                           "none")
+    run.add_argument("--stratified-runs", type=int, default=0, metavar="N",
+                     help="also bound the audited pair's pure eps from N runs per table, "
+                          "stratified on two Laplace releases of one phase (the release that "
+                          "reads the changed entry and its neighbour; the stratum's mass exact "
+                          "from their noise law, the rest counted): reaches events too rare to "
+                          "count (registered algorithms, pure-DP claims); default 0: none")
     run.add_argument("--beyond-proof", action="store_true",
                      help="audit a claim outside the range its paper's proof covers (e.g. "
                           "dp-bai-gauss where its Gaussian step fails); refused without it, "
@@ -475,7 +481,7 @@ def run_request(a: argparse.Namespace) -> AuditRequest:
                         a.seed, a.workers,
                         progress=True, model=a.model, strict=a.strict, instances=a.instances,
                         exact=a.exact, beyond_proof=a.beyond_proof,
-                        small_delta_runs=a.small_delta_runs)
+                        small_delta_runs=a.small_delta_runs, stratified_runs=a.stratified_runs)
 
 
 AUDIT_OPTIONS = {"alpha": "the verdict's error probability",

@@ -143,6 +143,8 @@ class AuditRequest:
             audited pair (:mod:`dpaudit.auditing.importance`), ≥ 0; 0: none; None (default):
             :data:`SMALL_DELTA_SHARE` × the budget's runs for a δ > 0 claim (10⁶ at the
             default budget), none for pure DP.
+        stratified_runs: runs per table of the stratified pure-ε bound on the audited pair
+            (:mod:`dpaudit.auditing.strata`), ≥ 0; 0 (default): none. Pure-DP claims only.
 
     Raises:
         InputError: a value out of range.
@@ -163,6 +165,7 @@ class AuditRequest:
     exact: bool = False
     beyond_proof: bool = False
     small_delta_runs: int | None = None
+    stratified_runs: int = 0
 
     def __post_init__(self) -> None:
         """Check the fields (InputError naming the bad value and the accepted range)."""
@@ -173,6 +176,11 @@ class AuditRequest:
             validate.positive(self.workers, "workers")
         if self.small_delta_runs is not None:
             validate.integer(0)(self.small_delta_runs, "small_delta_runs")
+        validate.integer(0)(self.stratified_runs, "stratified_runs")
+        if self.stratified_runs and self.claim.delta:
+            raise InputError(f"stratified_runs={self.stratified_runs} is not valid with "
+                             f"delta={self.claim.delta}: the stratified bound is on pure eps "
+                             "(expected 0, or a claim without delta)")
         if self.seed is not None:
             validate.seed(self.seed, "seed")
         if not isinstance(self.params, Mapping):
@@ -222,6 +230,8 @@ class AuditRequest:
             argv += ["--beyond-proof"]
         if self.small_delta_runs is not None:
             argv += ["--small-delta-runs", str(self.small_delta_runs)]
+        if self.stratified_runs:
+            argv += ["--stratified-runs", str(self.stratified_runs)]
         if self.pair is not None:
             argv += ["--pair", self.pair]
         if self.params:

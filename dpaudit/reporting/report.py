@@ -32,7 +32,8 @@ from dpaudit.core.terms import Verdict
 from dpaudit.errors import InputError
 from dpaudit.reporting.text import (accountant_text, coverage_text, cut_short_text,
                                     exact_text, instance_lines, levels_text, release_log_text,
-                                    releases_text, small_delta_text, summary_lines,
+                                    releases_text, small_delta_text, stratified_text,
+                                    summary_lines,
                                     verdict_text)
 from dpaudit.verdicts.result import write_text_atomic
 
@@ -724,6 +725,8 @@ def _audit_view(doc: dict, figures: bool = True, text: bool = False) -> dict:
                   else None),
         "small_delta": (small_delta_text(doc["small_delta"]) if doc.get("small_delta")
                         else None),
+        "stratified": (stratified_text(doc["stratified"], doc.get("exact"))
+                       if doc.get("stratified") else None),
         "loss_figure": loss_fig, "loss_caption": (
             "Privacy loss ln(p_d/p_d′) of each output cell of the event's view with its "
             "simultaneous confidence interval, against the claim ±ε (dashed) and ±ε_lb "

@@ -43,6 +43,8 @@ def summary_lines(doc: dict) -> dict:
         "coverage": coverage_text(doc["coverage"]),
         "exact": exact_text(doc["exact"], float(doc["eps_lb"])) if doc.get("exact") else None,
         "small_delta": small_delta_text(doc["small_delta"]) if doc.get("small_delta") else None,
+        "stratified": (stratified_text(doc["stratified"], doc.get("exact"))
+                       if doc.get("stratified") else None),
         "not_reproducible": doc.get("reproducible") is False,
         "seed": doc["seed"], "runtime": f"{float(doc['runtime_s']):.1f}"}
 
@@ -368,6 +370,33 @@ def exact_text(x: dict, eps_lb: float) -> str:
     return (f"{what} on the audited pair, delta({x['eps']:g}) = {shown}; "
             f"{ratio} (white-box: {x['method']}, {x['transcripts']} transcripts within "
             f"{x['limit']} samples; no statistics)")
+
+
+def stratified_text(x: dict, exact: dict | None) -> str:
+    """The stratified pure-ε bound on the audited pair, in words (text and reports).
+
+    Args:
+        x: the result's ``stratified`` (:func:`dpaudit.auditing.strata.stratified_bound`).
+        exact: the result's ``exact`` when computed (its ε_exact is compared), else None.
+
+    Returns:
+        The text: the bound, its level, the counts and stratum masses, the method (and the
+        ratio to ε_exact); or why there is none.
+    """
+    if "refused" in x:
+        return f"not computed: {x['refused']}"
+    c, st = x["counts"], x["stratum"]
+    ratio = ""
+    if exact and "refused" not in exact and 0 < float(exact["eps_exact"]) < math.inf:
+        ratio = f" = {x['eps_lower'] / float(exact['eps_exact']):.3f} of eps_exact"
+    return (f"eps_lb = {x['eps_lower']:.4f}{ratio}, confidence {1 - x['alpha']:.0%} "
+            f"(statistical evidence, on the audited pair, not the verdict; {x['runs']} runs per "
+            f"table, {x['pilot_runs']} of them choosing the event and stratum; numerator "
+            f"{x['direction']}: stratum mass ln P = {st['log_mass']:.4f}, ln P' = "
+            f"{st['log_mass_prime']:.4f}, event in it {c['in_stratum'][0]}/{c['in_stratum'][1]} "
+            f"and {c['in_stratum_prime'][0]}/{c['in_stratum_prime'][1]}, outside it "
+            f"{c['outside_prime'][0]}/{c['outside_prime'][1]} on the denominator's own runs: "
+            f"P(E) >= {x['p_lower']:.4g}, P'(E) <= {x['p_prime_upper']:.4g}; {x['method']})")
 
 
 def small_delta_text(x: dict) -> str:

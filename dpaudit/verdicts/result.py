@@ -99,6 +99,9 @@ class AuditResult:
     # --small-delta-runs: the importance-sampled (eps, delta) bound on the audited pair
     # (dpaudit.auditing.importance), or why none; {}: not asked, and then not in the JSON
     small_delta: dict = field(default_factory=dict)
+    # --stratified-runs: the stratified pure-eps bound on the audited pair
+    # (dpaudit.auditing.strata), or why none; {}: not asked, and then not in the JSON
+    stratified: dict = field(default_factory=dict)
     # not in the JSON: (source, Event) behind eps_lb, for callers that re-measure it (the gate)
     measured: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -125,7 +128,8 @@ class AuditResult:
             **({"command": self.command} if self.command else {}),
             **({"instance_search": self.instance_search} if self.instance_search else {}),
             **({"exact": self.exact} if self.exact else {}),
-            **({"small_delta": self.small_delta} if self.small_delta else {})})
+            **({"small_delta": self.small_delta} if self.small_delta else {}),
+            **({"stratified": self.stratified} if self.stratified else {})})
 
     @property
     def exit_code(self) -> int:

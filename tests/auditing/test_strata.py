@@ -83,3 +83,31 @@ def test_too_few_runs_say_how_many_are_needed():
     spec, _, prep, pair = instance(2.0, 6.0)
     with pytest.raises(NotApplicable, match="give at least"):
         strata.stratified_bound(spec, prep, pair, strata.Stratified(20_000, 1))
+
+
+@pytest.mark.slow       # an audit and 60 000 runs per table (~4 s)
+@pytest.mark.cli
+def test_an_audit_reports_the_stratified_bound_and_a_callable_says_why_not(tmp_path, capsys):
+    import json
+
+    from dpaudit.auditing.audit import audit_algorithm
+    from dpaudit.commands.cli import main
+    from dpaudit.reporting.report import summary
+    spec, params, _, pair = instance(2.0, 6.0)
+    law = laws(2.0, 6.0)
+    doc = audit_algorithm("dp-se", 2.0, params=params, pair=pair, runs=2000, seed=1, workers=1,
+                          whitebox_runs=0, stratified_runs=60_000).to_dict()
+    st = doc["stratified"]
+    assert st["runs"] == 60_000 and st["alpha"] == doc["alpha"]
+    assert 0.5 * float(np.max(np.abs(law[0] - law[1])[:2])) < st["eps_lower"]
+    assert "  stratified: eps_lb = " in summary(doc)
+    plain = audit_algorithm("dp-se", 2.0, params=params, pair=pair, runs=2000, seed=1,
+                            workers=1, whitebox_runs=0).to_dict()
+    assert "stratified" not in plain
+    out = tmp_path / "c.json"
+    assert main(["run", "--algo", "examples/private_etc.py:etc", "--eps", "1", "--runs", "2000",
+                 "--seed", "1", "--workers", "1", "--stratified-runs", "60000",
+                 "--json", str(out)]) in (0, 1, 3)
+    assert "no logged releases to stratify on" in json.loads(out.read_text())["stratified"][
+        "refused"]
+    assert "stratified: not computed: FILE.py:FUNCTION callables" in capsys.readouterr().out

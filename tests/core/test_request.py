@@ -81,13 +81,15 @@ numbers = st.floats(0.001, 100, allow_nan=False)
        instances=st.sampled_from(["fixed", "search"]),
        max_samples=st.none() | st.integers(1, 10**13), early_stop=st.booleans(),
        beyond_proof=st.booleans(), small_delta_runs=st.sampled_from([0, 1, 5000]),
+       stratified_runs=st.sampled_from([0, 60_000]),
        params=st.dictionaries(st.sampled_from(["risk", "means", "horizon"]),
                               st.sampled_from(["0.1", "0.9,0.5", "8"]), max_size=3))
 def test_the_command_line_parses_back_to_the_same_request(algo, eps, delta, runs, alpha, beta,
                                                          margin, neighbours, seed, strict,
                                                          pair, instances, max_samples,
                                                          early_stop, beyond_proof,
-                                                         small_delta_runs, params):
+                                                         small_delta_runs, stratified_runs,
+                                                         params):
     """What `dpaudit run` builds from the printed line is the request printed (so the line
     reproduces it: the seed and every setting that changes a result are in it)."""
     model = "user" if ":" in algo else None
@@ -95,6 +97,7 @@ def test_the_command_line_parses_back_to_the_same_request(algo, eps, delta, runs
                      Budget(runs, alpha, beta, margin, max_samples=max_samples,
                             early_stop=early_stop), seed, None,
                      True, model, strict, instances, beyond_proof=beyond_proof,
-                     small_delta_runs=small_delta_runs)
+                     small_delta_runs=small_delta_runs,
+                     stratified_runs=0 if delta else stratified_runs)
     a = cli._parser().parse_args(shlex.split(r.command())[1:])
     assert cli.run_request(a) == r
