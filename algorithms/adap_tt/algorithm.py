@@ -209,7 +209,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
         mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
-                             f0 * rng.laplace(0.0, 1.0 / eps), 1.0 / eps)
+                             f0 * rng.laplace(0.0, 1.0 / eps), f0 * (1.0 / eps))
         nr += 1
 
     ahat = _glr_stop(mu, ntil, kph, theta, aux)
@@ -226,7 +226,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
             mu[a] = log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
-                                 f1 * rng.laplace(0.0, scale), scale)    # eq. 12
+                                 f1 * rng.laplace(0.0, scale), f1 * scale)    # eq. 12
             nr += 1
             nsw[a] = N[a]
             S[a] = 0.0

@@ -286,7 +286,7 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
             mt[a] = log_release(releases, frozen, nr, n, a, e, R, mean,
-                                f0 * rng.laplace(0.0, scale), scale)
+                                f0 * rng.laplace(0.0, scale), f0 * scale)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))
         c = math.log(4.0 * n_act * e * e / risk) / (eps * R)

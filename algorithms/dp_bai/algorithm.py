@@ -269,7 +269,7 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
                 z = f0 * _laplace(rng, scale)
             mu[a] = release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
-                             z, scale, dist)
+                             z, f0 * scale, dist)
             nr += 1
         if branch:                                                      # eq. (12)
             for b in B:
@@ -393,7 +393,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             scale = L / eps
             for u in range(dr):
                 U[u] = release(releases, frozen, nr, n, u, r, pulled, U[u],
-                                f0 * _laplace(rng, scale), scale, LAPLACE)
+                                f0 * _laplace(rng, scale), f0 * scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)
         for i in range(n_act):

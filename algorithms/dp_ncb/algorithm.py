@@ -151,7 +151,7 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
         noise = f0 * rng.laplace(0.0, lap_unit)
         if white:
             x = log_release(releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x, noise,
-                            lap_unit)
+                            f0 * lap_unit)
         else:
             x = x + noise
         nr += 1
@@ -231,7 +231,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             noise = f1 * rng.laplace(0.0, scale)
             if white:
                 mt[I] = log_release(releases, frozen, nr, n, I, 0.0, N1[I], value, noise,
-                                    scale)
+                                    f1 * scale)
             else:
                 mt[I] = value + noise
             nr += 1
@@ -284,7 +284,8 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             scale = L / (eps * cnt)
             noise = f2 * rng.laplace(0.0, scale)
             if white:
-                y = log_release(releases, frozen, nr, n, A, ep[A], cnt, value, noise, scale)
+                y = log_release(releases, frozen, nr, n, A, ep[A], cnt, value, noise,
+                                f2 * scale)
             else:
                 y = value + noise
             nr += 1
@@ -420,7 +421,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
         x = user_reward(rng, table, means, n)
         noise = f0 * rng.laplace(0.0, scale)
         if white:
-            y = log_release(releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale)
+            y = log_release(releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, f0 * scale)
         else:
             y = x + noise
         b = np.int64(min(max(math.floor(BINS_PER_UNIT * y), -MAX_BIN), MAX_BIN))

@@ -263,7 +263,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             mt[a] = x
         else:
             mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                f0 * rng.laplace(0.0, b0), b0)
+                                f0 * rng.laplace(0.0, b0), f0 * b0)
             nr += 1
     while True:
         if n >= T:
@@ -292,7 +292,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         N[J] += length
         scale = 1.0 / (eps * length)
         mt[J] = log_release(releases, frozen, nr, n, J, ep[J], length, s / length,
-                            f1 * rng.laplace(0.0, scale), scale)
+                            f1 * rng.laplace(0.0, scale), f1 * scale)
         nr += 1
 
 

@@ -461,7 +461,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 actions[n] = a
             n += 1
             mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                f0 * rng.laplace(0.0, b0), b0)
+                                f0 * rng.laplace(0.0, b0), f0 * b0)
             nr += 1
             Sall[a] = x
             Nall[a] = 1
@@ -527,7 +527,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 cnt, val = Nall[J], Sall[J] / Nall[J]
             scale = 1.0 / (eps * cnt)
             mt[J] = log_release(releases, frozen, nr, n, J, r[J], cnt, val,
-                                f1 * rng.laplace(0.0, scale), scale)
+                                f1 * rng.laplace(0.0, scale), f1 * scale)
             nr += 1
             O[J] = cnt
             c1[J] = math.sqrt(3.0 / cnt)
@@ -598,7 +598,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < T:                          # a noisy max that is never played is skipped
                 for j in range(K):
                     noisy[j] = log_release(releases, frozen, nr, n, j, s, end - start, Phi[j],
-                                           f0 * rng.laplace(0.0, scale), scale)
+                                           f0 * rng.laplace(0.0, scale), f0 * scale)
                     nr += 1
                 J = argmax(noisy)
             Phi[:] = 0.0

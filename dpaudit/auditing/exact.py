@@ -129,6 +129,9 @@ class _Walk:
         if RANDOMISED_RESPONSE in fam or COIN in fam:
             return self._discrete(frozen, laws, tol)
         self.continuous = True
+        if not all(float(r[6]) > 0 for r in laws):
+            raise Infeasible(f"--exact: {self.spec.name}'s release {k} has no noise (scale 0: "
+                             "a raw value); its loss is unbounded wherever the value differs")
         return self._cells(frozen, laws, tol)
 
     def _leaf(self, frozen: np.ndarray, outs: list) -> dict:

@@ -162,6 +162,9 @@ def weighted_runs(spec: AlgorithmSpec, prep: Prepared, tables: tuple, aim: Aim |
             keys_p.append(key)
             continue
         code, scale = int(rel[h, 7]), float(rel[h, 6])
+        if not scale > 0:
+            raise NotApplicable(f"{spec.name}: the release reading the changed entry has no "
+                                "noise (scale 0): its loss is unbounded, nothing to tilt")
         if code not in FAMILY or rel_p[h, 7] != code or rel_p[h, 6] != scale:
             raise NotApplicable(f"{spec.name}: the release reading the changed entry is not a "
                                 "Laplace or Gaussian release of one scale on both tables")

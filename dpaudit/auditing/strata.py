@@ -249,6 +249,9 @@ def _setup(spec: AlgorithmSpec, prep: Prepared, tables: tuple, limit: int,
     if not diff.size:
         raise NotApplicable(f"{spec.name}: no release reads the changed entry on this pair")
     h = int(diff[0])
+    if not rel[h, 6] > 0:
+        raise NotApplicable(f"{spec.name}: the release reading the changed entry has no noise "
+                            "(scale 0): its loss is unbounded, nothing to stratify")
     if int(rel[h, 7]) != LAPLACE or int(rel_p[h, 7]) != LAPLACE or rel[h, 6] != rel_p[h, 6]:
         raise NotApplicable(f"{spec.name}: the release reading the changed entry is not a "
                             "Laplace release of one scale on both tables")

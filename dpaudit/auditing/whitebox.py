@@ -125,13 +125,23 @@ def _log_ratio(dist: float, y: float, v: float, scale: float, dist_p: float, v_p
     """Ln f(y | v) − ln f'(y | v') of one release.
 
     Ln f(y | v) − ln f'(y | v'): exact closed forms when family and scale agree (so that
-    v == v' gives exactly 0), else the difference of the two log densities.
+    v == v' gives exactly 0); a Laplace or Gaussian release of scale 0 on both tables is a
+    point mass at its exact value (loss 0 where v == v', else ±∞ at y = v or v'); else the
+    difference of the two log densities.
     """
     if dist == dist_p and scale == scale_p and scale > 0.0:
         if dist == LAPLACE:
             return (abs(y - v_p) - abs(y - v)) / scale
         if dist == GAUSSIAN:
             return ((y - v_p) * (y - v_p) - (y - v) * (y - v)) / (2.0 * scale * scale)
+    if dist == dist_p and (dist == LAPLACE or dist == GAUSSIAN) and scale == 0.0 \
+            and scale_p == 0.0:        # no noise (a mutant's raw release): point masses
+        if v == v_p:
+            return 0.0
+        if y == v:
+            return np.inf
+        if y == v_p:
+            return -np.inf
     return _logpdf(dist, y, v, scale) - _logpdf(dist_p, y, v_p, scale_p)
 
 
@@ -210,7 +220,7 @@ def log_density_ratio(dist: ArrayLike, y: ArrayLike, value: ArrayLike, value_pri
 
 
 def _check(out: np.ndarray, d: np.ndarray, y: np.ndarray) -> None:
-    bad = ~np.isfinite(out)
+    bad = np.isnan(out)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"release with dist={d[i]:g}, y={y[i]!r}: no finite log density "
@@ -230,7 +240,8 @@ def _compare(a1: np.ndarray, tau1: int, rec1: int, st1: int, rel1: np.ndarray, n
     differ; ``loss`` = Σ of the log-density ratios of releases j < min(n1, n2) made at or
     before ``step`` (all of them if no divergence); ``counted`` = releases summed; ``bad`` =
     -1, or the index of a release whose replay did not release the frozen value (contract
-    violation: -2 - j) or whose ratio is not finite (j).
+    violation: -2 - j) or whose ratio is undefined (NaN: j); a raw release (scale 0) whose
+    value differs between the tables adds +∞.
     """
     m = min(tau1, tau2)
     step = -1
@@ -249,7 +260,7 @@ def _compare(a1: np.ndarray, tau1: int, rec1: int, st1: int, rel1: np.ndarray, n
             break
         c = _log_ratio(rel1[j, 7], rel1[j, 5], rel1[j, 4], rel1[j, 6],
                        rel2[j, 7], rel2[j, 4], rel2[j, 6])
-        if not math.isfinite(c):
+        if math.isnan(c):           # +inf stays: a raw release's value on its own table
             return step, loss, counted, j
         loss += c
         counted += 1
@@ -751,7 +762,9 @@ def _feeds(runner: _Runner, state: dict, at_most: int = 4) -> list:
 def _quantiles(x: np.ndarray) -> dict:
     if x.size == 0:
         return {}
-    q = {k: float(np.quantile(x, p)) for k, p in QUANTILES}
+    # with an infinite loss (a raw release) an order statistic, not inf − inf = NaN
+    how = "closest_observation" if np.isinf(x).any() else "linear"
+    q = {k: float(np.quantile(x, p, method=how)) for k, p in QUANTILES}
     q["max"] = float(x.max())
     return q
 
@@ -809,9 +822,12 @@ def release_mechanism(row: dict) -> accounting.Release | None:
         The :class:`~dpaudit.statistics.accounting.Release` (Laplace of scale b or Gaussian of
         standard deviation σ, sensitivity |v − v′|; randomised response on values 0 and 1,
         answering a uniformly random bit with probability 2/(1 + e^s)), or None for
-        randomised response on fractional values (no fixed-sensitivity mechanism).
+        randomised response on fractional values (no fixed-sensitivity mechanism) or a release
+        without noise (scale 0: a mutant's raw value, whose loss is unbounded).
     """
     change = abs(row["value_d"] - row["value_d_prime"])
+    if row["scale"] == 0 and row["dist"] in (LAPLACE, GAUSSIAN):
+        return None
     if row["dist"] == RANDOMISED_RESPONSE:
         if {row["value_d"], row["value_d_prime"]} != {0.0, 1.0}:
             return None

@@ -8,10 +8,12 @@ Each registered algorithm's kernel draws its noise at a few *noise sites*
    release logs) or when the factor is ≥ 1 (a release Lap(f·b) or N(0, (f·σ)²) at a site
    calibrated to ε is (ε/f)-DP, and the rest of the run is unchanged: the mutant stays ε-DP);
    else ``bug``, whose releases at the site lose up to ε/f each (∞ for f = 0, the raw value
-   released): ``whitebox_loss``, from the release's closed form (the release log still records
-   the nominal scale, so the white-box replay does not measure it);
+   released): ``whitebox_loss``, from the release's closed form;
 2. **the default audit** of every ``bug`` at the claimed ε: ``killed`` when its verdict is
-   ``violation``; ``runs_to_kill`` = the measurement's runs per side at the look that found it.
+   ``violation``; ``runs_to_kill`` = the measurement's runs per side at the look that found it;
+   ``whitebox_replay``: the largest release loss its white-box replay measured on the audited
+   pair (the kernels log the scale a mutant draws with, f·b; a raw release is a point mass,
+   loss ∞), which shows whether the audited pair reached the mutated site at all.
 
 The mutation score is killed / bugs. A survivor keeps its verdict, ε_lb and the audit's reason.
 """
@@ -152,8 +154,11 @@ def _audit(name: str, ask: MutationRequest) -> dict:
                         runs=QUICK_RUNS if ask.quick else None)
     killed = r.verdict == Verdict.VIOLATION
     meas = r.counts.get("measurement", {})
+    replay = r.whitebox.get("max_loss") if r.whitebox else None
     out = {"verdict": r.verdict.value, "eps_lb": r.eps_lb, "killed": killed,
            "runs_to_kill": meas.get("runs_d") if killed else None,
+           "whitebox_replay": None if replay is None or math.isinf(replay) else replay,
+           "whitebox_replay_infinite": replay is not None and math.isinf(replay),
            "seconds": round(time.time() - t0, 1)}
     if not killed:
         out["survived_because"] = r.reason or (f"{r.verdict.value}: eps_lb {r.eps_lb:.4f}, "

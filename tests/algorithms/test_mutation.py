@@ -50,8 +50,9 @@ def test_a_switched_off_or_identity_mutation_leaves_every_run_unchanged(name):
 
 
 def test_scale_zero_releases_the_raw_value_and_scale_two_doubles_the_noise():
-    """AdaP-TT's site 1 (the phase means): × 0 releases each exact mean, × 2 doubles the first
-    phase mean's noise (same seed, same draw); site 0's initial releases keep their noise."""
+    """AdaP-TT's site 1 (the phase means): × 0 releases each exact mean and logs scale 0, × 2
+    doubles the first phase mean's noise and its logged scale (same seed, same draw); site 0's
+    initial releases keep their noise and scale."""
     spec = registry.get("adap-tt")
     plain = _runs(spec, lambda t: t)
     zero = _runs(registry.get("adap-tt~scale=0@1"), lambda t: t)
@@ -60,11 +61,14 @@ def test_scale_zero_releases_the_raw_value_and_scale_two_doubles_the_noise():
     for (_, r), (_, r0), (_, r2) in zip(plain, zero, double):
         later = r0[:, 2] >= 2                       # phases ≥ 2 come from site 1
         np.testing.assert_array_equal(r0[later, 5], r0[later, 4])
+        np.testing.assert_array_equal(r0[later, 6], 0.0)       # the log says: no noise
         assert np.all(r0[~later, 5] != r0[~later, 4])
+        np.testing.assert_array_equal(r0[~later, 6], r[:int((~later).sum()), 6])
         first = int(np.flatnonzero(r[:, 2] >= 2)[0])   # same history up to the first phase mean
         np.testing.assert_array_equal(r[:first], r2[:first])
         assert r2[first, 5] - r2[first, 4] == pytest.approx(2 * (r[first, 5] - r[first, 4]),
                                                             rel=1e-12)
+        assert r2[first, 6] == 2 * r[first, 6]                 # and twice the scale
         seen += int(later.sum())
     assert seen > 0
 

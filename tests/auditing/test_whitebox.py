@@ -703,3 +703,19 @@ def test_the_phase_histogram_widens_to_any_phase_with_the_same_coverage(monkeypa
     got = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(300, 3))
     assert len(want["coverage"]["releases_read"]) >= 2
     assert _without_runtime(got) == _without_runtime(want)
+
+
+def test_a_release_without_noise_is_a_point_mass():
+    """A Laplace or Gaussian release logged with scale 0 (a mutant's raw value): loss 0 where the
+    exact values agree, +∞ at y = v where they differ, −∞ at y = v′; anything else is no
+    output of it (error)."""
+    from dpaudit.auditing.whitebox import log_density_ratio
+    from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE
+    for fam in (LAPLACE, GAUSSIAN):
+        out = log_density_ratio(np.full(3, fam), np.array([0.3, 0.3, 0.5]),
+                                np.array([0.3, 0.3, 0.3]), np.array([0.3, 0.5, 0.5]),
+                                np.zeros(3))
+        np.testing.assert_array_equal(out, [0.0, np.inf, -np.inf])
+        with pytest.raises(ValueError, match="no finite log density"):
+            log_density_ratio(np.array([fam]), np.array([0.4]), np.array([0.3]),
+                              np.array([0.5]), np.zeros(1))
