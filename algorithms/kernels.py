@@ -1,7 +1,7 @@
 """Njit helpers shared by the kernels.
 
 njit helpers shared by the kernels: reward reads of the kernel contract, white-box release
-logging, the mutation switch at every noise site (:func:`noise_factor`), argmax with lowest-index
+logging, the mutation switch at every noise site (:func:`site_switch`, :func:`site_release`), argmax with lowest-index
 ties, a uniform arm (and the length of a run on a stream of users).
 
 Kernel contract: :mod:`dpaudit.simulation.simulate`. Every helper is ``@njit(cache=True)``; the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from dpaudit.simulation.simulate import COIN, LAPLACE, STOPPED, TRUNCATED
+from dpaudit.simulation.simulate import COIN, GAUSSIAN, LAPLACE, STOPPED, TRUNCATED
 
 
 @nb.njit(cache=True)
@@ -44,33 +44,115 @@ def reward(rng: np.random.Generator, table: np.ndarray, means: np.ndarray, t: in
 
 # The mutation switch (:mod:`dpaudit.algorithms.mutation`): a mutant's theta ends with the tail
 # (MUTATION_MARK, operator, site, factor); a theta without it (every registered algorithm's)
-# runs unmutated. The mark is a value no kernel parameter takes.
+# runs unmutated. The mark is a value no kernel parameter takes. Operators:
 MUTATION_MARK = -7.0e300
 MUTATION_TAIL = 4
-SCALE = 1.0         # operator: the site's noise × factor
+SCALE = 1.0         # the site's noise × factor (0: the raw value)
+REUSE = 2.0         # the site's first draw (in noise scales) reused by its every later release
+FROZEN = 3.0        # the same noise in every run (a generator seeded with a constant)
+GAUSS = 4.0         # Gaussian noise of the Laplace noise's variance (not ε-DP at any ε)
+COUNT = 5.0         # sensitivity off by one: noise for a mean of n + 1 samples, × n/(n + 1)
+FROZEN_DRAW = 0.6931471805599453    # the frozen noise in scales: ln 2, Lap(1)'s 75th percentile
+SQRT2 = 1.4142135623730951
 
 
 @nb.njit(cache=True)
-def noise_factor(theta: np.ndarray, site: int) -> float:
-    """The factor of the noise drawn at a kernel's noise site ``site`` (the mutation switch).
+def site_switch(theta: np.ndarray, site: int) -> np.ndarray:
+    """The mutation state of a kernel's noise site ``site`` (the mutation switch).
 
-    A kernel reads it once per run and multiplies every noise drawn at the site by it: 1 when
-    ``theta`` carries no mutation or one at another site (x · 1.0 == x exactly, so an
-    unmutated run is the run it always was), the factor under the ``SCALE`` operator at this
-    site (0: the raw value is released).
+    A kernel reads it once per run and passes it to every release at the site
+    (:func:`site_release`, :func:`mutated`): operator 0 when ``theta`` carries no mutation or
+    one at another site, and then every release is the one it always was.
 
     Args:
         theta: the kernel's parameters, float64, possibly ending with the mutation tail.
         site: the site's number within its kernel (the module's ``NOISE_SITES``).
 
     Returns:
-        The factor.
+        float64 (4,): operator, factor, the stored draw (``REUSE``), 1 once stored.
     """
+    m = np.zeros(4)
     n = theta.shape[0]
     if n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK and theta[n - 2] == site:
-        if theta[n - 3] == SCALE:
-            return theta[n - 1]
-    return 1.0
+        m[0], m[1] = theta[n - 3], theta[n - 1]
+    return m
+
+
+@nb.njit(cache=True)
+def mutated(m: np.ndarray, rng: np.random.Generator, noise: float, scale: float, count: float,
+            dist: int) -> float:
+    """The noise a release at a noise site adds under the site's mutation.
+
+    Args:
+        m: the site's state (:func:`site_switch`).
+        rng: the generator (the ``GAUSS`` operator draws from it).
+        noise: the noise drawn as the algorithm draws it (drawn in every case, so the
+            generator's stream is the algorithm's up to the mutation's own draws).
+        scale: its scale (Laplace b or Gaussian σ).
+        count: the samples the released statistic averages.
+        dist: its family (LAPLACE or GAUSSIAN).
+
+    Returns:
+        ``noise`` without a mutation (the same float); else the mutant's noise.
+    """
+    op = m[0]
+    if op == 0.0:
+        return noise
+    if op == SCALE:
+        return m[1] * noise
+    if op == COUNT:
+        return noise * count / (count + 1.0)
+    if op == REUSE:
+        if m[3] == 0.0:
+            m[2], m[3] = (noise / scale if scale > 0.0 else 0.0), 1.0
+        return m[2] * scale
+    if op == FROZEN:
+        return FROZEN_DRAW * scale
+    if op == GAUSS and dist == LAPLACE:
+        return rng.normal(0.0, SQRT2 * scale)
+    return noise
+
+
+@nb.njit(cache=True)
+def site_release(m: np.ndarray, rng: np.random.Generator, releases: np.ndarray,
+                 frozen: np.ndarray, i: int, t: int, arm: int, phase: int, count: float,
+                 value: float, noise: float, scale: float, dist: int) -> float:
+    """:func:`release` at a noise site, under its mutation, logged as what the mutant releases.
+
+    The log records the scale and family the mutant draws with (× factor, × n/(n + 1), or a
+    Gaussian's σ = √2·b); a ``FROZEN`` release is a point mass at value + its fixed noise
+    (logged with that value and scale 0); a ``REUSE`` release logs its marginal law (Laplace
+    of its scale: the dependence between releases is not in a per-release log).
+
+    Args:
+        m: the site's state (:func:`site_switch`).
+        rng: the generator.
+        releases: the release log (R, 8).
+        frozen: released values to replay.
+        i: the release's index.
+        t: samples taken when released.
+        arm: the arm.
+        phase: the phase.
+        count: the samples the statistic averages.
+        value: the exact statistic.
+        noise: the noise as the algorithm draws it.
+        scale: its scale.
+        dist: its family.
+
+    Returns:
+        The released value.
+    """
+    z = mutated(m, rng, noise, scale, count, dist)
+    op = m[0]
+    if op == FROZEN:
+        return release(releases, frozen, i, t, arm, phase, count, value + z, 0.0, 0.0, dist)
+    if op == SCALE:
+        scale = m[1] * scale
+    elif op == COUNT:
+        scale = scale * count / (count + 1.0)
+    elif op == GAUSS and dist == LAPLACE:
+        scale, dist = SQRT2 * scale, GAUSSIAN
+    return release(releases, frozen, i, t, arm, phase, count, value, z, scale, dist)
 
 
 @nb.njit(cache=True)

@@ -1,18 +1,26 @@
-"""Mutants of the registered algorithms: one noise site's noise scaled, at the kernels' speed.
+"""Mutants of the registered algorithms: one noise site's noise mutated, at the kernels' speed.
 
-Every noisy release of a reference kernel multiplies its freshly drawn noise by the factor
-:func:`dpaudit.algorithms.kernels.noise_factor` gives its *noise site* (a place in the kernel's
-code; one site may release many values, e.g. every arm's epoch mean), read once per run. A mutant's prepared
-``theta`` ends with the tail (:data:`~dpaudit.algorithms.kernels.MUTATION_MARK`, operator, site,
-factor), which that switch reads; a theta without the tail (every registered algorithm's) runs
-as before, so the reference kernels are not copied and a mutant runs at their speed.
+Every noisy release of a reference kernel passes its freshly drawn noise through the mutation
+switch of its *noise site* (a place in the kernel's code; one site may release many values,
+e.g. every arm's epoch mean): :func:`dpaudit.algorithms.kernels.site_switch`, read once per
+run, and :func:`~dpaudit.algorithms.kernels.site_release`. A mutant's prepared ``theta`` ends
+with the tail (:data:`~dpaudit.algorithms.kernels.MUTATION_MARK`, operator, site, factor),
+which that switch reads; a theta without the tail (every registered algorithm's) runs as
+before, so the reference kernels are not copied and a mutant runs at their speed.
 
-A mutant is named ``ALGO~scale=FACTOR@SITE`` (e.g. ``adap-tt~scale=0@1``: AdaP-TT with no noise
-on its phase means, the raw value released) and is built on demand by
-:func:`dpaudit.algorithms.registry.get`, so every command that takes ``--algo`` audits it. Operators:
+A mutant is named ``ALGO~OPERATOR=FACTOR@SITE`` or ``ALGO~OPERATOR@SITE`` (e.g.
+``adap-tt~scale=0@1``: AdaP-TT with no noise on its phase means, the raw value released) and
+is built on demand by :func:`dpaudit.algorithms.registry.get`, so every command that takes
+``--algo`` audits it. Operators (the privacy bugs they plant):
 
-* ``scale``: the site's noise × factor (0: the raw value; 0.5: half the noise; 2: twice it,
-  an *equivalent* mutant, still ε-DP).
+* ``scale=F``: the site's noise × F (0: the raw value; 0.5: half the noise; 2: twice it, an
+  *equivalent* mutant, still ε-DP);
+* ``count``: sensitivity off by one, the noise of a mean of n + 1 samples (× n/(n + 1));
+* ``reuse``: one noise draw reused, the site's first draw (in noise scales) added to every
+  later release at the site;
+* ``frozen``: the same noise in every run (a generator seeded with a constant);
+* ``gauss``: Gaussian noise of the Laplace noise's variance (not ε-DP at any ε; a no-op at a
+  Gaussian site).
 
 The sites of each kernel are its module's ``NOISE_SITES`` ((site, what its noise privatises),
 ...; :func:`dpaudit.algorithms.registry.noise_sites`). A site the algorithm's mode never reaches
@@ -26,12 +34,13 @@ import re
 
 import numpy as np
 
-from dpaudit.algorithms.kernels import MUTATION_MARK, SCALE
+from dpaudit.algorithms.kernels import COUNT, FROZEN, GAUSS, MUTATION_MARK, REUSE, SCALE
 from dpaudit.algorithms.spec import AlgorithmSpec, Prepared
 from dpaudit.errors import InputError
 
-OPERATORS = {"scale": SCALE}
-NAME = re.compile(r"^(?P<algo>[^~]+)~(?P<op>[a-z]+)=(?P<factor>[^@]+)@(?P<site>\d+)$")
+OPERATORS = {"scale": SCALE, "count": COUNT, "reuse": REUSE, "frozen": FROZEN, "gauss": GAUSS}
+FACTORED = ("scale",)           # operators that take a factor (=F); the others take none
+NAME = re.compile(r"^(?P<algo>[^~]+)~(?P<op>[a-z]+)(=(?P<factor>[^@]+))?@(?P<site>\d+)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,12 +50,13 @@ class Mutation:
     Attributes:
         operator: a key of :data:`OPERATORS`.
         site: the noise site (the kernel module's ``NOISE_SITES``).
-        factor: the operator's factor (``scale``: the noise's multiplier, ≥ 0).
+        factor: the operator's factor (``scale``: the noise's multiplier, ≥ 0; the others:
+            1, unused).
     """
 
     operator: str
     site: int
-    factor: float
+    factor: float = 1.0
 
     def tail(self) -> np.ndarray:
         """The theta tail that switches the mutation on.
@@ -61,16 +71,29 @@ class Mutation:
         """The mutant's name suffix.
 
         Returns:
-            ``~scale=0.5@1`` style text.
+            ``~scale=0.5@1`` or ``~reuse@1`` style text.
         """
-        return f"~{self.operator}={self.factor:g}@{self.site}"
+        if self.operator in FACTORED:
+            return f"~{self.operator}={self.factor:g}@{self.site}"
+        return f"~{self.operator}@{self.site}"
+
+    def text(self) -> str:
+        """The mutation in words.
+
+        Returns:
+            e.g. ``noise × 0.5`` or ``one noise draw reused``.
+        """
+        return {"scale": f"noise × {self.factor:g}",
+                "count": "sensitivity off by one (noise × n/(n + 1))",
+                "reuse": "one noise draw reused", "frozen": "the same noise in every run",
+                "gauss": "Gaussian noise of the Laplace variance"}[self.operator]
 
 
 def parse(name: str) -> tuple[str, Mutation] | None:
     """The algorithm and mutation a mutant's name spells, None for another name.
 
     Args:
-        name: e.g. ``adap-tt~scale=0@1``.
+        name: e.g. ``adap-tt~scale=0@1`` or ``adap-tt~reuse@1``.
 
     Returns:
         (the algorithm's name, the :class:`Mutation`), or None if ``name`` has no ``~``.
@@ -83,8 +106,14 @@ def parse(name: str) -> tuple[str, Mutation] | None:
         return None
     m = NAME.match(name)
     if m is None or m["op"] not in OPERATORS:
-        raise InputError(f"mutant {name!r} is not valid: expected ALGO~OPERATOR=FACTOR@SITE with "
-                         f"OPERATOR in {sorted(OPERATORS)} (e.g. adap-tt~scale=0@1)")
+        raise InputError(f"mutant {name!r} is not valid: expected ALGO~OPERATOR[=FACTOR]@SITE "
+                         f"with OPERATOR in {sorted(OPERATORS)} (e.g. adap-tt~scale=0@1, "
+                         "adap-tt~reuse@1)")
+    if (m["factor"] is not None) != (m["op"] in FACTORED):
+        raise InputError(f"mutant {name!r} is not valid: {m['op']} takes "
+                         + ("a factor (=F)" if m["op"] in FACTORED else "no factor"))
+    if m["op"] not in FACTORED:
+        return m["algo"], Mutation(m["op"], int(m["site"]))
     try:
         factor = float(m["factor"])
     except ValueError:
@@ -123,5 +152,5 @@ def mutant(spec: AlgorithmSpec, mutation: Mutation, sites: tuple) -> AlgorithmSp
 
     return dataclasses.replace(
         spec, name=spec.name + mutation.suffix(), prepare=prepare, mutant_of=spec.name,
-        title=f"{spec.title}, mutant: {mutation.operator} × {mutation.factor:g} at site "
-              f"{mutation.site} ({sites[mutation.site]})")
+        title=f"{spec.title}, mutant: {mutation.text()} at site {mutation.site} "
+              f"({sites[mutation.site]})")

@@ -52,9 +52,10 @@ from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
+from dpaudit.simulation.simulate import (CAPPED, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
+                                         batch_record)
 
-from ..kernels import argmax, log_release, noise_factor, reward
+from ..kernels import argmax, reward, site_release, site_switch
 from .glr import cg_table, max_phase
 
 # theta layout of the AdaP-TT kernel
@@ -167,7 +168,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
     """
     K = means.shape[0]
     eps = theta[EPS]
-    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
+    m0, m1 = site_switch(theta, 0), site_switch(theta, 1)   # the mutation switch
     beta = theta[BETA]
     log_bonus = theta[BONUS] == 1.0
     forgetting = theta[FORGETTING] == 1.0
@@ -208,8 +209,8 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
         Stot[a] = x
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
-        mu[a] = log_release(releases, frozen, nr, K, a, 1, 1, Stot[a],
-                             f0 * rng.laplace(0.0, 1.0 / eps), f0 * (1.0 / eps))
+        mu[a] = site_release(m0, rng, releases, frozen, nr, K, a, 1, 1, Stot[a],
+                             rng.laplace(0.0, 1.0 / eps), 1.0 / eps, LAPLACE)
         nr += 1
 
     ahat = _glr_stop(mu, ntil, kph, theta, aux)
@@ -225,8 +226,8 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
             mean = S[a] / C[a] if forgetting else Stot[a] / N[a]
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
-            mu[a] = log_release(releases, frozen, nr, n, a, kph[a], C[a], mean,
-                                 f1 * rng.laplace(0.0, scale), f1 * scale)    # eq. 12
+            mu[a] = site_release(m1, rng, releases, frozen, nr, n, a, kph[a], C[a], mean,
+                                 rng.laplace(0.0, scale), scale, LAPLACE)    # eq. 12
             nr += 1
             nsw[a] = N[a]
             S[a] = 0.0

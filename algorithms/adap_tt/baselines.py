@@ -60,9 +60,10 @@ from dpaudit.auditing.whitebox import pair_frozen, pair_next, pair_record
 from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core.terms import PrivacyModel
-from dpaudit.simulation.simulate import CAPPED, STOPPED, TRUNCATED, batch_buffers, batch_record
+from dpaudit.simulation.simulate import (CAPPED, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
+                                         batch_record)
 
-from ..kernels import argmax, log_release, noise_factor, reward
+from ..kernels import argmax, reward, site_release, site_switch
 from .algorithm import MU1, PAPER, _params, _tc_challenger
 from .glr import C_G
 
@@ -254,7 +255,7 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     eps, risk = theta[SE_EPS], theta[SE_RISK]
-    f0 = noise_factor(theta, 0)                # the mutation switch
+    m0 = site_switch(theta, 0)                 # the mutation switch
     max_steps = np.int64(theta[SE_MAX_STEPS])
     cumulative = theta[SE_EPOCH_MEAN] == 1.0
     n_rec = actions.shape[0]
@@ -285,8 +286,8 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             ncum[a] += R
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
-            mt[a] = log_release(releases, frozen, nr, n, a, e, R, mean,
-                                f0 * rng.laplace(0.0, scale), f0 * scale)
+            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, e, R, mean,
+                                 rng.laplace(0.0, scale), scale, LAPLACE)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))
         c = math.log(4.0 * n_act * e * e / risk) / (eps * R)

@@ -97,7 +97,7 @@ from dpaudit.statistics import accounting
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
-from ..kernels import noise_factor, release
+from ..kernels import site_release, site_switch
 from . import linear as lin
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
@@ -184,7 +184,7 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
     """
     K = means.shape[0]
     eps = theta[B_EPS]
-    f0 = noise_factor(theta, 0)                # the mutation switch
+    m0 = site_switch(theta, 0)                 # the mutation switch
     noise = int(theta[B_NOISE])
     sigma = theta[B_SIGMA]
     allow_maxdet = theta[B_MAXDET] == 1.0
@@ -264,12 +264,12 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
                 continue
             if noise == NOISE_GAUSS:
                 scale = sigma / (eps * cnt)                             # Alg. 2 lines 10/16
-                z = f0 * rng.normal(0.0, scale)
+                z = rng.normal(0.0, scale)
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
-                z = f0 * _laplace(rng, scale)
-            mu[a] = release(releases, frozen, nr, n, a, p, N[a] if reuse else cnt, value,
-                             z, f0 * scale, dist)
+                z = _laplace(rng, scale)
+            mu[a] = site_release(m0, rng, releases, frozen, nr, n, a, p,
+                                  N[a] if reuse else cnt, value, z, scale, dist)
             nr += 1
         if branch:                                                      # eq. (12)
             for b in B:
@@ -329,7 +329,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     eps = theta[O_EPS]
-    f0 = noise_factor(theta, 0)                # the mutation switch
+    m0 = site_switch(theta, 0)                 # the mutation switch
     private = theta[O_PRIVATE] == 1.0
     l1 = theta[O_NORM] == 1.0
     R = int(theta[O_R])
@@ -392,8 +392,8 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 L = theta[O_L]
             scale = L / eps
             for u in range(dr):
-                U[u] = release(releases, frozen, nr, n, u, r, pulled, U[u],
-                                f0 * _laplace(rng, scale), f0 * scale, LAPLACE)
+                U[u] = site_release(m0, rng, releases, frozen, nr, n, u, r, pulled, U[u],
+                                    _laplace(rng, scale), scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)
         for i in range(n_act):

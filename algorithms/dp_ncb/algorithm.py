@@ -109,11 +109,11 @@ from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
 from dpaudit.errors import InputError
-from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
+from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from .ldp_ucb import ldp_ucb_forced, ldp_ucb_index, law as ldp_ucb_law
-from ..kernels import (coin_index, log_release, noise_factor, reward, uniform_index, user_reward,
-                       user_stream_end)
+from ..kernels import (coin_index, mutated, reward, site_release, site_switch, uniform_index,
+                       user_reward, user_stream_end)
 
 PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
 
@@ -135,12 +135,12 @@ def _clip(x: float):
 @nb.njit(cache=True, inline="always")
 def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int, I: int,
           private: bool, lap_unit: float, white: bool, releases: np.ndarray, frozen: np.ndarray,
-          nr: int, actions: np.ndarray, N1: np.ndarray, f0: float):
+          nr: int, actions: np.ndarray, N1: np.ndarray, m0: np.ndarray):
     """Sample n of the base algorithm on arm I, privatised when ``private``.
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
     privatise it by the local randomiser Y = x + Lap(``lap_unit``) (noise always drawn; with
-    ``white``, released and logged by :func:`log_release` as release ``nr``: t = n + 1,
+    ``white``, released and logged by :func:`site_release` as release ``nr``: t = n + 1,
     phase = the arm's pull count after it, count 1); record ``actions[n] = I`` and count the
     pull in ``N1[I]``. Returns (x or Y, n + 1, releases made so far). ``inline="always"``:
     the kernels compile as with the block written out (the note on :func:`reward`: a called
@@ -148,12 +148,12 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
     """
     x = reward(rng, table, means, n, I)
     if private:
-        noise = f0 * rng.laplace(0.0, lap_unit)
+        noise = rng.laplace(0.0, lap_unit)
         if white:
-            x = log_release(releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x, noise,
-                            f0 * lap_unit)
+            x = site_release(m0, rng, releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x,
+                             noise, lap_unit, LAPLACE)
         else:
-            x = x + noise
+            x = x + mutated(m0, rng, noise, lap_unit, 1.0, LAPLACE)
         nr += 1
     if n < actions.shape[0]:
         actions[n] = I
@@ -187,7 +187,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
     N2[:] = 1.0                                  # Alg. 4 pseudo count
     n = t0
     lap_unit = theta[NOISE_MULT] / eps           # the local randomiser's scale 1/ε
-    f0, f1, f2 = noise_factor(theta, 0), noise_factor(theta, 1), noise_factor(theta, 2)
+    m0, m1, m2 = site_switch(theta, 0), site_switch(theta, 1), site_switch(theta, 2)
     # ---------------------------------------------------------------- LDP-UCB baseline
     if mode == LDP_UCB:
         while n < end:
@@ -202,7 +202,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                     if v > best:
                         best, I = v, i
             y, n, nr = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
-                             nr, actions, N1, f0)
+                             nr, actions, N1, m0)
             S1[I] += _clip(y)
             mt[I] = S1[I] / N1[I]
         return n, nr
@@ -223,17 +223,17 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
         else:
             I = uniform_index(rng, K)
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1, f0)
+                         frozen, nr, actions, N1, m0)
         S1[I] += x
         if mode == GDP:
             value = S1[I] / N1[I]
             scale = L / (eps * N1[I])
-            noise = f1 * rng.laplace(0.0, scale)
+            noise = rng.laplace(0.0, scale)
             if white:
-                mt[I] = log_release(releases, frozen, nr, n, I, 0.0, N1[I], value, noise,
-                                    f1 * scale)
+                mt[I] = site_release(m1, rng, releases, frozen, nr, n, I, 0.0, N1[I], value,
+                                     noise, scale, LAPLACE)
             else:
-                mt[I] = value + noise
+                mt[I] = value + mutated(m1, rng, noise, scale, N1[I], LAPLACE)
             nr += 1
             if N1[I] * mt[I] > theta_g:          # Alg. 4 line 2 (strict exit)
                 phase1 = False
@@ -282,12 +282,12 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                 cnt = N1[A] + N2[A]
                 value = (S1[A] + Sep[A]) / cnt
             scale = L / (eps * cnt)
-            noise = f2 * rng.laplace(0.0, scale)
+            noise = rng.laplace(0.0, scale)
             if white:
-                y = log_release(releases, frozen, nr, n, A, ep[A], cnt, value, noise,
-                                f2 * scale)
+                y = site_release(m2, rng, releases, frozen, nr, n, A, ep[A], cnt, value, noise,
+                                 scale, LAPLACE)
             else:
-                y = value + noise
+                y = value + mutated(m2, rng, noise, scale, cnt, LAPLACE)
             nr += 1
             mt[A] = _clip(y)
         return n, nr
@@ -317,7 +317,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             if v > best:
                 best, I = v, i
         x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
-                         frozen, nr, actions, N1, f0)
+                         frozen, nr, actions, N1, m0)
         S1[I] += x
         if mode == LDP:
             mt[I] = _clip(mt[I] + (x - mt[I]) / N1[I])   # Alg. 5 line 12 (literal)
@@ -411,7 +411,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     Arguments and return value: the kernel contract (:mod:`dpaudit.simulation.simulate`).
     """
     scale = theta[NOISE_MULT] / theta[EPS]
-    f0 = noise_factor(theta, 0)                # the mutation switch
+    m0 = site_switch(theta, 0)                 # the mutation switch
     white = releases.shape[0] > 0 or frozen.shape[0] > 0
     n_users = np.int64(theta[HORIZON])
     n_rec = actions.shape[0]
@@ -419,11 +419,12 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     first = -1
     for n in range(users):
         x = user_reward(rng, table, means, n)
-        noise = f0 * rng.laplace(0.0, scale)
+        noise = rng.laplace(0.0, scale)
         if white:
-            y = log_release(releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, f0 * scale)
+            y = site_release(m0, rng, releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale,
+                             LAPLACE)
         else:
-            y = x + noise
+            y = x + mutated(m0, rng, noise, scale, 1.0, LAPLACE)
         b = np.int64(min(max(math.floor(BINS_PER_UNIT * y), -MAX_BIN), MAX_BIN))
         if n == 0:
             first = b

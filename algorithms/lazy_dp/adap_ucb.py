@@ -111,9 +111,9 @@ from dpaudit.algorithms.space import Scale, option, proof, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
-from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
+from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record
 
-from ..kernels import log_release, noise_factor, reward
+from ..kernels import reward, site_release, site_switch
 from .algorithm import P_HORIZON, P_MAX_STEPS, SETTING_1, audit_rows
 
 PAPER_UCB = "Azize & Basu (NeurIPS 2022), as the baseline of Sarkar et al. (2025)"
@@ -238,7 +238,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     kl = theta[A_KL] == 1.0
     eps = theta[A_EPS]
-    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
+    m0, m1 = site_switch(theta, 0), site_switch(theta, 1)   # the mutation switch
     T = np.int64(theta[A_HORIZON])
     alpha = theta[A_ALPHA]
     code = theta[A_CODE] == 1.0
@@ -262,8 +262,8 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         if raw:                         # the authors' code: no noise, no release
             mt[a] = x
         else:
-            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                f0 * rng.laplace(0.0, b0), f0 * b0)
+            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
+                                 rng.laplace(0.0, b0), b0, LAPLACE)
             nr += 1
     while True:
         if n >= T:
@@ -291,8 +291,8 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         ep[J] += 1
         N[J] += length
         scale = 1.0 / (eps * length)
-        mt[J] = log_release(releases, frozen, nr, n, J, ep[J], length, s / length,
-                            f1 * rng.laplace(0.0, scale), f1 * scale)
+        mt[J] = site_release(m1, rng, releases, frozen, nr, n, J, ep[J], length, s / length,
+                             rng.laplace(0.0, scale), scale, LAPLACE)
         nr += 1
 
 

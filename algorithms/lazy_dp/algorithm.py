@@ -139,11 +139,11 @@ from dpaudit.algorithms.space import Scale, option, theorem
 from dpaudit.algorithms.spec import AlgorithmSpec, Param, Prepared
 from dpaudit.core import validate
 from dpaudit.core.terms import PrivacyModel
-from dpaudit.simulation.simulate import STOPPED, TRUNCATED, batch_buffers, batch_record
+from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from ..adap_tt.baselines import (SE_EPOCH_MEAN, SE_EPS, SE_MAX_STEPS, SE_RISK,
                                  dpse_kernel, dpse_regret_boundary, epoch_length)
-from ..kernels import argmax, log_release, noise_factor
+from ..kernels import argmax, site_release, site_switch
 
 PAPER = "Hu, Huang, Mehta, Hegde (2021, arXiv:2102.07929)"
 
@@ -417,7 +417,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     mode = theta[L_MODE]
     eps = theta[L_EPS]
-    f0, f1 = noise_factor(theta, 0), noise_factor(theta, 1)   # the mutation switch
+    m0, m1 = site_switch(theta, 0), site_switch(theta, 1)   # the mutation switch
     T = np.int64(theta[L_HORIZON])
     forget = theta[L_FORGET] == 1.0
     eager = theta[L_EAGER] == 1.0
@@ -460,8 +460,8 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < n_rec:
                 actions[n] = a
             n += 1
-            mt[a] = log_release(releases, frozen, nr, n, a, 0, 1, x,
-                                f0 * rng.laplace(0.0, b0), f0 * b0)
+            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
+                                 rng.laplace(0.0, b0), b0, LAPLACE)
             nr += 1
             Sall[a] = x
             Nall[a] = 1
@@ -526,8 +526,8 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             else:
                 cnt, val = Nall[J], Sall[J] / Nall[J]
             scale = 1.0 / (eps * cnt)
-            mt[J] = log_release(releases, frozen, nr, n, J, r[J], cnt, val,
-                                f1 * rng.laplace(0.0, scale), f1 * scale)
+            mt[J] = site_release(m1, rng, releases, frozen, nr, n, J, r[J], cnt, val,
+                                 rng.laplace(0.0, scale), scale, LAPLACE)
             nr += 1
             O[J] = cnt
             c1[J] = math.sqrt(3.0 / cnt)
@@ -573,7 +573,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     scale = theta[F_SCALE]
-    f0 = noise_factor(theta, 0)                # the mutation switch
+    m0 = site_switch(theta, 0)                 # the mutation switch
     T = np.int64(theta[F_HORIZON])
     J = np.int64(theta[F_FIRST])
     n_rec = actions.shape[0]
@@ -597,8 +597,8 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         if n == end:
             if n < T:                          # a noisy max that is never played is skipped
                 for j in range(K):
-                    noisy[j] = log_release(releases, frozen, nr, n, j, s, end - start, Phi[j],
-                                           f0 * rng.laplace(0.0, scale), f0 * scale)
+                    noisy[j] = site_release(m0, rng, releases, frozen, nr, n, j, s, end - start,
+                                            Phi[j], rng.laplace(0.0, scale), scale, LAPLACE)
                     nr += 1
                 J = argmax(noisy)
             Phi[:] = 0.0

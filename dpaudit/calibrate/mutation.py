@@ -1,19 +1,26 @@
 """Mutation analysis: how often the default audit catches a planted privacy bug in a kernel.
 
 Each registered algorithm's kernel draws its noise at a few *noise sites*
-(:mod:`dpaudit.algorithms.mutation`); a mutant scales one site's noise by a factor. Per mutant:
+(:mod:`dpaudit.algorithms.mutation`); a mutant plants one bug at one site (:data:`MUTATIONS`:
+noise × 0, × 0.5 and × 2; sensitivity off by one; one draw reused; the same noise in every run;
+Gaussian noise for Laplace). Per mutant:
 
 1. **ground truth**: ``equivalent`` when its runs are those of the algorithm (the site is not
-   reached: :data:`SCREEN_RUNS` runs on fresh rewards, same seeds, identical transcripts and
-   release logs) or when the factor is ≥ 1 (a release Lap(f·b) or N(0, (f·σ)²) at a site
-   calibrated to ε is (ε/f)-DP, and the rest of the run is unchanged: the mutant stays ε-DP);
-   else ``bug``, whose releases at the site lose up to ε/f each (∞ for f = 0, the raw value
-   released): ``whitebox_loss``, from the release's closed form;
+   reached, or the operator does not apply there: :data:`SCREEN_RUNS` runs on fresh rewards,
+   same seeds, identical transcripts and release logs) or when the noise is scaled by f ≥ 1 (a
+   release Lap(f·b) or N(0, (f·σ)²) at a site calibrated to ε is (ε/f)-DP, and the rest of the
+   run is unchanged: the mutant stays ε-DP); else ``bug``, with the loss of its releases at
+   the site, ``whitebox_loss``, in closed form: ε/f for × f (∞ for f = 0, the raw value);
+   up to 2ε for the count off by one (ε·(n + 1)/n, n = 1 at worst); unbounded for a reused
+   draw (two releases' difference is exact), frozen noise (each release is a function of the
+   data) and Gaussian noise (its loss grows without bound in the tails);
 2. **the default audit** of every ``bug`` at the claimed ε: ``killed`` when its verdict is
    ``violation``; ``runs_to_kill`` = the measurement's runs per side at the look that found it;
    ``whitebox_replay``: the largest release loss its white-box replay measured on the audited
-   pair (the kernels log the scale a mutant draws with, f·b; a raw release is a point mass,
-   loss ∞), which shows whether the audited pair reached the mutated site at all.
+   pair (the kernels log what a mutant draws: the scale f·b, a Gaussian's σ, a frozen release
+   as a point mass, loss ∞; a reused draw's releases are each logged with their marginal law,
+   so the replay does not see their dependence), which shows whether the audited pair reached
+   the mutated site.
 
 The mutation score is killed / bugs. A survivor keeps its verdict, ε_lb and the audit's reason.
 """
@@ -32,7 +39,8 @@ from dpaudit.auditing.exact import frozen_run
 from dpaudit.core.terms import Verdict
 from dpaudit.data import tables
 
-FACTORS = (0.0, 0.5, 2.0)       # noise × 0 (raw value), × 0.5 (twice the loss), × 2 (equivalent)
+MUTATIONS = (("scale", 0.0), ("scale", 0.5), ("scale", 2.0), ("count", 1.0), ("reuse", 1.0),
+             ("frozen", 1.0), ("gauss", 1.0))   # (operator, factor) planted at every site
 SCREEN_RUNS = 64                # runs whose transcripts decide "site not reached"
 QUICK_RUNS = 250_000            # measurement runs per side of a --quick audit
 
@@ -85,26 +93,37 @@ def ground_truth(algo: str, mutation: Mutation, eps: float) -> tuple[str, float,
 
     Args:
         algo: the algorithm.
-        mutation: the mutation (operator ``scale``).
+        mutation: the mutation.
         eps: the claimed ε.
 
     Returns:
-        (``equivalent`` or ``bug``, the per-release loss at the site (nats; ∞ for a raw
-        release), the reason).
+        (``equivalent`` or ``bug``, the per-release loss at the site (nats; ∞ where
+        unbounded), the reason).
     """
-    f = mutation.factor
-    loss = math.inf if f == 0 else eps / f
+    op, f = mutation.operator, mutation.factor
     if _runs(algo + mutation.suffix(), eps) == _runs(algo, eps):
-        return "equivalent", 0.0, (f"site {mutation.site} not reached: {SCREEN_RUNS} runs on "
-                                   "fresh rewards are identical to the algorithm's")
-    if f >= 1:
-        return "equivalent", loss, f"noise × {f:g} ≥ 1: each release at the site is ε/{f:g}-DP"
-    return "bug", loss, (f"noise × {f:g}: each release at the site loses up to "
-                         + ("∞ (the raw value)" if f == 0 else f"ε/{f:g} = {loss:.4g}"))
+        return "equivalent", 0.0, (f"site {mutation.site} not reached, or {mutation.text()} "
+                                   f"changes nothing there: {SCREEN_RUNS} runs on fresh "
+                                   "rewards are identical to the algorithm's")
+    if op == "scale":
+        loss = math.inf if f == 0 else eps / f
+        if f >= 1:
+            return "equivalent", loss, f"noise × {f:g} ≥ 1: each release at the site is ε/{f:g}-DP"
+        return "bug", loss, (f"noise × {f:g}: each release at the site loses up to "
+                             + ("∞ (the raw value)" if f == 0 else f"ε/{f:g} = {loss:.4g}"))
+    if op == "count":
+        return "bug", 2 * eps, ("sensitivity off by one: a release of a mean of n samples "
+                                "loses up to ε·(n + 1)/n (2ε at n = 1)")
+    return "bug", math.inf, {
+        "reuse": "one draw reused: two releases at the site share their noise, so their "
+                 "difference (in noise scales) is exact",
+        "frozen": "the same noise in every run: each release is a function of the data",
+        "gauss": "Gaussian noise for Laplace: not ε-DP at any ε (its loss grows without bound "
+                 "in the tails)"}[op]
 
 
 def analyse(ask: MutationRequest) -> dict:
-    """Mutation analysis of ``ask.algorithms``: every site × :data:`FACTORS` (module doc).
+    """Mutation analysis of ``ask.algorithms``: every site × :data:`MUTATIONS` (module doc).
 
     Args:
         ask: the algorithms, ε, seed, budget and workers.
@@ -124,8 +143,8 @@ def analyse(ask: MutationRequest) -> dict:
         spec = registry.get(algo)
         sites = registry.noise_sites(spec)
         for site, text in sites:
-            for f in FACTORS:
-                m = Mutation("scale", site, f)
+            for op, f in MUTATIONS:
+                m = Mutation(op, site, f)
                 status, loss, why = ground_truth(algo, m, ask.eps)
                 row = {"algorithm": algo, "mutant": algo + m.suffix(), "operator": m.operator,
                        "site": site, "site_text": text, "factor": f, "status": status,
@@ -144,7 +163,9 @@ def analyse(ask: MutationRequest) -> dict:
     killed = sum(p["killed"] for p in per.values())
     return {"eps": ask.eps, "seed": ask.seed,
             "budget": f"{QUICK_RUNS} runs per side (--quick)" if ask.quick else "default",
-            "operators": {"scale": list(FACTORS)}, "mutants": rows, "per_algorithm": per,
+            "operators": sorted({op for op, _ in MUTATIONS}),
+            "mutations": [Mutation(op, 0, f).suffix()[:-2] for op, f in MUTATIONS],
+            "mutants": rows, "per_algorithm": per,
             "bugs": bugs, "killed": killed, "score": killed / bugs if bugs else None}
 
 

@@ -244,11 +244,13 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="PATH")
     m = sub.add_parser(
         "mutate", help="mutation analysis: the default audit of each planted noise bug",
-        description="Scale one noise site's noise of a registered algorithm by 0, 0.5 or 2 "
-                    "(dpaudit.calibrate.mutation): equivalent mutants (factor >= 1 or a site "
-                    "not reached) are not audited; every other one gets the default audit at "
-                    "--eps, killed when it finds a violation. Prints each mutant and the "
-                    "mutation score (killed / bugs). Exit code 0, 2 on bad input.")
+        description="Plant one bug at one noise site of a registered algorithm "
+                    "(dpaudit.calibrate.mutation): noise x 0, x 0.5 or x 2; sensitivity off "
+                    "by one; one noise draw reused; the same noise in every run; Gaussian "
+                    "noise for Laplace. Equivalent mutants (noise x >= 1, or runs identical "
+                    "to the algorithm's) are not audited; every other one gets the default "
+                    "audit at --eps, killed when it finds a violation. Prints each mutant and "
+                    "the mutation score (killed / bugs). Exit code 0, 2 on bad input.")
     who = m.add_mutually_exclusive_group(required=True)
     who.add_argument("--algo", action="append", metavar="ALGO",
                      help="a registered private algorithm with noise sites (repeatable)")

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from dpaudit.algorithms import mutation, registry
-from dpaudit.algorithms.kernels import MUTATION_MARK, SCALE
+from dpaudit.algorithms.kernels import FROZEN_DRAW, MUTATION_MARK, SCALE
+from dpaudit.simulation.simulate import GAUSSIAN, LAPLACE
 from dpaudit.auditing.exact import frozen_run
 from dpaudit.data import tables
 from dpaudit.errors import InputError
@@ -73,14 +74,51 @@ def test_scale_zero_releases_the_raw_value_and_scale_two_doubles_the_noise():
     assert seen > 0
 
 
+def test_each_operator_plants_its_bug_and_logs_what_it_releases():
+    """AdaP-TT's site 1 (phase means ≥ 2), same seeds as the algorithm: ``reuse`` adds one draw
+    (in noise scales) to every phase mean of a run; ``frozen`` adds ln 2 scales in every run
+    and logs a point mass (scale 0) at the released value; ``gauss`` logs Gaussian noise of
+    σ = √2·b; ``count`` logs b·n/(n + 1); site 0's releases are the algorithm's in each."""
+    spec = registry.get("adap-tt")
+    plain = _runs(spec, lambda t: t)
+    seen = 0
+    for op in ("reuse", "frozen", "gauss", "count"):
+        mut = _runs(registry.get(f"adap-tt~{op}@1"), lambda t: t)
+        for (_, r), (_, m) in zip(plain, mut):
+            later = m[:, 2] >= 2
+            first = int(np.flatnonzero(later)[0])
+            np.testing.assert_array_equal(m[:first], r[:first])
+            b, n = r[first, 6], r[first, 3]
+            if op == "reuse":
+                z = (m[later, 5] - m[later, 4]) / m[later, 6]
+                np.testing.assert_allclose(z, z[0], rtol=1e-9, atol=1e-12)
+                assert z[0] == pytest.approx((r[first, 5] - r[first, 4]) / b, rel=1e-9)
+            elif op == "frozen":
+                np.testing.assert_array_equal(m[later, 6], 0.0)
+                np.testing.assert_array_equal(m[later, 5], m[later, 4])
+                assert m[first, 5] - r[first, 4] == pytest.approx(FROZEN_DRAW * b, rel=1e-9)
+            elif op == "gauss":
+                assert np.all(m[later, 7] == GAUSSIAN) and np.all(m[~later, 7] == LAPLACE)
+                assert m[first, 6] == pytest.approx(np.sqrt(2) * b, rel=1e-12)
+            else:
+                assert m[first, 6] == pytest.approx(b * n / (n + 1), rel=1e-12)
+                assert m[first, 5] - m[first, 4] == pytest.approx(
+                    (r[first, 5] - r[first, 4]) * n / (n + 1), rel=1e-9)
+            seen += int(later.sum())
+    assert seen > 0
+
+
 def test_mutant_names_and_bad_input():
     spec = registry.get("dp-se~scale=0.5@0")
     assert spec.mutant_of == "dp-se" and spec.kernel is registry.get("dp-se").kernel
     assert mutation.parse("dp-se") is None
     assert mutation.parse("dp-se~scale=0.5@0") == ("dp-se", mutation.Mutation("scale", 0, 0.5))
+    assert mutation.parse("dp-se~reuse@0") == ("dp-se", mutation.Mutation("reuse", 0))
+    assert registry.get("dp-se~frozen@0").name == "dp-se~frozen@0"
     for bad, why in (("dp-se~scale=-1@0", "factor"), ("dp-se~scale=nan@0", "factor"),
                      ("dp-se~noise=0@0", "OPERATOR"), ("dp-se~scale=0@3", "site=3"),
-                     ("ttucb~scale=0@0", "no noise site"), ("dp-se~scale=0", "ALGO~")):
+                     ("ttucb~scale=0@0", "no noise site"), ("dp-se~scale=0", "ALGO~"),
+                     ("dp-se~reuse=2@0", "takes no factor"), ("dp-se~scale@0", "a factor")):
         with pytest.raises(InputError, match=why):
             registry.get(bad)
 

@@ -30,24 +30,46 @@ def test_ground_truth_of_scaled_noise():
     assert status == "equivalent" and "not reached" in why
 
 
+def test_ground_truth_of_the_other_operators():
+    """At DP-SE's epoch means: a count off by one loses up to 2ε per release, a reused draw,
+    frozen noise and Gaussian noise are unbounded; Gaussian noise at DP-BAI-GAUSS's Gaussian
+    site changes nothing (equivalent)."""
+    eps = 0.5
+    assert mutation.ground_truth("dp-se", Mutation("count", 0), eps)[:2] == (
+        "bug", pytest.approx(2 * eps))
+    for op in ("reuse", "frozen", "gauss"):
+        status, loss, _ = mutation.ground_truth("dp-se", Mutation(op, 0), eps)
+        assert status == "bug" and math.isinf(loss)
+    status, _, why = mutation.ground_truth("dp-bai-gauss", Mutation("gauss", 0), eps)
+    assert status == "equivalent" and "identical" in why
+
+
 @pytest.mark.slow
 @pytest.mark.cli
 def test_mutate_kills_the_randomisers_bugs_and_writes_every_field(tmp_path, capsys):
-    """The LDP-NCB local randomiser: × 0 and × 0.5 are killed by the quick audit (violations
-    at ε_lb far above ε: false-failure rate below 1e-6), × 2 is equivalent and not audited."""
+    """The LDP-NCB local randomiser (one user's report per run): × 0, × 0.5, the count off by
+    one, frozen and Gaussian noise are killed by the quick audit (violations at ε_lb far above
+    ε: false-failure rate below 1e-6); × 2 is equivalent and not audited, and so is a reused
+    draw (one release per run: nothing to reuse)."""
     out = tmp_path / "m.json"
     code = main(["mutate", "--algo", "ldp-ncb-randomiser", "--quick", "--workers", "1",
                  "--json", str(out)])
     assert code == 0
     r = json.loads(out.read_text())
-    rows = {m["factor"]: m for m in r["mutants"]}
-    assert set(rows) == {0.0, 0.5, 2.0}
-    for f in (0.0, 0.5):
-        m = rows[f]
+    rows = {m["mutant"].split("~")[1]: m for m in r["mutants"]}
+    assert set(rows) == {"scale=0@0", "scale=0.5@0", "scale=2@0", "count@0", "reuse@0",
+                         "frozen@0", "gauss@0"}
+    bugs = ("scale=0@0", "scale=0.5@0", "count@0", "frozen@0", "gauss@0")
+    for key in bugs:
+        m = rows[key]
         assert m["status"] == "bug" and m["killed"] and m["verdict"] == "violation"
         assert m["eps_lb"] > 0.5 and m["runs_to_kill"] >= 1
-        assert {"algorithm", "operator", "site", "whitebox_loss"} <= set(m)
-    assert rows[0.0]["whitebox_loss"] is None and rows[0.5]["whitebox_loss"] == 1.0
-    assert rows[2.0]["status"] == "equivalent" and "verdict" not in rows[2.0]
-    assert r["score"] == 1.0 and r["bugs"] == 2 and r["killed"] == 2
-    assert "mutation score 1.000: 2 of 2 bugs killed" in capsys.readouterr().out
+        assert {"algorithm", "operator", "site", "whitebox_loss", "whitebox_replay"} <= set(m)
+    assert rows["scale=0@0"]["whitebox_loss"] is None
+    assert rows["scale=0@0"]["whitebox_replay_infinite"]
+    assert rows["scale=0.5@0"]["whitebox_loss"] == 1.0
+    assert rows["scale=0.5@0"]["whitebox_replay"] == pytest.approx(1.0)
+    for key in ("scale=2@0", "reuse@0"):
+        assert rows[key]["status"] == "equivalent" and "verdict" not in rows[key]
+    assert r["score"] == 1.0 and r["bugs"] == 5 and r["killed"] == 5
+    assert "mutation score 1.000: 5 of 5 bugs killed" in capsys.readouterr().out
