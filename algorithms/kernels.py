@@ -57,30 +57,30 @@ SQRT2 = 1.4142135623730951
 
 
 @nb.njit(cache=True)
-def site_switch(theta: np.ndarray, site: int) -> np.ndarray:
+def site_switch(theta: np.ndarray, site: int) -> tuple:
     """The mutation state of a kernel's noise site ``site`` (the mutation switch).
 
-    A kernel reads it once per run and passes it to every release at the site
-    (:func:`site_release`, :func:`mutated`): operator 0 when ``theta`` carries no mutation or
-    one at another site, and then every release is the one it always was.
+    A kernel reads it once per run and threads it through every release at the site
+    (:func:`site_release`, :func:`mutated`, which return it updated): operator 0 when ``theta``
+    carries no mutation or one at another site, and then every release is the one it always
+    was. A tuple of floats, so no run allocates for it.
 
     Args:
         theta: the kernel's parameters, float64, possibly ending with the mutation tail.
         site: the site's number within its kernel (the module's ``NOISE_SITES``).
 
     Returns:
-        float64 (4,): operator, factor, the stored draw (``REUSE``), 1 once stored.
+        (operator, factor, the stored draw in noise scales: NaN until a ``REUSE`` site draws).
     """
-    m = np.zeros(4)
     n = theta.shape[0]
     if n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK and theta[n - 2] == site:
-        m[0], m[1] = theta[n - 3], theta[n - 1]
-    return m
+        return theta[n - 3], theta[n - 1], np.nan
+    return 0.0, 1.0, np.nan
 
 
-@nb.njit(cache=True)
-def mutated(m: np.ndarray, rng: np.random.Generator, noise: float, scale: float, count: float,
-            dist: int) -> float:
+@nb.njit(cache=True, inline="always")
+def mutated(m: tuple, rng: np.random.Generator, noise: float, scale: float, count: float,
+            dist: int) -> tuple:
     """The noise a release at a noise site adds under the site's mutation.
 
     Args:
@@ -93,30 +93,30 @@ def mutated(m: np.ndarray, rng: np.random.Generator, noise: float, scale: float,
         dist: its family (LAPLACE or GAUSSIAN).
 
     Returns:
-        ``noise`` without a mutation (the same float); else the mutant's noise.
+        (the noise: ``noise`` itself without a mutation, else the mutant's; the state).
     """
     op = m[0]
     if op == 0.0:
-        return noise
+        return noise, m
     if op == SCALE:
-        return m[1] * noise
+        return m[1] * noise, m
     if op == COUNT:
-        return noise * count / (count + 1.0)
+        return noise * count / (count + 1.0), m
     if op == REUSE:
-        if m[3] == 0.0:
-            m[2], m[3] = (noise / scale if scale > 0.0 else 0.0), 1.0
-        return m[2] * scale
+        if m[2] != m[2]:                        # NaN: the site's first draw
+            m = (op, m[1], noise / scale if scale > 0.0 else 0.0)
+        return m[2] * scale, m
     if op == FROZEN:
-        return FROZEN_DRAW * scale
+        return FROZEN_DRAW * scale, m
     if op == GAUSS and dist == LAPLACE:
-        return rng.normal(0.0, SQRT2 * scale)
-    return noise
+        return rng.normal(0.0, SQRT2 * scale), m
+    return noise, m
 
 
-@nb.njit(cache=True)
-def site_release(m: np.ndarray, rng: np.random.Generator, releases: np.ndarray,
+@nb.njit(cache=True, inline="always")
+def site_release(m: tuple, rng: np.random.Generator, releases: np.ndarray,
                  frozen: np.ndarray, i: int, t: int, arm: int, phase: int, count: float,
-                 value: float, noise: float, scale: float, dist: int) -> float:
+                 value: float, noise: float, scale: float, dist: int) -> tuple:
     """:func:`release` at a noise site, under its mutation, logged as what the mutant releases.
 
     The log records the scale and family the mutant draws with (× factor, × n/(n + 1), or a
@@ -140,19 +140,19 @@ def site_release(m: np.ndarray, rng: np.random.Generator, releases: np.ndarray,
         dist: its family.
 
     Returns:
-        The released value.
+        (the released value, the site's state).
     """
-    z = mutated(m, rng, noise, scale, count, dist)
+    z, m = mutated(m, rng, noise, scale, count, dist)
     op = m[0]
     if op == FROZEN:
-        return release(releases, frozen, i, t, arm, phase, count, value + z, 0.0, 0.0, dist)
+        return release(releases, frozen, i, t, arm, phase, count, value + z, 0.0, 0.0, dist), m
     if op == SCALE:
         scale = m[1] * scale
     elif op == COUNT:
         scale = scale * count / (count + 1.0)
     elif op == GAUSS and dist == LAPLACE:
         scale, dist = SQRT2 * scale, GAUSSIAN
-    return release(releases, frozen, i, t, arm, phase, count, value, z, scale, dist)
+    return release(releases, frozen, i, t, arm, phase, count, value, z, scale, dist), m
 
 
 @nb.njit(cache=True)

@@ -209,7 +209,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
         Stot[a] = x
     for a in range(K):   # phase 1 = the initial sample, released with Lap(1/ε)
         mraw[a] = Stot[a]
-        mu[a] = site_release(m0, rng, releases, frozen, nr, K, a, 1, 1, Stot[a],
+        mu[a], m0 = site_release(m0, rng, releases, frozen, nr, K, a, 1, 1, Stot[a],
                              rng.laplace(0.0, 1.0 / eps), 1.0 / eps, LAPLACE)
         nr += 1
 
@@ -226,7 +226,7 @@ def adap_tt_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarra
             mean = S[a] / C[a] if forgetting else Stot[a] / N[a]
             scale = 1.0 / (eps * ntil[a])
             mraw[a] = mean
-            mu[a] = site_release(m1, rng, releases, frozen, nr, n, a, kph[a], C[a], mean,
+            mu[a], m1 = site_release(m1, rng, releases, frozen, nr, n, a, kph[a], C[a], mean,
                                  rng.laplace(0.0, scale), scale, LAPLACE)    # eq. 12
             nr += 1
             nsw[a] = N[a]

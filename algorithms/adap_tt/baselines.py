@@ -286,7 +286,7 @@ def dpse_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             ncum[a] += R
             mean = s / ncum[a] if cumulative else s / R
             scale = 1.0 / (eps * R)
-            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, e, R, mean,
+            mt[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, e, R, mean,
                                  rng.laplace(0.0, scale), scale, LAPLACE)
             nr += 1
         h = math.sqrt(math.log(8.0 * n_act * e * e / risk) / (2.0 * R))

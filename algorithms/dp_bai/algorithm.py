@@ -268,7 +268,7 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
                 z = _laplace(rng, scale)
-            mu[a] = site_release(m0, rng, releases, frozen, nr, n, a, p,
+            mu[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, p,
                                   N[a] if reuse else cnt, value, z, scale, dist)
             nr += 1
         if branch:                                                      # eq. (12)
@@ -392,7 +392,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 L = theta[O_L]
             scale = L / eps
             for u in range(dr):
-                U[u] = site_release(m0, rng, releases, frozen, nr, n, u, r, pulled, U[u],
+                U[u], m0 = site_release(m0, rng, releases, frozen, nr, n, u, r, pulled, U[u],
                                     _laplace(rng, scale), scale, LAPLACE)
                 nr += 1
         th = lin.solve_small(V, U)

@@ -135,14 +135,15 @@ def _clip(x: float):
 @nb.njit(cache=True, inline="always")
 def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int, I: int,
           private: bool, lap_unit: float, white: bool, releases: np.ndarray, frozen: np.ndarray,
-          nr: int, actions: np.ndarray, N1: np.ndarray, m0: np.ndarray):
+          nr: int, actions: np.ndarray, N1: np.ndarray, m0: tuple):
     """Sample n of the base algorithm on arm I, privatised when ``private``.
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
     privatise it by the local randomiser Y = x + Lap(``lap_unit``) (noise always drawn; with
     ``white``, released and logged by :func:`site_release` as release ``nr``: t = n + 1,
     phase = the arm's pull count after it, count 1); record ``actions[n] = I`` and count the
-    pull in ``N1[I]``. Returns (x or Y, n + 1, releases made so far). ``inline="always"``:
+    pull in ``N1[I]``. Returns (x or Y, n + 1, releases made so far, the randomiser's
+    mutation state). ``inline="always"``:
     the kernels compile as with the block written out (the note on :func:`reward`: a called
     "pull and record" helper measured 1.4–4x slower).
     """
@@ -150,15 +151,16 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
     if private:
         noise = rng.laplace(0.0, lap_unit)
         if white:
-            x = site_release(m0, rng, releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x,
+            x, m0 = site_release(m0, rng, releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x,
                              noise, lap_unit, LAPLACE)
         else:
-            x = x + mutated(m0, rng, noise, lap_unit, 1.0, LAPLACE)
+            z, m0 = mutated(m0, rng, noise, lap_unit, 1.0, LAPLACE)
+            x = x + z
         nr += 1
     if n < actions.shape[0]:
         actions[n] = I
     N1[I] += 1.0
-    return x, n + 1, nr
+    return x, n + 1, nr, m0
 
 
 # rows of the per-run work matrix (K columns), reset at the start of every window
@@ -201,7 +203,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                     v = ldp_ucb_index(mt[i], lt, N1[i], eps)
                     if v > best:
                         best, I = v, i
-            y, n, nr = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
+            y, n, nr, m0 = _pull(rng, table, means, n, I, True, lap_unit, white, releases, frozen,
                              nr, actions, N1, m0)
             S1[I] += _clip(y)
             mt[I] = S1[I] / N1[I]
@@ -222,7 +224,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             nr += 1
         else:
             I = uniform_index(rng, K)
-        x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
+        x, n, nr, m0 = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
                          frozen, nr, actions, N1, m0)
         S1[I] += x
         if mode == GDP:
@@ -230,10 +232,11 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             scale = L / (eps * N1[I])
             noise = rng.laplace(0.0, scale)
             if white:
-                mt[I] = site_release(m1, rng, releases, frozen, nr, n, I, 0.0, N1[I], value,
+                mt[I], m1 = site_release(m1, rng, releases, frozen, nr, n, I, 0.0, N1[I], value,
                                      noise, scale, LAPLACE)
             else:
-                mt[I] = value + mutated(m1, rng, noise, scale, N1[I], LAPLACE)
+                z, m1 = mutated(m1, rng, noise, scale, N1[I], LAPLACE)
+                mt[I] = value + z
             nr += 1
             if N1[I] * mt[I] > theta_g:          # Alg. 4 line 2 (strict exit)
                 phase1 = False
@@ -284,10 +287,11 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
             scale = L / (eps * cnt)
             noise = rng.laplace(0.0, scale)
             if white:
-                y = site_release(m2, rng, releases, frozen, nr, n, A, ep[A], cnt, value, noise,
+                y, m2 = site_release(m2, rng, releases, frozen, nr, n, A, ep[A], cnt, value, noise,
                                  scale, LAPLACE)
             else:
-                y = value + mutated(m2, rng, noise, scale, cnt, LAPLACE)
+                z, m2 = mutated(m2, rng, noise, scale, cnt, LAPLACE)
+                y = value + z
             nr += 1
             mt[A] = _clip(y)
         return n, nr
@@ -316,7 +320,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                     b4 / (sn * math.sqrt(sn))
             if v > best:
                 best, I = v, i
-        x, n, nr = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
+        x, n, nr, m0 = _pull(rng, table, means, n, I, mode == LDP, lap_unit, white, releases,
                          frozen, nr, actions, N1, m0)
         S1[I] += x
         if mode == LDP:
@@ -421,10 +425,11 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
         x = user_reward(rng, table, means, n)
         noise = rng.laplace(0.0, scale)
         if white:
-            y = site_release(m0, rng, releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale,
+            y, m0 = site_release(m0, rng, releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale,
                              LAPLACE)
         else:
-            y = x + mutated(m0, rng, noise, scale, 1.0, LAPLACE)
+            z, m0 = mutated(m0, rng, noise, scale, 1.0, LAPLACE)
+            y = x + z
         b = np.int64(min(max(math.floor(BINS_PER_UNIT * y), -MAX_BIN), MAX_BIN))
         if n == 0:
             first = b

@@ -262,7 +262,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         if raw:                         # the authors' code: no noise, no release
             mt[a] = x
         else:
-            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
+            mt[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
                                  rng.laplace(0.0, b0), b0, LAPLACE)
             nr += 1
     while True:
@@ -291,7 +291,7 @@ def adap_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         ep[J] += 1
         N[J] += length
         scale = 1.0 / (eps * length)
-        mt[J] = site_release(m1, rng, releases, frozen, nr, n, J, ep[J], length, s / length,
+        mt[J], m1 = site_release(m1, rng, releases, frozen, nr, n, J, ep[J], length, s / length,
                              rng.laplace(0.0, scale), scale, LAPLACE)
         nr += 1
 

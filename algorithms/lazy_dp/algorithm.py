@@ -460,7 +460,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             if n < n_rec:
                 actions[n] = a
             n += 1
-            mt[a] = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
+            mt[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, 0, 1, x,
                                  rng.laplace(0.0, b0), b0, LAPLACE)
             nr += 1
             Sall[a] = x
@@ -526,7 +526,7 @@ def lazy_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
             else:
                 cnt, val = Nall[J], Sall[J] / Nall[J]
             scale = 1.0 / (eps * cnt)
-            mt[J] = site_release(m1, rng, releases, frozen, nr, n, J, r[J], cnt, val,
+            mt[J], m1 = site_release(m1, rng, releases, frozen, nr, n, J, r[J], cnt, val,
                                  rng.laplace(0.0, scale), scale, LAPLACE)
             nr += 1
             O[J] = cnt
@@ -597,7 +597,7 @@ def ftnl_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
         if n == end:
             if n < T:                          # a noisy max that is never played is skipped
                 for j in range(K):
-                    noisy[j] = site_release(m0, rng, releases, frozen, nr, n, j, s, end - start,
+                    noisy[j], m0 = site_release(m0, rng, releases, frozen, nr, n, j, s, end - start,
                                             Phi[j], rng.laplace(0.0, scale), scale, LAPLACE)
                     nr += 1
                 J = argmax(noisy)
