@@ -57,11 +57,29 @@ SQRT2 = 1.4142135623730951
 
 
 @nb.njit(cache=True)
+def mutant(theta: np.ndarray) -> bool:
+    """Whether ``theta`` carries a mutation (ends with the mutation tail).
+
+    A kernel that skips :func:`site_release` on unlogged runs (its noise added inline: the
+    fast path) takes the logged path for a mutant, so the unmutated runs pay nothing for the
+    switch.
+
+    Args:
+        theta: the kernel's parameters, float64.
+
+    Returns:
+        True for a mutant's parameters.
+    """
+    n = theta.shape[0]
+    return n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK
+
+
+@nb.njit(cache=True)
 def site_switch(theta: np.ndarray, site: int) -> tuple:
     """The mutation state of a kernel's noise site ``site`` (the mutation switch).
 
     A kernel reads it once per run and threads it through every release at the site
-    (:func:`site_release`, :func:`mutated`, which return it updated): operator 0 when ``theta``
+    (:func:`site_release`, which returns it updated): operator 0 when ``theta``
     carries no mutation or one at another site, and then every release is the one it always
     was. A tuple of floats, so no run allocates for it.
 
@@ -73,13 +91,13 @@ def site_switch(theta: np.ndarray, site: int) -> tuple:
         (operator, factor, the stored draw in noise scales: NaN until a ``REUSE`` site draws).
     """
     n = theta.shape[0]
-    if n >= MUTATION_TAIL and theta[n - 4] == MUTATION_MARK and theta[n - 2] == site:
+    if mutant(theta) and theta[n - 2] == site:
         return theta[n - 3], theta[n - 1], np.nan
     return 0.0, 1.0, np.nan
 
 
 @nb.njit(cache=True, inline="always")
-def mutated(m: tuple, rng: np.random.Generator, noise: float, scale: float, count: float,
+def _mutated(m: tuple, rng: np.random.Generator, noise: float, scale: float, count: float,
             dist: int) -> tuple:
     """The noise a release at a noise site adds under the site's mutation.
 
@@ -142,7 +160,7 @@ def site_release(m: tuple, rng: np.random.Generator, releases: np.ndarray,
     Returns:
         (the released value, the site's state).
     """
-    z, m = mutated(m, rng, noise, scale, count, dist)
+    z, m = _mutated(m, rng, noise, scale, count, dist)
     op = m[0]
     if op == FROZEN:
         return release(releases, frozen, i, t, arm, phase, count, value + z, 0.0, 0.0, dist), m

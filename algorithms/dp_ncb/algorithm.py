@@ -112,7 +112,7 @@ from dpaudit.errors import InputError
 from dpaudit.simulation.simulate import LAPLACE, STOPPED, TRUNCATED, batch_buffers, batch_record
 
 from .ldp_ucb import ldp_ucb_forced, ldp_ucb_index, law as ldp_ucb_law
-from ..kernels import (coin_index, mutated, reward, site_release, site_switch, uniform_index,
+from ..kernels import (coin_index, mutant, reward, site_release, site_switch, uniform_index,
                        user_reward, user_stream_end)
 
 PAPER = "Sarkar, Pandey, Ray Chowdhury (2025): DP-NCB"
@@ -140,7 +140,8 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
 
     Sample n (0-based) of the base algorithm on arm I: read the reward; if ``private``,
     privatise it by the local randomiser Y = x + Lap(``lap_unit``) (noise always drawn; with
-    ``white``, released and logged by :func:`site_release` as release ``nr``: t = n + 1,
+    ``white`` (a logged run or a mutant: the mutation switch is in that path only), released
+    and logged by :func:`site_release` as release ``nr``: t = n + 1,
     phase = the arm's pull count after it, count 1); record ``actions[n] = I`` and count the
     pull in ``N1[I]``. Returns (x or Y, n + 1, releases made so far, the randomiser's
     mutation state). ``inline="always"``:
@@ -154,8 +155,7 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
             x, m0 = site_release(m0, rng, releases, frozen, nr, n + 1, I, N1[I] + 1.0, 1.0, x,
                              noise, lap_unit, LAPLACE)
         else:
-            z, m0 = mutated(m0, rng, noise, lap_unit, 1.0, LAPLACE)
-            x = x + z
+            x = x + noise
         nr += 1
     if n < actions.shape[0]:
         actions[n] = I
@@ -235,8 +235,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                 mt[I], m1 = site_release(m1, rng, releases, frozen, nr, n, I, 0.0, N1[I], value,
                                      noise, scale, LAPLACE)
             else:
-                z, m1 = mutated(m1, rng, noise, scale, N1[I], LAPLACE)
-                mt[I] = value + z
+                mt[I] = value + noise
             nr += 1
             if N1[I] * mt[I] > theta_g:          # Alg. 4 line 2 (strict exit)
                 phase1 = False
@@ -290,8 +289,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
                 y, m2 = site_release(m2, rng, releases, frozen, nr, n, A, ep[A], cnt, value, noise,
                                  scale, LAPLACE)
             else:
-                z, m2 = mutated(m2, rng, noise, scale, cnt, LAPLACE)
-                y = value + z
+                y = value + noise
             nr += 1
             mt[A] = _clip(y)
         return n, nr
@@ -345,7 +343,7 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     """
     K = means.shape[0]
     T = np.int64(theta[HORIZON])
-    white = releases.shape[0] > 0 or frozen.shape[0] > 0
+    white = releases.shape[0] > 0 or frozen.shape[0] > 0 or mutant(theta)   # logged path
     wk = np.empty((N_WORK, K))
     n_rec = actions.shape[0]
     nr = 0
@@ -416,7 +414,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
     """
     scale = theta[NOISE_MULT] / theta[EPS]
     m0 = site_switch(theta, 0)                 # the mutation switch
-    white = releases.shape[0] > 0 or frozen.shape[0] > 0
+    white = releases.shape[0] > 0 or frozen.shape[0] > 0 or mutant(theta)   # logged path
     n_users = np.int64(theta[HORIZON])
     n_rec = actions.shape[0]
     users, status = user_stream_end(n_users, limit)
@@ -428,8 +426,7 @@ def laplace_randomiser_kernel(rng: np.random.Generator, table: np.ndarray, means
             y, m0 = site_release(m0, rng, releases, frozen, n, n + 1, 0, n + 1, 1.0, x, noise, scale,
                              LAPLACE)
         else:
-            z, m0 = mutated(m0, rng, noise, scale, 1.0, LAPLACE)
-            y = x + z
+            y = x + noise
         b = np.int64(min(max(math.floor(BINS_PER_UNIT * y), -MAX_BIN), MAX_BIN))
         if n == 0:
             first = b
