@@ -50,10 +50,9 @@ MUTATION_TAIL = 4
 SCALE = 1.0         # the site's noise × factor (0: the raw value)
 REUSE = 2.0         # the site's first draw (in noise scales) reused by its every later release
 FROZEN = 3.0        # the same noise in every run (a generator seeded with a constant)
-GAUSS = 4.0         # Gaussian noise of the Laplace noise's variance (not ε-DP at any ε)
+GAUSS = 4.0         # a Gaussian draw with the Laplace scale: normal(0, b) for laplace(0, b)
 COUNT = 5.0         # sensitivity off by one: noise for a mean of n + 1 samples, × n/(n + 1)
 FROZEN_DRAW = 0.6931471805599453    # the frozen noise in scales: ln 2, Lap(1)'s 75th percentile
-SQRT2 = 1.4142135623730951
 
 
 @nb.njit(cache=True)
@@ -127,7 +126,7 @@ def _mutated(m: tuple, rng: np.random.Generator, noise: float, scale: float, cou
     if op == FROZEN:
         return FROZEN_DRAW * scale, m
     if op == GAUSS and dist == LAPLACE:
-        return rng.normal(0.0, SQRT2 * scale), m
+        return rng.normal(0.0, scale), m
     return noise, m
 
 
@@ -138,7 +137,7 @@ def site_release(m: tuple, rng: np.random.Generator, releases: np.ndarray,
     """:func:`release` at a noise site, under its mutation, logged as what the mutant releases.
 
     The log records the scale and family the mutant draws with (× factor, × n/(n + 1), or a
-    Gaussian's σ = √2·b); a ``FROZEN`` release is a point mass at value + its fixed noise
+    Gaussian's σ = b); a ``FROZEN`` release is a point mass at value + its fixed noise
     (logged with that value and scale 0); a ``REUSE`` release logs its marginal law (Laplace
     of its scale: the dependence between releases is not in a per-release log).
 
@@ -169,7 +168,7 @@ def site_release(m: tuple, rng: np.random.Generator, releases: np.ndarray,
     elif op == COUNT:
         scale = scale * count / (count + 1.0)
     elif op == GAUSS and dist == LAPLACE:
-        scale, dist = SQRT2 * scale, GAUSSIAN
+        dist = GAUSSIAN
     return release(releases, frozen, i, t, arm, phase, count, value, z, scale, dist), m
 
 

@@ -19,8 +19,9 @@ is built on demand by :func:`dpaudit.algorithms.registry.get`, so every command 
 * ``reuse``: one noise draw reused, the site's first draw (in noise scales) added to every
   later release at the site;
 * ``frozen``: the same noise in every run (a generator seeded with a constant);
-* ``gauss``: Gaussian noise of the Laplace noise's variance (not ε-DP at any ε; a no-op at a
-  Gaussian site).
+* ``gauss``: a Gaussian draw with the Laplace scale, ``normal(0, b)`` where ``laplace(0, b)``
+  was meant (the slip the two calls' one signature invites; not ε-DP at any ε: its loss
+  exceeds ε wherever the noise exceeds b·(1 − ε/2)); a no-op at a Gaussian site.
 
 The sites of each kernel are its module's ``NOISE_SITES`` ((site, what its noise privatises),
 ...; :func:`dpaudit.algorithms.registry.noise_sites`). A site the algorithm's mode never reaches
@@ -86,7 +87,7 @@ class Mutation:
         return {"scale": f"noise × {self.factor:g}",
                 "count": "sensitivity off by one (noise × n/(n + 1))",
                 "reuse": "one noise draw reused", "frozen": "the same noise in every run",
-                "gauss": "Gaussian noise of the Laplace variance"}[self.operator]
+                "gauss": "a Gaussian draw with the Laplace scale"}[self.operator]
 
 
 def parse(name: str) -> tuple[str, Mutation] | None:

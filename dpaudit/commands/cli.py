@@ -246,11 +246,13 @@ def _parser() -> argparse.ArgumentParser:
         "mutate", help="mutation analysis: the default audit of each planted noise bug",
         description="Plant one bug at one noise site of a registered algorithm "
                     "(dpaudit.calibrate.mutation): noise x 0, x 0.5 or x 2; sensitivity off "
-                    "by one; one noise draw reused; the same noise in every run; Gaussian "
-                    "noise for Laplace. Equivalent mutants (noise x >= 1, or runs identical "
-                    "to the algorithm's) are not audited; every other one gets the default "
-                    "audit at --eps, killed when it finds a violation. Prints each mutant and "
-                    "the mutation score (killed / bugs). Exit code 0, 2 on bad input.")
+                    "by one; one noise draw reused; the same noise in every run; a Gaussian "
+                    "draw with the Laplace scale. Equivalent mutants (noise x >= 1, or runs "
+                    "identical to the algorithm's) are not audited; every other one gets the "
+                    "default audit at --eps, killed when it finds a violation (a count off by "
+                    "one whose loss a pass allows is audited, out of the score). Prints each "
+                    "mutant and the mutation score (killed / bugs). Exit code 0, 2 on bad "
+                    "input.")
     who = m.add_mutually_exclusive_group(required=True)
     who.add_argument("--algo", action="append", metavar="ALGO",
                      help="a registered private algorithm with noise sites (repeatable)")
@@ -553,10 +555,10 @@ def _mutate(a: argparse.Namespace) -> int:
     if a.json:
         write_json_atomic(a.json, r)
     for row in r["mutants"]:
-        tail = (f"{row['verdict']}, eps_lb {row['eps_lb']:.4f}" if row["status"] == "bug"
-                else row["why"])
-        mark = ("killed" if row.get("killed") else "SURVIVED") if row["status"] == "bug" \
-            else "equivalent"
+        audited = row["status"] != "equivalent"
+        tail = f"{row['verdict']}, eps_lb {row['eps_lb']:.4f}" if audited else row["why"]
+        mark = {"equivalent": "equivalent", "within_margin": "within margin, out of the score",
+                "bug": "killed" if row.get("killed") else "SURVIVED"}[row["status"]]
         _out(f"{row['mutant']}: {mark} ({tail})")
     score = "n/a" if r["score"] is None else f"{r['score']:.3f}"
     _out(f"mutation score {score}: {r['killed']} of {r['bugs']} bugs killed at eps={a.eps:g} "

@@ -77,8 +77,8 @@ def test_scale_zero_releases_the_raw_value_and_scale_two_doubles_the_noise():
 def test_each_operator_plants_its_bug_and_logs_what_it_releases():
     """AdaP-TT's site 1 (phase means ≥ 2), same seeds as the algorithm: ``reuse`` adds one draw
     (in noise scales) to every phase mean of a run; ``frozen`` adds ln 2 scales in every run
-    and logs a point mass (scale 0) at the released value; ``gauss`` logs Gaussian noise of
-    σ = √2·b; ``count`` logs b·n/(n + 1); site 0's releases are the algorithm's in each."""
+    and logs a point mass (scale 0) at the released value; ``gauss`` draws and logs Gaussian
+    noise of σ = b (the Laplace scale); ``count`` logs b·n/(n + 1); site 0's releases are the algorithm's in each."""
     spec = registry.get("adap-tt")
     plain = _runs(spec, lambda t: t)
     seen = 0
@@ -99,7 +99,8 @@ def test_each_operator_plants_its_bug_and_logs_what_it_releases():
                 assert m[first, 5] - r[first, 4] == pytest.approx(FROZEN_DRAW * b, rel=1e-9)
             elif op == "gauss":
                 assert np.all(m[later, 7] == GAUSSIAN) and np.all(m[~later, 7] == LAPLACE)
-                assert m[first, 6] == pytest.approx(np.sqrt(2) * b, rel=1e-12)
+                assert m[first, 6] == b
+                assert m[first, 5] - m[first, 4] != r[first, 5] - r[first, 4]
             else:
                 assert m[first, 6] == pytest.approx(b * n / (n + 1), rel=1e-12)
                 assert m[first, 5] - m[first, 4] == pytest.approx(
