@@ -189,14 +189,16 @@ def mutant_row(algo: str, text: str, mutation: Mutation, ask: MutationRequest) -
         ask: ε, seed, budget and workers.
 
     Returns:
-        JSON-ready: ``algorithm``, ``mutant``, ``operator``, ``site``, ``site_text``,
+        JSON-ready: ``algorithm``, ``mutant``, ``operator``, ``mutation_text`` (the bug in
+        words), ``site``, ``site_text``,
         ``factor``, ``status``, ``whitebox_loss`` (null for ∞), ``why``, and for an audited
         mutant ``verdict``, ``eps_lb``, ``killed``, ``runs_to_kill``, ``whitebox_replay``,
         ``whitebox_replay_infinite``, ``seconds``, and a survivor's ``survived_because``.
     """
     status, loss, why = ground_truth(algo, mutation, ask.eps)
     row = {"algorithm": algo, "mutant": algo + mutation.suffix(), "operator": mutation.operator,
-           "site": mutation.site, "site_text": text, "factor": mutation.factor,
+           "mutation_text": mutation.text(), "site": mutation.site, "site_text": text,
+           "factor": mutation.factor,
            "status": status, "whitebox_loss": None if math.isinf(loss) else loss, "why": why}
     if status != "equivalent":
         row.update(_audit(row["mutant"], ask))

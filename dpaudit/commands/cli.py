@@ -263,6 +263,9 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--quick", action="store_true",
                    help=f"{mutation.QUICK_RUNS} measurement runs per side per audit (CI)")
     m.add_argument("--json", metavar="PATH", help="write the analysis here (atomically)")
+    m.add_argument("--html", metavar="PATH",
+                   help="write its reviewer report here (HTML; `dpaudit report` renders the "
+                        "JSON too)")
     _executor_args(m)
     g = sub.add_parser(
         "gate", help="CI gate: run an audit suite, fail on privacy regressions",
@@ -550,10 +553,13 @@ def _bench(a: argparse.Namespace) -> int:
 
 def _mutate(a: argparse.Namespace) -> int:
     validate.output_path("--json", a.json)
+    validate.output_path("--html", a.html, {"the --json file": a.json})
     names = tuple(mutation.mutable()) if a.all else tuple(a.algo)
     r = mutation.analyse(mutation.MutationRequest(names, a.eps, a.seed, a.quick, a.workers))
     if a.json:
         write_json_atomic(a.json, r)
+    if a.html:
+        report.write_report([{**r, "_kind": "mutation"}], a.html)
     for row in r["mutants"]:
         audited = row["status"] != "equivalent"
         tail = f"{row['verdict']}, eps_lb {row['eps_lb']:.4f}" if audited else row["why"]

@@ -56,12 +56,14 @@ def classify(doc: object) -> str | None:
         doc: a parsed JSON document.
 
     Returns:
-        ``"audit"``, ``"correctness"`` or ``"constants"``, else None.
+        ``"audit"``, ``"correctness"``, ``"constants"`` or ``"mutation"``, else None.
     """
     if not isinstance(doc, dict):
         return None
-    if doc.get("_kind") in ("audit", "correctness", "constants"):
+    if doc.get("_kind") in VIEWS:
         return doc["_kind"]
+    if {"mutants", "per_algorithm", "score"} <= doc.keys():
+        return "mutation"
     if {"verdict", "eps_lb", "claim", "loss_table"} <= doc.keys():
         return "audit"
     if doc.get("check") == "correctness" and "verdict" in doc:
@@ -81,7 +83,7 @@ def load(paths: Sequence[str]) -> list[dict]:
         The objects, each with ``_kind`` (:func:`classify`) and ``_source`` (the file name).
 
     Raises:
-        InputError: a file that cannot be read, is not JSON, or is none of the three kinds (one
+        InputError: a file that cannot be read, is not JSON, or is none of the four kinds (one
             line naming the file).
     """
     if not paths:
@@ -98,7 +100,8 @@ def load(paths: Sequence[str]) -> list[dict]:
         kind = classify(doc)
         if kind is None:
             raise InputError(f"{path}: not a dpaudit result: expected the JSON of `dpaudit run`, "
-                             "`dpaudit check correctness` or `dpaudit check constants`")
+                             "`dpaudit check correctness`, `dpaudit check constants` or "
+                             "`dpaudit mutate`")
         docs.append({**doc, "_kind": kind, "_source": os.path.basename(path)})
     return docs
 
@@ -806,7 +809,45 @@ def _constants_view(doc: dict) -> dict:
             "summary": f"{len(checks) - bad} of {len(checks)} checks pass"}
 
 
-VIEWS = {"audit": _audit_view, "correctness": _correctness_view, "constants": _constants_view}
+def _mutation_label(row: dict) -> str:
+    """A mutant's bug in words (``mutation_text``; older files: its name's operator part)."""
+    return str(row.get("mutation_text")
+               or str(row.get("mutant", "?")).split("~")[-1].split("@")[0])
+
+
+def _mutation_view(doc: dict) -> dict:
+    """A mutation analysis (``dpaudit mutate``): scores per algorithm and per bug, survivors."""
+    rows = doc.get("mutants") or []
+    audited = [r for r in rows if r.get("status") != "equivalent"]
+    per_op: dict = {}
+    for r in audited:
+        if r.get("status") == "bug":
+            k = per_op.setdefault(_mutation_label(r), [0, 0])
+            k[0] += 1
+            k[1] += bool(r.get("killed"))
+    loss = lambda r: "∞" if r.get("whitebox_loss") is None else num(r["whitebox_loss"])  # noqa: E731
+    table = [{"mutant": str(r.get("mutant")), "site": str(r.get("site_text", "")),
+              "status": str(r.get("status")), "loss": loss(r),
+              "verdict": str(r.get("verdict", "—")), "eps_lb": num(r.get("eps_lb")),
+              "runs": num(r.get("runs_to_kill")),
+              "why": str(r.get("survived_because") or r.get("why") or ""),
+              "survived": r.get("status") == "bug" and not r.get("killed")} for r in rows]
+    score = doc.get("score")
+    return {"kind": "mutation", "source": doc.get("_source"), "algorithm": "mutation analysis",
+            "summary": (f"mutation score {num(score)}: {doc.get('killed')} of {doc.get('bugs')} "
+                        f"bugs killed at ε = {num(doc.get('eps'))} ({doc.get('budget')} budget, "
+                        f"seed {doc.get('seed')})"),
+            "counts": (f"{len(rows)} mutants: {len(rows) - len(audited)} equivalent, "
+                       f"{doc.get('within_margin', 0)} within the margin a pass allows "
+                       f"(audited, out of the score), {doc.get('bugs')} bugs"),
+            "per_algorithm": [(str(a), p.get("bugs"), p.get("killed"), num(p.get("score")))
+                              for a, p in (doc.get("per_algorithm") or {}).items()],
+            "per_operator": [(k, v[0], v[1]) for k, v in per_op.items()],
+            "survivors": [t for t in table if t["survived"]], "mutants": table}
+
+
+VIEWS = {"audit": _audit_view, "correctness": _correctness_view, "constants": _constants_view,
+         "mutation": _mutation_view}
 
 
 def _context(docs: list[dict]) -> dict:
@@ -817,8 +858,8 @@ def _context(docs: list[dict]) -> dict:
     for i, doc in enumerate(docs):
         kind = classify(doc)
         if kind is None:
-            raise InputError(f"document {i + 1}: not a dpaudit result (audit, correctness or "
-                             "constants JSON)")
+            raise InputError(f"document {i + 1}: not a dpaudit result (audit, correctness, "
+                             "constants or mutation JSON)")
         views.append(VIEWS[kind](doc))
     audits = [v for v in views if v["kind"] == "audit"]
     if audits:
@@ -852,7 +893,7 @@ def render_html(docs: list[dict]) -> str:
     """The self-contained HTML report of some results.
 
     Args:
-        docs: audit, correctness and constants JSON, tagged by :func:`load`.
+        docs: audit, correctness, constants and mutation JSON, tagged by :func:`load`.
 
     Returns:
         The HTML (figures inline, no JavaScript).
@@ -878,7 +919,7 @@ def render_markdown(docs: list[dict]) -> str:
     """The Markdown report of some results: the same sections and numbers, without figures.
 
     Args:
-        docs: audit, correctness and constants JSON, tagged by :func:`load`.
+        docs: audit, correctness, constants and mutation JSON, tagged by :func:`load`.
 
     Returns:
         The Markdown.
@@ -965,7 +1006,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "report", help="reviewer report (HTML, optionally Markdown) from result JSON files",
         description="Render a self-contained HTML report (figures inline, no JavaScript) from "
                     "the JSON of `dpaudit run --json`, `dpaudit check correctness --json` and "
-                    "`dpaudit check constants --json`. Bad input: exit 2, nothing written.")
+                    "`dpaudit check constants --json` and `dpaudit mutate --json`. Bad input: exit 2, "
+                    "nothing written.")
     p.add_argument("files", nargs="+", metavar="FILE.json", help="result JSON files")
     p.add_argument("-o", "--output", required=True, metavar="OUT.html", help="HTML report")
     p.add_argument("--markdown", metavar="OUT.md", help="also write the report as Markdown")

@@ -57,9 +57,9 @@ def test_mutate_kills_the_randomisers_bugs_and_writes_every_field(tmp_path, caps
     one, frozen and Gaussian noise are killed by the quick audit (violations at ε_lb far above
     ε: false-failure rate below 1e-6); × 2 is equivalent and not audited, and so is a reused
     draw (one release per run: nothing to reuse)."""
-    out = tmp_path / "m.json"
+    out, page = tmp_path / "m.json", tmp_path / "m.html"
     code = main(["mutate", "--algo", "ldp-ncb-randomiser", "--quick", "--workers", "1",
-                 "--json", str(out)])
+                 "--json", str(out), "--html", str(page)])
     assert code == 0
     r = json.loads(out.read_text())
     rows = {m["mutant"].split("~")[1]: m for m in r["mutants"]}
@@ -79,3 +79,6 @@ def test_mutate_kills_the_randomisers_bugs_and_writes_every_field(tmp_path, caps
         assert rows[key]["status"] == "equivalent" and "verdict" not in rows[key]
     assert r["score"] == 1.0 and r["bugs"] == 5 and r["killed"] == 5
     assert "mutation score 1.000: 5 of 5 bugs killed" in capsys.readouterr().out
+    html = page.read_text()
+    assert "mutation score 1: 5 of 5 bugs killed" in html and "every bug was killed" in html
+    assert html.count("<code>ldp-ncb-randomiser~") == 7

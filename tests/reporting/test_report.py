@@ -478,3 +478,36 @@ def test_the_accountants_proof_and_profile_are_in_the_report(tmp_path):
     profile = doc["whitebox"]["accountant"]["composed"]["profile"]
     assert profile["eps"][0] == 0.0 and profile["eps"][-1] == 18.0
     assert all(a >= b for a, b in zip(profile["delta"], profile["delta"][1:]))   # δ(ε) falls
+
+
+def _mutation_doc():
+    """A small ``dpaudit mutate`` JSON: a killed bug, a survivor, an equivalent mutant."""
+    base = {"algorithm": "adap-tt", "operator": "scale", "site": 0,
+            "site_text": "each arm's initial sample"}
+    rows = [{**base, "mutant": "adap-tt~scale=0@0", "mutation_text": "noise × 0", "factor": 0.0,
+             "status": "bug", "whitebox_loss": None, "verdict": "violation", "eps_lb": 8.38,
+             "killed": True, "runs_to_kill": 1000},
+            {**base, "mutant": "adap-tt~gauss@0", "operator": "gauss", "factor": 1.0,
+             "mutation_text": "a Gaussian draw with the Laplace scale", "status": "bug",
+             "whitebox_loss": None, "verdict": "pass", "eps_lb": 0.39, "killed": False,
+             "runs_to_kill": None, "survived_because": "pass: eps_lb 0.3881, eps_ub 0.4757"},
+            {**base, "mutant": "adap-tt~scale=2@0", "mutation_text": "noise × 2", "factor": 2.0,
+             "status": "equivalent", "whitebox_loss": 0.25, "why": "noise × 2 ≥ 1"}]
+    return {"eps": 0.5, "seed": 1, "budget": "default", "mutants": rows, "within_margin": 0,
+            "per_algorithm": {"adap-tt": {"bugs": 2, "killed": 1, "score": 0.5}},
+            "bugs": 2, "killed": 1, "score": 0.5}
+
+
+def test_a_mutation_analysis_reports_its_score_and_only_its_survivors():
+    doc = {**_mutation_doc(), "_source": "m.json"}
+    assert report.classify(doc) == "mutation"
+    html = report.render_html([doc])
+    assert "mutation score 0.5: 1 of 2 bugs killed" in html
+    survivors = html.split("<h3>Survivors</h3>")[1].split("<h3>")[0]
+    assert "adap-tt~gauss@0" in survivors and "eps_ub 0.4757" in survivors
+    assert "adap-tt~scale=0@0" not in survivors and "adap-tt~scale=2@0" not in survivors
+    per_bug = html.split("<h3>Per bug</h3>")[1].split("<h3>")[0]
+    assert re.search(r"noise × 0</td><td class=\"n\">1</td><td class=\"n\">1<", per_bug)
+    assert "noise × 2" not in per_bug              # equivalent: not a bug
+    md = report.render_markdown([doc])
+    assert "| adap-tt~gauss@0 |" in md and "| adap-tt | 2 | 1 | 0.5 |" in md
