@@ -130,7 +130,7 @@ def _mutated(m: tuple, rng: np.random.Generator, noise: float, scale: float, cou
     return noise, m
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def site_release(m: tuple, rng: np.random.Generator, releases: np.ndarray,
                  frozen: np.ndarray, i: int, t: int, arm: int, phase: int, count: float,
                  value: float, noise: float, scale: float, dist: int) -> tuple:
