@@ -97,7 +97,7 @@ from dpaudit.statistics import accounting
 from dpaudit.simulation.simulate import (GAUSSIAN, LAPLACE, STOPPED, TRUNCATED, batch_buffers,
                                          batch_record)
 
-from ..kernels import site_release, site_switch
+from ..kernels import mutant, site_release, site_switch
 from . import linear as lin
 
 # ------------------------------------------------------------------ DP-BAI kernel layout
@@ -185,6 +185,7 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
     K = means.shape[0]
     eps = theta[B_EPS]
     m0 = site_switch(theta, 0)                 # the mutation switch
+    logged = releases.shape[0] > 0 or frozen.shape[0] > 0 or mutant(theta)
     noise = int(theta[B_NOISE])
     sigma = theta[B_SIGMA]
     allow_maxdet = theta[B_MAXDET] == 1.0
@@ -268,8 +269,11 @@ def dp_bai_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray
             else:
                 scale = 1.0 / (eps * cnt)                               # eq. (11)
                 z = _laplace(rng, scale)
-            mu[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, p,
-                                  N[a] if reuse else cnt, value, z, scale, dist)
+            if logged:                        # else the fast path: the switch is off
+                mu[a], m0 = site_release(m0, rng, releases, frozen, nr, n, a, p,
+                                         N[a] if reuse else cnt, value, z, scale, dist)
+            else:
+                mu[a] = value + z
             nr += 1
         if branch:                                                      # eq. (12)
             for b in B:
@@ -330,6 +334,7 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     eps = theta[O_EPS]
     m0 = site_switch(theta, 0)                 # the mutation switch
+    logged = releases.shape[0] > 0 or frozen.shape[0] > 0 or mutant(theta)
     private = theta[O_PRIVATE] == 1.0
     l1 = theta[O_NORM] == 1.0
     R = int(theta[O_R])
@@ -392,8 +397,12 @@ def od_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 L = theta[O_L]
             scale = L / eps
             for u in range(dr):
-                U[u], m0 = site_release(m0, rng, releases, frozen, nr, n, u, r, pulled, U[u],
-                                    _laplace(rng, scale), scale, LAPLACE)
+                z = _laplace(rng, scale)
+                if logged:                    # else the fast path: the switch is off
+                    U[u], m0 = site_release(m0, rng, releases, frozen, nr, n, u, r, pulled,
+                                            U[u], z, scale, LAPLACE)
+                else:
+                    U[u] += z
                 nr += 1
         th = lin.solve_small(V, U)
         for i in range(n_act):
