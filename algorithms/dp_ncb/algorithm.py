@@ -170,12 +170,13 @@ def _pull(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, n: int,
 @nb.njit(cache=True)
 def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta: np.ndarray,
             t0: int, W: int, limit: int, actions: np.ndarray, releases: np.ndarray,
-            frozen: np.ndarray, nr: int, white: bool, wk: int):
+            frozen: np.ndarray, nr: int, white: bool, wk: int, switch: tuple):
     """Play one window of the anytime wrapper as a fresh base instance.
 
     Play samples t0 .. t0+W−1 (0-based; stops early at ``limit``) as one fresh instance of
     the theta[MODE] algorithm with horizon W (ln W in every constant). ``wk``: (N_WORK, K)
-    work matrix, reset here. Returns (samples taken so far, releases made so far).
+    work matrix, reset here. ``switch``: the three sites' mutation states, read once per run
+    (each window starts from them). Returns (samples taken so far, releases made so far).
     """
     K = means.shape[0]
     mode = theta[MODE]
@@ -189,7 +190,7 @@ def _window(rng: np.random.Generator, table: np.ndarray, means: ArrayLike, theta
     N2[:] = 1.0                                  # Alg. 4 pseudo count
     n = t0
     lap_unit = theta[NOISE_MULT] / eps           # the local randomiser's scale 1/ε
-    m0, m1, m2 = site_switch(theta, 0), site_switch(theta, 1), site_switch(theta, 2)
+    m0, m1, m2 = switch                          # the mutation switch
     # ---------------------------------------------------------------- LDP-UCB baseline
     if mode == LDP_UCB:
         while n < end:
@@ -344,12 +345,13 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
     K = means.shape[0]
     T = np.int64(theta[HORIZON])
     white = releases.shape[0] > 0 or frozen.shape[0] > 0 or mutant(theta)   # logged path
+    switch = (site_switch(theta, 0), site_switch(theta, 1), site_switch(theta, 2))
     wk = np.empty((N_WORK, K))
     n_rec = actions.shape[0]
     nr = 0
     if theta[ANYTIME] == 0.0:
         n, nr = _window(rng, table, means, theta, 0, T, limit, actions, releases, frozen, nr,
-                        white, wk)
+                        white, wk, switch)
     else:
         n = 0
         W = np.int64(1)
@@ -375,7 +377,7 @@ def ncb_kernel(rng: np.random.Generator, table: np.ndarray, means: np.ndarray,
                 # a fresh instance with horizon W; it plays only the Wh rounds left
                 end_lim = min(limit, n + Wh)
                 n, nr = _window(rng, table, means, theta, n, W, end_lim, actions, releases,
-                                frozen, nr, white, wk)
+                                frozen, nr, white, wk, switch)
             W *= 2
             h += 1
     if n >= T:
