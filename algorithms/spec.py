@@ -201,6 +201,11 @@ class AlgorithmSpec:
     # (ε, δ) -> None inside, else why not (the range, where the paper says so, and what fails
     # outside it). None: the proof covers every (ε, δ) the claim states. :meth:`check_proof`.
     proof_range: Callable[[float, float], str | None] | None = None
+    # an ε-local-DP claim: every release the kernel logs is one user's privatised report, an
+    # output the claim covers (not an internal value a post-processing may hide), so a report
+    # that loses more than ε on its logged law refutes the claim (a white-box proof:
+    # dpaudit.auditing.whitebox.reports_proof)
+    reports: bool = False
 
     def __post_init__(self) -> None:
         """Check the spec (ValueError)."""

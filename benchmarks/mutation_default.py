@@ -7,8 +7,9 @@ What ``dpaudit mutate --all --json OUT`` computes (:mod:`dpaudit.calibrate.mutat
 noise site of every mutable algorithm × every operator, ground truth, the default audit of
 each non-equivalent mutant), one mutant at a time: each mutant's row is appended to
 ``OUT.partial`` (JSON lines) as its audit ends, and a rerun skips the mutants already there,
-so a stopped run resumes where it stopped. At the end the analysis is written atomically to
-``OUT`` (the ``dpaudit mutate`` JSON) and the scores are printed.
+so a stopped run resumes where it stopped. At the end the scores are printed and, when every
+mutable algorithm was run, the analysis is written atomically to ``OUT`` (the ``dpaudit
+mutate`` JSON); a run of some ``--algo`` keeps its rows in the checkpoint.
 """
 import argparse
 import json
@@ -49,10 +50,11 @@ def main() -> None:
     rows = sorted((r for r in rows if (r["algorithm"], r["mutant"]) in order),
                   key=lambda r: order[(r["algorithm"], r["mutant"])])
     result = mutation.summarise(rows, ask)
-    tmp = pathlib.Path(a.out + ".tmp")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    tmp.replace(a.out)
-    partial.unlink()
+    if set(ask.algorithms) == set(mutation.mutable()):    # a subset keeps the checkpoint
+        tmp = pathlib.Path(a.out + ".tmp")
+        tmp.write_text(json.dumps(result, indent=1) + "\n")
+        tmp.replace(a.out)
+        partial.unlink()
     for algo, p in result["per_algorithm"].items():
         print(f"{algo:<24}{p['killed']:>4} of {p['bugs']:<4}")
     print(f"score {result['score']:.3f}: {result['killed']} of {result['bugs']} bugs killed, "

@@ -662,7 +662,8 @@ def _reg(name: str, title: str, mode: float, private: bool = True, anytime: bool
         kernel=ncb_kernel,
         params=params or _params(), prepare=_prepare(mode, anytime, **kw),
         structure=_structure, audit_horizon=lambda p: int(p["horizon"]), mutant_of=mutant_of,
-        description=description, theorem=claim, extra=extra or {}))
+        description=description, theorem=claim, extra=extra or {},
+        reports=private and mode != GDP))
 
 
 _reg("gdp-ncb", "GDP-NCB (Algorithm 4, full NCB_GDP index)", GDP,

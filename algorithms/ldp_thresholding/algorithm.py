@@ -1032,7 +1032,7 @@ SPECS.append(AlgorithmSpec(
     model=PrivacyModel.USER, private=True, kernel=tb_kernel, params=_budget_params(),
     prepare=_prepare_tb(BUDGET_MODE, True), structure=_budget_structure,
     audit_horizon=lambda p: min(p["horizon"], p["audit_rows"]),
-    theorem=CLAIMS["budget"],
+    theorem=CLAIMS["budget"], reports=True,
     description="APT on PrivBern bits with τ_ε (eq. 5), ζ_ε (eq. 6): argmin sqrt(N)·(|τ_ε − μ̂| "
                 "+ ζ_ε), return {μ̂ > τ_ε} after T pulls"))
 
@@ -1051,7 +1051,7 @@ SPECS.append(AlgorithmSpec(
                   claim=theorem("every prefix of the transcript", Scale.INT_LOG, (8, 256)))),
     prepare=_prepare_tb(CONFIDENCE_MODE, True), structure=_confidence_structure,
     audit_horizon=lambda p: p["horizon"],
-    theorem=CLAIMS["confidence"],
+    theorem=CLAIMS["confidence"], reports=True,
     description="CLUCB-style on PrivBern bits: S_t = {μ̂ ≥ τ_ε}, rad = sqrt(ln(4Kt³/δ)/(8N)), "
                 "stop when no arm is ambiguous, else pull the ambiguous arm with fewest pulls"))
 

@@ -576,7 +576,9 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
         eps_ub, informative, needed = float("inf"), False, None
         event = {"text": "no event separates d from d' on the pilot sample", "view": None}
         loss_table, nb_json = [], sources[cand.order[0]].neighbours()
-    v = decide(Observation(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub,
+    # an ε-local-DP claim refuted by a report's exact loss (dpaudit.auditing.whitebox)
+    proof = bool(checks.whitebox.get("reports", {}).get("refuted"))
+    v = decide(Observation(eps_lb=lb, eps=eps, margin=margin, eps_ub=eps_ub, proof=proof,
                            informative=informative, measured=best is not None,
                            separated=best is not None and ev.predicted_lb > 0,
                            coverage=checks.coverage, needed=needed, capped=found.capped,
@@ -584,7 +586,7 @@ def conclude(req: AuditRequest, cand: Candidates, found: Found, checks: Checks,
     return AuditResult(
         algorithm=req.algorithm, params=req.params, eps=float(eps), delta=float(delta),
         verdict=v.verdict, reason=v.reason, runs_needed=v.runs_needed, margin=margin,
-        eps_lb=lb, eps_hat=eps_hat, saturated=best is not None and k_den == 0, alpha=b.alpha,
+        evidence="white-box proof" if proof and not lb > eps else "statistical", eps_lb=lb, eps_hat=eps_hat, saturated=best is not None and k_den == 0, alpha=b.alpha,
         neighbours=nb_json, event=event, counts=_counts(found.rounds, len(sources), best, m, req.claim.delta or 0.0),
         loss_table=loss_table, seed=req.seed, detectable_eps=detect, beta=beta,
         detectable_loss=detect_power, eps_ub=eps_ub, coverage=checks.coverage,

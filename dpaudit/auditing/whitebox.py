@@ -1085,9 +1085,47 @@ def whitebox(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, claim: Cl
         "coverage": coverage(reads, runs),
         "accountant": accountant(worst_run, eps, delta),
         "release_log": release_log(firsts, eps, delta, replay.alpha, diverged),
+        **({"reports": reports_proof(max_loss, eps, delta)} if spec.reports else {}),
         "runtime_s": time.perf_counter() - t0,
         "note": _note(spec, eps, runs, limit, T, exceed, diverged),
     }
+
+
+def reports_proof(max_loss: float, eps: float, delta: float) -> dict:
+    """Whether the white-box runs refute an ε-local-DP claim (``AlgorithmSpec.reports``).
+
+    Under ε-local DP every release the kernel logs is one user's report, an output the claim
+    covers, not an internal value that a post-processing may hide (as report-noisy-max hides
+    its scores). The changed entry is one user's reward, so a run's loss (the sum over the
+    releases that read it) is the exact privacy loss of that user's reports at the realised
+    output, computed from the laws the kernel logs (the kernel contract: each release logged
+    with the law it is drawn from given the run so far). A pure claim bounds it by ε on every
+    output, so ``max_loss`` > ε (up to :data:`TOLERANCE`) proves the claim false with no
+    statistics: a white-box proof. A claim with δ > 0 allows losses above ε with probability
+    about δ, so no run decides (``refuted`` False).
+
+    Args:
+        max_loss: the largest run loss over the white-box runs (nats; ∞ for a report whose
+            logged law is a point mass at a value the other table's law excludes).
+        eps: the claimed ε.
+        delta: the claimed δ.
+
+    Returns:
+        JSON-ready: ``max_loss``, ``refuted`` (bool) and ``text`` (the proof, or why none).
+    """
+    refuted = delta <= 0 and bool(_above(np.array([max_loss]), eps)[0])
+    shown = "inf" if math.isinf(max_loss) else f"{max_loss:.4f}"
+    if refuted:
+        text = (f"a report of the changed user loses {shown} > eps = {eps:g} on its logged law: "
+                "the reports are outputs the eps-local-DP claim covers, so the claim is false "
+                "(exact, no confidence level)")
+    elif delta > 0:
+        text = (f"the claim has delta = {delta:g} > 0: a report may lose more than eps with "
+                "probability about delta, so no single run decides")
+    else:
+        text = (f"no report of the changed user lost more than eps = {eps:g} (largest "
+                f"{shown}) in the white-box runs")
+    return {"max_loss": max_loss, "refuted": refuted, "text": text}
 
 
 def _note(spec: AlgorithmSpec, eps: float, runs: int, limit: int, T: int, exceed: int,

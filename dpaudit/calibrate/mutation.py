@@ -19,7 +19,8 @@ Gaussian noise for Laplace). Per mutant:
    releases' difference is exact), frozen noise (each release is a function of the data) and
    a Gaussian draw with the Laplace scale (its loss grows without bound with the noise);
 2. **the default audit** of every ``bug`` at the claimed ε: ``killed`` when its verdict is
-   ``violation``; ``runs_to_kill`` = the measurement's runs per side at the look that found it;
+   ``violation``; ``runs_to_kill`` = the measurement's runs per side at the look that found it
+   (for a white-box proof of an ε-local-DP claim: the white-box runs per direction);
    ``whitebox_replay``: the largest release loss its white-box replay measured on the audited
    pair (the kernels log what a mutant draws: the scale f·b, a Gaussian's σ, a frozen release
    as a point mass, loss ∞; a reused draw's releases are each logged with their marginal law,
@@ -192,7 +193,8 @@ def mutant_row(algo: str, text: str, mutation: Mutation, ask: MutationRequest) -
         JSON-ready: ``algorithm``, ``mutant``, ``operator``, ``mutation_text`` (the bug in
         words), ``site``, ``site_text``,
         ``factor``, ``status``, ``whitebox_loss`` (null for ∞), ``why``, and for an audited
-        mutant ``verdict``, ``eps_lb``, ``killed``, ``runs_to_kill``, ``whitebox_replay``,
+        mutant ``verdict``, ``evidence`` (statistical, or a white-box proof for an
+        ε-local-DP claim), ``eps_lb``, ``killed``, ``runs_to_kill``, ``whitebox_replay``,
         ``whitebox_replay_infinite``, ``seconds``, and a survivor's ``survived_because``.
     """
     status, loss, why = ground_truth(algo, mutation, ask.eps)
@@ -257,8 +259,10 @@ def _audit(name: str, ask: MutationRequest) -> dict:
     killed = r.verdict == Verdict.VIOLATION
     meas = r.counts.get("measurement", {})
     replay = r.whitebox.get("max_loss") if r.whitebox else None
-    out = {"verdict": r.verdict.value, "eps_lb": r.eps_lb, "killed": killed,
-           "runs_to_kill": meas.get("runs_d") if killed else None,
+    out = {"verdict": r.verdict.value, "evidence": r.evidence, "eps_lb": r.eps_lb,
+           "killed": killed,
+           "runs_to_kill": (None if not killed else r.whitebox["runs"]
+                            if r.evidence == "white-box proof" else meas.get("runs_d")),
            "whitebox_replay": None if replay is None or math.isinf(replay) else replay,
            "whitebox_replay_infinite": replay is not None and math.isinf(replay),
            "seconds": round(time.time() - t0, 1)}

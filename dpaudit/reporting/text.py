@@ -93,9 +93,11 @@ def bound_text(doc: dict) -> str:
         The line.
     """
     m = doc["counts"]["measurement"]
-    kind = doc.get("evidence", "statistical")    # results made before the key: statistical
-    text = (f"eps_lb = {float(doc['eps_lb']):.4f} at confidence "
-            f"{100 * (1 - doc['alpha']):.6g}% ({kind} evidence, alpha = {doc['alpha']:g}")
+    proof = ""
+    if doc.get("evidence") == "white-box proof":     # results made before the key: statistical
+        proof = f"white-box proof: {doc['whitebox']['reports']['text']}; statistical "
+    text = (f"{proof}eps_lb = {float(doc['eps_lb']):.4f} at confidence "
+            f"{100 * (1 - doc['alpha']):.6g}% (statistical evidence, alpha = {doc['alpha']:g}")
     hat = doc.get("eps_hat")
     if hat is None:
         return text + "; nothing measured, no point estimate)"
@@ -303,6 +305,7 @@ def whitebox_lines(w: dict) -> list[str]:
               else []),
             *([f"  release log: {release_log_text(w['release_log'])}"] if w.get("release_log")
               else []),
+            *([f"  local reports: {w['reports']['text']}"] if w.get("reports") else []),
             f"  gray-box replay (noise frozen, d -> d' and d' -> d): {replay}"]
 
 

@@ -1,7 +1,9 @@
 """The verdict of a privacy audit: ``violation``, ``pass`` or ``inconclusive`` (with a reason).
 
 * ``violation`` (exit 1): the lower confidence bound ε_lb on the measured event's privacy loss
-  exceeds the claimed ε; wrong with probability ≤ α.
+  exceeds the claimed ε; wrong with probability ≤ α. Or (``evidence`` "white-box proof") an
+  ε-local-DP claim's report lost more than ε on its logged law in a white-box run
+  (:func:`dpaudit.auditing.whitebox.reports_proof`): exact, no confidence level.
 * ``pass`` (exit 0): no violation, *and* the audit could have failed: an event was measured
   that separated d from d′ on the pilot, the changed entry reached the audited transcript, and
   **every** measured finalist's upper confidence bound on its event's loss (``eps_ub``, level
@@ -41,7 +43,8 @@ MAX_RUNS = 1 << 40          # runs_needed beyond this is reported as None (out o
 # the docs (a test checks they name each) and the reports render these.
 PROMISES = {
     Verdict.VIOLATION: "eps_lb > eps: the privacy loss of the measured event exceeds eps; "
-                       "wrong with probability <= alpha",
+                       "wrong with probability <= alpha (or, evidence white-box proof, a "
+                       "report under an eps-local-DP claim lost more than eps: exact)",
     Verdict.PASS: "no violation, the audit could have failed (an event separated d from d' "
                   "on the pilot and the changed entry reached the audited transcript), and "
                   "eps_ub <= (1 + margin) * eps: every measured event's loss is below eps_ub "
@@ -135,6 +138,8 @@ class Observation:
         runs_option: what sets the measurement runs where the audit was asked for: the CLI's
             ``--runs`` or a Python parameter's name (``n`` of ``audit_mechanism``); the reasons
             name it.
+        proof: a white-box proof refutes the claim (an ε-local-DP claim whose user's report
+            lost more than ε on its logged law: :func:`dpaudit.auditing.whitebox.reports_proof`).
     """
 
     eps_lb: float
@@ -148,6 +153,7 @@ class Observation:
     informative: bool = True
     capped: str = ""
     runs_option: str = "--runs"
+    proof: bool = False
 
     def runs_set(self, n: int | None = None) -> str:
         """The option that sets the runs, for a reason's fix.
@@ -200,7 +206,7 @@ def _decide(observed: Observation) -> Decision:
     o = observed
     eps_lb, eps, margin, eps_ub, coverage = o.eps_lb, o.eps, o.margin, o.eps_ub, o.coverage
     measured, separated, needed, informative = o.measured, o.separated, o.needed, o.informative
-    if eps_lb > eps:
+    if eps_lb > eps or o.proof:
         return Decision(Verdict.VIOLATION)
     target = (1 + margin) * eps
     if coverage.get("measured"):

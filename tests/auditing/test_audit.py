@@ -5,9 +5,12 @@ mechanism with probability ≤ 1e-6 (Clopper–Pearson validity). The "close to 
 caught" assertions have margins of ≥ 10 standard deviations of ε̂ at their budgets (computed in
 each test's comment); their failure probability is far below 1e-6.
 """
+import json
 import math
 import os
+from importlib import resources
 
+import jsonschema
 import numba as nb
 import numpy as np
 import pytest
@@ -279,3 +282,22 @@ def test_an_event_is_measured_on_runs_cut_where_its_view_ends():
             assert cut.n_runs == 1 and len(cut.cells) == len(views)
             assert np.array_equal(cut.cells[v], full.cells[v])
             assert all(cut.cells[j].size == 0 for j in range(len(views)) if j != v)
+
+
+@pytest.mark.slow
+def test_a_raw_report_of_an_ldp_algorithm_is_a_violation_by_white_box_proof():
+    """LDP-NCB releasing the raw reward as its report: its transcript (Phase I, uniform at
+    the paper's C_I) shows nothing, but the report is an output its ε-local-DP claim covers;
+    the faithful algorithm is never judged so."""
+    from dpaudit.reporting.text import bound_text
+    r = audit_algorithm("ldp-ncb~scale=0@0", 0.5, runs=2000, seed=1, workers=1)
+    assert r.verdict == "violation" and r.evidence == "white-box proof"
+    assert r.eps_lb <= 0.5 and r.whitebox["reports"]["refuted"]
+    schema = json.loads(resources.files("dpaudit.verdicts").joinpath("verdict.schema.json")
+                        .read_text())
+    jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(r.to_dict())))
+    assert bound_text(r.to_dict()).startswith("white-box proof: a report of the changed user "
+                                              "loses inf > eps = 0.5")
+    plain = audit_algorithm("ldp-ncb", 0.5, runs=2000, seed=1, workers=1)
+    assert plain.evidence == "statistical"     # (a faithful report loses ≤ ε on every output)
+    assert plain.whitebox["reports"]["refuted"] is False

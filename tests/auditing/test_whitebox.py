@@ -719,3 +719,35 @@ def test_a_release_without_noise_is_a_point_mass():
         with pytest.raises(ValueError, match="no finite log density"):
             log_density_ratio(np.array([fam]), np.array([0.4]), np.array([0.3]),
                               np.array([0.5]), np.zeros(1))
+
+
+def test_a_report_that_loses_more_than_eps_refutes_a_pure_local_claim_only():
+    assert wb.reports_proof(0.5 * (1 + 1e-12), 0.5, 0.0)["refuted"] is False   # rounding
+    assert wb.reports_proof(0.50001, 0.5, 0.0)["refuted"] is True
+    proof = wb.reports_proof(math.inf, 0.5, 0.0)
+    assert proof["refuted"] is True and "loses inf > eps = 0.5" in proof["text"]
+    refused = wb.reports_proof(math.inf, 0.5, 1e-6)
+    assert refused["refuted"] is False and "delta = 1e-06 > 0" in refused["text"]
+
+
+@pytest.mark.parametrize("name, factor", [("ldp-ncb", 1.0), ("ldp-ncb~scale=0.5@0", 2.0),
+                                          ("ldp-ucb~count@0", 2.0)])
+def test_the_white_box_runs_of_an_ldp_algorithm_judge_its_reports(name, factor):
+    """A faithful ε-LDP report loses at most ε, reached on half the runs (Laplace with y on the
+    far side of both values: P = 1/2 per run, so 200 runs miss it with probability 2^-200);
+    half the noise, or noise for a mean of 2 samples at one sample, loses exactly 2ε."""
+    eps = 0.5
+    spec, p, prep = setup(name, eps)
+    assert spec.reports
+    pair = next(iter(neighbours.candidates(spec, p, 1)))
+    r = wb.whitebox(spec, prep, pair, Claim(eps), wb.Replay(200, 1))
+    assert r["max_loss"] == pytest.approx(factor * eps, rel=1e-9)
+    assert r["reports"]["refuted"] is (factor > 1)
+
+
+def test_only_local_claims_have_their_releases_judged_as_reports():
+    local = {s.name for s in registry.all_specs() if s.reports}
+    assert {"ldp-ncb", "ldp-ncb-anytime", "ldp-ucb", "ldp-tb-budget",
+            "ldp-tb-confidence"} <= local
+    assert all("local DP" in registry.get(n).theorem for n in local)
+    assert not {"gdp-ncb", "adap-tt", "dp-se", "lazy-dp-ts"} & local

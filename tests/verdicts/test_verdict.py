@@ -51,6 +51,14 @@ def test_a_violation_is_a_violation_whatever_the_power_or_coverage():
     assert decide(Observation(**{**GOOD, "eps_lb": 0.5})).verdict == "pass"   # not above
 
 
+def test_a_white_box_proof_is_a_violation_whatever_the_statistics():
+    nothing = {**GOOD, "eps_lb": 0.0, "eps_ub": math.inf, "measured": False,
+               "separated": False}
+    assert decide(Observation(**nothing)).verdict == "inconclusive"
+    v = decide(Observation(**nothing, proof=True))
+    assert v.verdict == "violation" and v.reason is None
+
+
 def test_underpowered_states_the_runs_needed_and_that_a_rerun_is_a_new_audit():
     v = decide(Observation(**{**GOOD, "eps_ub": 0.9}, needed=lambda: 12345))
     assert v.runs_needed == 12345 and "(--runs 12345;" in v.reason
