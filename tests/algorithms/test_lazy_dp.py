@@ -213,15 +213,17 @@ def test_rnm_epoch_zero_loss_exceeds_eps():
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("name, mode, kw", [
     ("lazy-ucb", "ucb", {}), ("lazy-dp-ts", "dpts", {}),
-    ("lazy-dp-ts", "dpts", {"bonus_log": "2"}), ("ts-beta", "ts", {}),
+    ("lazy-dp-ts", "dpts", {"bonus_log": "2"}), ("lazy-dp-ts", "dpts", {"bonus": 0.3}),
+    ("lazy-dp-ts", "dpts", {"bonus_log": "2", "bonus": 0.05}), ("ts-beta", "ts", {}),
     ("lazy-ucb-reuse", "ucb", {"forget": False}),
     ("lazy-ucb-eager", "ucb", {"forget": False, "eager": True})])
 def test_lazy_kernel_matches_reference(seed, name, mode, kw):
     eps = (0.25, 0.5, 1.0, 2.0)[seed % 4]
     table = random_table(seed, 400)
-    params = {"bonus_log": kw["bonus_log"]} if "bonus_log" in kw else {}
+    params = {k: kw[k] for k in ("bonus_log", "bonus") if k in kw}
     tau, rec, status, acts, rel = call(name, table, eps, seed=seed, horizon=400, **params)
-    log_scale = 1 / math.log(2) if params else 1.0
+    # the bonus c·log t/(εO): the reference's 3·ln t·log_scale/(εO)
+    log_scale = (1 / math.log(2) if "bonus_log" in kw else 1.0) * kw.get("bonus", 3.0) / 3.0
     ref_a, ref_r = ref_lazy(table, eps, mode, seed, kw.get("forget", True),
                             kw.get("eager", False), log_scale)
     assert (tau, rec, status) == (400, -1, STOPPED)
@@ -607,3 +609,15 @@ def test_audit_pipeline_on_explicit_pairs():
                                     {"name": "tied-high"}, "round 1")
     r = audit_algorithm("ts-beta", 0.5, **{**kw, "pair": user})
     assert r.verdict == "violation" and r.eps_lb > 1.0
+
+
+@pytest.mark.slow
+def test_the_bonus_constant_is_searched_so_a_raw_initial_release_is_found():
+    """At the paper's c = 3, μ̄ = clamp(μ̃ + 3 ln t/(εO)) is 1 whatever a raw initial sample is,
+    so no transcript shows it; the claim space searches c (privacy holds for any c) and a
+    small one lets the raw sample decide: a violation (seeded; the mutant loses ∞)."""
+    from dpaudit.auditing.audit import audit_algorithm
+    spec = registry.get("lazy-dp-ts")
+    assert [p.name for p in spec.params if p.claim is not None and p.name == "bonus"]
+    r = audit_algorithm("lazy-dp-ts~scale=0@0", 0.5, runs=250_000, seed=1, workers=1)
+    assert r.verdict == "violation" and r.params["bonus"] < 3.0
