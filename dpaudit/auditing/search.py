@@ -13,8 +13,12 @@ Strategies (``dpaudit run --neighbours STRATEGY``):
        and whether the replay diverged. Candidates whose releases can lose at most
        :data:`SCREEN_KEEP` of the best candidate's loss are dropped (if decisions read data
        only through releases, the transcript cannot leak more than its releases); divergent
-       candidates (raw data reached a decision) come first. At most :data:`MAX_BLACKBOX` go
-       on, ranked by that loss, then by how early the first release they feed is made (a
+       candidates (raw data reached a decision) come first, then those whose change moved a
+       transcript in :data:`SCREEN_RUNS` coupled runs (d and d′ from one generator; a pair
+       whose transcripts never differ shows little: FTNL with one draw reused releases the
+       raw argmax, and the pairs at the largest release loss change every coordinate alike
+       and never move it). At most :data:`MAX_BLACKBOX` go on, ranked so, then by that loss,
+       then by how early the first release they feed is made (a
        release shows only in the actions after it: the earlier, the more the transcript can
        reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples),
        taking the phases in turn: the earliest candidate of every phase (epoch, episode) of
@@ -269,15 +273,17 @@ def screened(scores: list[dict]) -> list[int]:
         scores: per-candidate :func:`dpaudit.auditing.whitebox.screen` results.
 
     Returns:
-        Indices, by divergent replays, then largest loss (to 9 decimals: float rounding must not
-        decide), earliest release fed (:func:`_first_release`), mean loss and index.
+        Indices, by divergent replays, then whether a coupled run's transcript moved, largest
+        loss (to 9 decimals: float rounding must not decide), earliest release fed
+        (:func:`_first_release`), mean loss and index.
     """
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
             if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
 
     def tier(i: int) -> tuple:
-        return -(scores[i]["diverged_runs"] > 0), -round(scores[i]["max_loss"], 9)
+        return (-(scores[i]["diverged_runs"] > 0), -(scores[i]["coupled_diverged"] > 0),
+                -round(scores[i]["max_loss"], 9))
     keep.sort(key=lambda i: (*tier(i), _first_release(scores[i]), -scores[i]["mean_loss"], i))
     turn, seen = {}, {}
     for i in keep:      # the n-th candidate feeding its phase first, in each tier

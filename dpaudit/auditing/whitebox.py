@@ -694,8 +694,11 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
     Returns:
         ``max_loss`` and ``mean_loss`` (pooled over both directions; the mean is how often and
         how much the changed position reaches a release), ``diverged_runs`` (replays whose
-        transcript differs: raw data reached a decision) and ``feeds`` (the releases the position
-        fed in the first d → d′ run where it mattered: t, arm, phase, count).
+        transcript differs: raw data reached a decision), ``coupled_diverged`` (of ``runs``
+        coupled runs on d and d′ from one generator each, those whose transcripts differ: 0
+        when the change moved no decision in them, :func:`coupled_divergence`) and ``feeds``
+        (the releases the position fed in the first d → d′ run where it mattered: t, arm,
+        phase, count).
     """
     root = seed_sequence(seed)
     losses, diverged, feeds = [], 0, []
@@ -708,8 +711,10 @@ def screen(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair, *, runs: in
         if k == 0 and (loss != 0).any():
             feeds = _feeds(runner, _start(child_seed(root, 0, int(np.argmax(loss != 0)))))
     pooled = np.concatenate(losses)
+    coupled = _Runner(spec, prep, d, dp, limit).sweep(root, (2,), runs, COUPLED)[0]
     return {"max_loss": float(pooled.max()), "mean_loss": float(pooled.mean()),
-            "diverged_runs": diverged, "feeds": feeds}
+            "diverged_runs": diverged, "coupled_diverged": int((coupled[:, STEP] >= 0).sum()),
+            "feeds": feeds}
 
 
 def coupled_divergence(spec: AlgorithmSpec, prep: Prepared, pair: NeighbourPair,

@@ -187,11 +187,22 @@ def test_a_round_of_longer_candidates_gets_fewer_runs_within_the_samples_budget(
 
 
 def test_screen_keeps_divergent_and_near_best_candidates():
-    scores = [{"max_loss": 1.0, "mean_loss": 0.1, "diverged_runs": 0},
-              {"max_loss": 0.25, "mean_loss": 0.2, "diverged_runs": 0},
-              {"max_loss": 0.0, "mean_loss": 0.0, "diverged_runs": 3},
-              {"max_loss": 0.6, "mean_loss": 0.3, "diverged_runs": 0}]
+    scores = [{"max_loss": 1.0, "mean_loss": 0.1, "diverged_runs": 0, "coupled_diverged": 1},
+              {"max_loss": 0.25, "mean_loss": 0.2, "diverged_runs": 0, "coupled_diverged": 1},
+              {"max_loss": 0.0, "mean_loss": 0.0, "diverged_runs": 3, "coupled_diverged": 1},
+              {"max_loss": 0.6, "mean_loss": 0.3, "diverged_runs": 0, "coupled_diverged": 1}]
     assert search.screened(scores) == [2, 0, 3]
+
+
+def test_a_pair_whose_coupled_transcripts_moved_goes_before_larger_release_losses():
+    """A reused draw at FTNL's noisy max releases the raw argmax: the pairs at the largest
+    release loss (ε: every coordinate changed alike) never move it, a pair that moves the
+    argmax does, in every coupled run."""
+    scores = [{"max_loss": 0.5, "mean_loss": 0.5, "diverged_runs": 0, "coupled_diverged": 0},
+              {"max_loss": 0.3, "mean_loss": 0.1, "diverged_runs": 0, "coupled_diverged": 8},
+              {"max_loss": 0.0, "mean_loss": 0.0, "diverged_runs": 1, "coupled_diverged": 0},
+              {"max_loss": 0.4, "mean_loss": 0.1, "diverged_runs": 0, "coupled_diverged": 2}]
+    assert search.screened(scores) == [2, 3, 1, 0]
 
 
 def test_windows_follow_the_changed_row():
@@ -281,7 +292,7 @@ def test_screen_takes_the_phases_of_the_first_release_in_turn():
     # four candidates feed a phase-0 release first, one a phase-4 release (all equal loss):
     # the phase-4 one enters second, not last, though its release comes later
     def score(t, phase):
-        return {"max_loss": 1.0, "mean_loss": 0.5, "diverged_runs": 0,
+        return {"max_loss": 1.0, "mean_loss": 0.5, "diverged_runs": 0, "coupled_diverged": 1,
                 "feeds": [{"t": t, "arm": 0, "phase": phase, "count": 1}]}
     scores = [score(1, 0), score(2, 0), score(60, 4), score(1, 0), score(3, 0)]
     assert search.screened(scores) == [0, 2, 3, 1, 4]
