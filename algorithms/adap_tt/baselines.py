@@ -408,22 +408,27 @@ def dpse_boundary(prep: Prepared, horizon: int, top: int = 0,
 
 
 def dpse_regret_boundary(prep: Prepared, horizon: int) -> list[tuple[np.ndarray, dict]]:
-    """The boundary table of :func:`dpse_boundary` with a tail of 2 noise scales.
+    """The boundary tables of :func:`dpse_boundary` with tails of 2 and 0 noise scales.
 
     :func:`dpse_boundary` with arm 1 on top and a tail of 2 noise scales: arm 0 sits below
     the threshold, eliminated with probability 2·e^(−2)/2 ≈ 0.135, and the first action after
     epoch 1 (arm 0 if it survived, else the next survivor) shows its elimination, the one
     output of DP-SE for regret within its audit rows. At even odds (tail 0) no event is rare
-    enough to carry a loss of (1 + margin)·ε, and the audit cannot pass.
+    enough to carry a loss of (1 + margin)·ε, so that table cannot make a pass; it is there
+    for an elimination that reads the raw gap (no noise, or one draw shared by the arms'
+    means): at the threshold itself one changed reward decides it.
 
     Args:
         prep: the prepared arrays.
         horizon: rows T.
 
     Returns:
-        [(table, recipe)].
+        [(table, recipe)]: the 2-scale tail (``threshold-boundary``), then the threshold
+        itself (``threshold-exact``).
     """
-    return dpse_boundary(prep, horizon, top=1, tail=2.0)
+    (exact, recipe), = dpse_boundary(prep, horizon, top=1, tail=0.0)
+    return [*dpse_boundary(prep, horizon, top=1, tail=2.0),
+            (exact, {**recipe, "name": "threshold-exact"})]
 
 
 def _dpse_structure(p: dict) -> list[tuple[int, str]]:

@@ -254,9 +254,11 @@ def test_dpse_regret_boundary_puts_arm_0_in_the_noise_tail():
     prep = spec.prepare(eps, spec.resolve_params({"means": "0.4,0.6", "risk": risk}))
     R1 = R_hand(2, 1, eps, risk)
     H = 2 * R1 + 1
-    (table, recipe), = bl.dpse_regret_boundary(prep, H)
+    (table, recipe), (exact, at) = bl.dpse_regret_boundary(prep, H)
     (even, _), = bl.dpse_boundary(prep, H, top=1)
     assert recipe["name"] == "threshold-boundary" and table.shape == (H, 2)
+    # the second table is the threshold itself: a raw gap there is decided by one reward
+    assert at["name"] == "threshold-exact" and np.array_equal(exact, even)
     assert table[0, 1] > table[0, 0] and (table == table[0]).all()
     assert (even[0, 1] - even[0, 0]) - (table[0, 1] - table[0, 0]) == pytest.approx(2 / (eps * R1))
     _, taus, recs, stats, _ = run_batch(spec.request(prep, table, 8000, 1), 0)
