@@ -1173,6 +1173,8 @@ def _pooled_candidates(strategy: str, spec: AlgorithmSpec, pool: list, seeds: tu
         return pairs, orders[0], info, members
     order = [j for group in itertools.zip_longest(*orders) for j in group if j is not None]
     kept = [x for x in screens if x is not None]
+    if kept:                               # the quota over the pool (search.admitted)
+        order = search.admitted(order, scores)
     screen = ({"runs_per_direction": kept[0]["runs_per_direction"],
                "keep_share": kept[0]["keep_share"],
                "max_loss": max(x["max_loss"] for x in kept),

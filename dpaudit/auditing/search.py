@@ -13,18 +13,19 @@ Strategies (``dpaudit run --neighbours STRATEGY``):
        and whether the replay diverged. Candidates whose releases can lose at most
        :data:`SCREEN_KEEP` of the best candidate's loss are dropped (if decisions read data
        only through releases, the transcript cannot leak more than its releases); divergent
-       candidates (raw data reached a decision) come first, then those whose change moved a
-       transcript in :data:`SCREEN_RUNS` coupled runs (d and d′ from one generator; a pair
-       whose transcripts never differ shows little: FTNL with one draw reused releases the
-       raw argmax, and the pairs at the largest release loss change every coordinate alike
-       and never move it). At most :data:`MAX_BLACKBOX` go on, ranked so, then by that loss,
-       then by how early the first release they feed is made (a
+       candidates (raw data reached a decision) come first. At most :data:`MAX_BLACKBOX` go
+       on, ranked by that loss, then by how early the first release they feed is made (a
        release shows only in the actions after it: the earlier, the more the transcript can
        reveal before the horizon; e.g. AdaP-TT's initial pulls, released after K samples),
        taking the phases in turn: the earliest candidate of every phase (epoch, episode) of
        that first release, then the second of each, and so on. An early release need not be
        the one the decisions read most: Lazy-DP-TS's epoch-0 means hardly move its posterior
-       draws (the bonus clips μ̄ at 1), its later epochs' do.
+       draws (the bonus clips μ̄ at 1), its later epochs' do. At least :data:`COUPLED_QUOTA`
+       of them (where there are so many) are candidates whose change moved a transcript in
+       :data:`SCREEN_RUNS` coupled runs (d and d′ from one generator), taking the places of
+       the last-ranked others (:func:`admitted`): a large release loss need not move a
+       decision (FTNL with one draw reused releases the raw argmax, and the pairs at the
+       largest release loss change every coordinate alike, never moving it).
     3. *Black-box successive halving* (:func:`schedule`): each round draws a fresh pilot for
        every surviving candidate (compiled candidates keep their earlier rounds' runs too),
        scores it by the ε lower bound its best event is predicted to give on the measurement
@@ -75,6 +76,7 @@ SCREEN_RUNS = 8         # white-box run/replay pairs per direction and candidate
 SCREEN_KEEP = 0.5       # keep candidates whose release loss reaches this share of the best
 SCREEN_CHUNK = 64       # candidates per task when the screen runs on the worker processes
 MAX_BLACKBOX = 64       # candidates entering the black-box rounds, at most
+COUPLED_QUOTA = 16      # of them, at least this many whose change moved a coupled transcript
 MIN_ROUND_RUNS = 500    # pilot runs per side per candidate and round, at least
 
 
@@ -273,24 +275,45 @@ def screened(scores: list[dict]) -> list[int]:
         scores: per-candidate :func:`dpaudit.auditing.whitebox.screen` results.
 
     Returns:
-        Indices, by divergent replays, then whether a coupled run's transcript moved, largest
-        loss (to 9 decimals: float rounding must not decide), earliest release fed
-        (:func:`_first_release`), mean loss and index.
+        Indices, by divergent replays, then largest loss (to 9 decimals: float rounding must
+        not decide), earliest release fed (:func:`_first_release`), mean loss and index; the
+        first :data:`MAX_BLACKBOX` with the quota of :func:`admitted`.
     """
     best = max(s["max_loss"] for s in scores)
     keep = [i for i, s in enumerate(scores)
             if s["diverged_runs"] > 0 or best <= 0 or s["max_loss"] >= SCREEN_KEEP * best]
 
     def tier(i: int) -> tuple:
-        return (-(scores[i]["diverged_runs"] > 0), -(scores[i]["coupled_diverged"] > 0),
-                -round(scores[i]["max_loss"], 9))
+        return -(scores[i]["diverged_runs"] > 0), -round(scores[i]["max_loss"], 9)
     keep.sort(key=lambda i: (*tier(i), _first_release(scores[i]), -scores[i]["mean_loss"], i))
     turn, seen = {}, {}
     for i in keep:      # the n-th candidate feeding its phase first, in each tier
         group = (tier(i), _first_phase(scores[i]))
         turn[i] = seen[group] = seen.get(group, -1) + 1
     keep.sort(key=lambda i: (*tier(i), turn[i]))
-    return keep[:MAX_BLACKBOX]
+    return admitted(keep, scores)
+
+
+def admitted(order: list[int], scores: list[dict]) -> list[int]:
+    """The first :data:`MAX_BLACKBOX` of a ranked order, with a quota of moved transcripts.
+
+    At least :data:`COUPLED_QUOTA` of them (where the order has so many) are candidates whose
+    change moved a transcript in the screen's coupled runs: the best-ranked of those beyond
+    the first :data:`MAX_BLACKBOX` replace the last-ranked of the others in it.
+
+    Args:
+        order: candidate indices, best first.
+        scores: per-candidate :func:`dpaudit.auditing.whitebox.screen` results.
+
+    Returns:
+        At most :data:`MAX_BLACKBOX` indices, in the order's order.
+    """
+    top = order[:MAX_BLACKBOX]
+    moved = sum(scores[i]["coupled_diverged"] > 0 for i in top)
+    extra = [i for i in order[MAX_BLACKBOX:]
+             if scores[i]["coupled_diverged"] > 0][:max(0, COUPLED_QUOTA - moved)]
+    drop = set([i for i in reversed(top) if scores[i]["coupled_diverged"] == 0][:len(extra)])
+    return [i for i in order if i in set(top) - drop or i in extra]
 
 
 def _first_phase(score: dict) -> int:

@@ -194,15 +194,20 @@ def test_screen_keeps_divergent_and_near_best_candidates():
     assert search.screened(scores) == [2, 0, 3]
 
 
-def test_a_pair_whose_coupled_transcripts_moved_goes_before_larger_release_losses():
+def test_a_quota_of_the_admitted_pairs_moved_a_coupled_transcript():
     """A reused draw at FTNL's noisy max releases the raw argmax: the pairs at the largest
-    release loss (ε: every coordinate changed alike) never move it, a pair that moves the
-    argmax does, in every coupled run."""
-    scores = [{"max_loss": 0.5, "mean_loss": 0.5, "diverged_runs": 0, "coupled_diverged": 0},
-              {"max_loss": 0.3, "mean_loss": 0.1, "diverged_runs": 0, "coupled_diverged": 8},
-              {"max_loss": 0.0, "mean_loss": 0.0, "diverged_runs": 1, "coupled_diverged": 0},
-              {"max_loss": 0.4, "mean_loss": 0.1, "diverged_runs": 0, "coupled_diverged": 2}]
-    assert search.screened(scores) == [2, 3, 1, 0]
+    release loss (ε: every coordinate changed alike) never move it, those that move it lose
+    less in the releases; 16 of the 64 admitted are the best of those, the rest stay."""
+    def score(loss, moved):
+        return {"max_loss": loss, "mean_loss": 0.1, "diverged_runs": 0,
+                "coupled_diverged": moved}
+    scores = [score(0.5, 0)] * 70 + [score(0.4 - i / 1000, 8) for i in range(20)]
+    got = search.screened(scores)
+    assert len(got) == search.MAX_BLACKBOX
+    assert got == list(range(48)) + list(range(70, 86))
+    few = [score(0.5, 0)] * 70 + [score(0.4, 8)] * 3 + [score(0.3, 0)]
+    assert search.screened(few) == list(range(61)) + [70, 71, 72]
+    assert search.screened(scores[:64]) == list(range(64))     # nothing beyond: unchanged
 
 
 def test_windows_follow_the_changed_row():
