@@ -127,7 +127,7 @@ Defaults (and why). ``means``: the paper's Setting 1 (0.75, 0.625, 0.5, 0.375, 0
   (:func:`~algorithms.adap_tt.baselines.dpse_regret_boundary`: arm 1 on top, the gap two
   noise scales short of the threshold, arm 0 eliminated about 13.5 % of the time): the
   default search audits it (``dpaudit run --algo dp-se-regret --eps 1 --seed 1``: pass,
-  ε_lb = 0.72, 84 s). With arm 0 on top no run shows an elimination within these rows, and
+  ε_lb = 0.72, 31 s). With arm 0 on top no run shows an elimination within these rows, and
   at even odds no event is rare enough to carry a loss of (1 + margin)·ε; that table (the gap
   at the threshold itself, ``threshold-exact``) is a candidate too, for an elimination that
   reads the raw gap (no noise, or one draw shared by the arms' means), which one changed
