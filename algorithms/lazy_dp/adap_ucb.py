@@ -378,7 +378,7 @@ P_ALPHA = Param("alpha_conf", ALPHA, "float", "the exploration constant α (> 3;
                 "experiments: 3.1)", low=0.0, high=1e3, open_low=True,
                 claim=proof("α > 3 is the regret analysis's; the index is post-processing of "
                             "the private means, so privacy holds for any α", Scale.LOG,
-                            (0.5, 20.0)))
+                            (0.01, 20.0)))
 P_INDEX = Param("index", "paper", "choice", "AdaP-UCB index: paper = sqrt(α ln t/N) + "
                 "2α ln t/(εN) (the printed form, half-N = last episode); code = the DP-NCB "
                 "authors' sqrt(α ln(t+1)/N) + 2α ln(t+1)/N (no 1/ε term)",

@@ -390,3 +390,16 @@ def test_bad_input_is_one_line(name, eps, params, match):
     with pytest.raises(InputError, match=match) as e:
         spec.prepare(eps, spec.resolve_params(params))
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.slow
+def test_the_searched_alpha_reaches_down_to_where_a_raw_initial_sample_decides():
+    """AdaP-KLUCB's μ̄ = clip(μ̃ + α ln t/(ε N/2)) is 1 for a raw initial sample in [0, 1] at
+    any α ≥ 0.5 (ε = 0.5, N = 1, t ≥ 2): no transcript shows it. α is a proof dimension (the
+    index is post-processing), searched down to 0.01, where the raw sample decides: a
+    violation (seeded; the mutant loses ∞)."""
+    from dpaudit.auditing.audit import audit_algorithm
+    claim = registry.get("adap-klucb").param("alpha_conf").claim
+    assert claim.scope.value == "proof" and claim.window == (0.01, 20.0)
+    r = audit_algorithm("adap-klucb~scale=0@0", 0.5, runs=250_000, seed=1, workers=1)
+    assert r.verdict == "violation" and r.params["alpha_conf"] < 0.5
