@@ -628,6 +628,10 @@ def _verdict_text(doc: dict) -> str:
                 f"{pct(1 - doc.get('beta', 0.05))}. A pass is not a proof of privacy: it says "
                 "nothing of the events and pairs that were not measured. (Planning figure, not "
                 "the pass rule: " + _detectable_text(doc) + ".)" + note)
+    if v == Verdict.VIOLATION and doc.get("evidence") == "white-box proof":
+        return (f"A white-box proof, exact, with no confidence level: "
+                f"{doc['whitebox']['reports']['text']}. The statistical audit of the transcript "
+                f"found ε_lb = {lb} at confidence {conf}, which alone is no violation.")
     if v == Verdict.VIOLATION:
         return (f"With confidence {conf} the privacy loss of the released transcript exceeds "
                 f"the claim: on the pair and event below it is at least ε_lb = {lb} > ε = "
@@ -828,7 +832,8 @@ def _mutation_view(doc: dict) -> dict:
     loss = lambda r: "∞" if r.get("whitebox_loss") is None else num(r["whitebox_loss"])  # noqa: E731
     table = [{"mutant": str(r.get("mutant")), "site": str(r.get("site_text", "")),
               "status": str(r.get("status")), "loss": loss(r),
-              "verdict": str(r.get("verdict", "—")), "eps_lb": num(r.get("eps_lb")),
+              "verdict": str(r.get("verdict", "—")) + (" (white-box proof)" if r.get(
+                  "evidence") == "white-box proof" else ""), "eps_lb": num(r.get("eps_lb")),
               "runs": num(r.get("runs_to_kill")),
               "why": str(r.get("survived_because") or r.get("why") or ""),
               "survived": r.get("status") == "bug" and not r.get("killed")} for r in rows]

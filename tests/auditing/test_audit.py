@@ -289,6 +289,7 @@ def test_a_raw_report_of_an_ldp_algorithm_is_a_violation_by_white_box_proof():
     """LDP-NCB releasing the raw reward as its report: its transcript (Phase I, uniform at
     the paper's C_I) shows nothing, but the report is an output its ε-local-DP claim covers;
     the faithful algorithm is never judged so."""
+    from dpaudit.reporting.report import render_markdown
     from dpaudit.reporting.text import bound_text
     r = audit_algorithm("ldp-ncb~scale=0@0", 0.5, runs=2000, seed=1, workers=1)
     assert r.verdict == "violation" and r.evidence == "white-box proof"
@@ -298,6 +299,8 @@ def test_a_raw_report_of_an_ldp_algorithm_is_a_violation_by_white_box_proof():
     jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(r.to_dict())))
     assert bound_text(r.to_dict()).startswith("white-box proof: a report of the changed user "
                                               "loses inf > eps = 0.5")
+    page = render_markdown([json.loads(json.dumps(r.to_dict()))])
+    assert "A white-box proof, exact, with no confidence level: a report of the changed" in page
     plain = audit_algorithm("ldp-ncb", 0.5, runs=2000, seed=1, workers=1)
     assert plain.evidence == "statistical"     # (a faithful report loses ≤ ε on every output)
     assert plain.whitebox["reports"]["refuted"] is False
